@@ -1,0 +1,369 @@
+"""Import configuration tables made by other tools: CSV tables and LiteRT ``benchmark_model`` logs.
+
+CSV columns: ``config, model, precision, processor`` (required) plus any of
+``A, S, W, L, L_std, L_min, L_max, L_p50, L_p90, L_p99, TP, E, MF`` and the optional descriptive
+columns ``task, arch, params, threads, xnnpack, delegate_precision, governor, memory_mode,
+memory_budget_mb, batch, source, note``. Units: ms (latency), MB (MF, S), FLOPs (W), mJ (E),
+samples/s (TP). Empty cells and ``-`` mean "not available".
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..errors import InputError
+from .schema import (
+    METRIC_FIELDS, PRECISIONS, Config, Device, Engine, Profile, Provenance, Task, processor_kind,
+)
+from .store import error_from_validation
+
+REQUIRED_COLUMNS = ("config", "model", "precision", "processor")
+METRIC_COLUMNS = ("A", "S", "W", "L", "L_std", "L_min", "L_max", "L_p50", "L_p90", "L_p99",
+                  "TP", "E", "MF")
+OPTIONAL_COLUMNS = ("task", "arch", "params", "threads", "xnnpack", "delegate_precision",
+                    "governor", "memory_mode", "memory_budget_mb", "batch", "source", "note")
+_INT_COLUMNS = {"threads", "batch"}
+_FLOAT_COLUMNS = set(METRIC_COLUMNS) | {"params", "memory_budget_mb"}
+_MISSING = {"", "-", "n/a", "na", "none"}
+
+
+def slug(text: str) -> str:
+    """Lower-case id fragment: ``'EfficientNet Lite0'`` -> ``'efficientnet-lite0'``."""
+    return re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-")
+
+
+def config_id(model: str, precision: str, processor: str, *, task: str | None = None,
+              threads: int | None = None, xnnpack: bool | None = None,
+              extra: str | None = None) -> str:
+    """The workbench's id for a configuration, e.g. ``uc1:efficientnet-lite0:FFX8:CPU:t4:xnn``."""
+    parts = [slug(task)] if task and task != "default" else []
+    parts += [slug(model), precision, processor]
+    if threads is not None:
+        parts.append(f"t{threads}")
+    if xnnpack is not None:
+        parts.append("xnn" if xnnpack else "noxnn")
+    if extra:
+        parts.append(extra)
+    return ":".join(parts)
+
+
+def _parse_bool(text: str) -> bool:
+    t = text.strip().lower()
+    if t in {"1", "true", "t", "yes", "y"}:
+        return True
+    if t in {"0", "false", "f", "no", "n"}:
+        return False
+    raise ValueError("expected true/false")
+
+
+def _cell(column: str, text: str) -> Any:
+    if text.strip().lower() in _MISSING:
+        return None
+    if column in _INT_COLUMNS:
+        v = float(text)
+        if not v.is_integer():
+            raise ValueError("expected a whole number")
+        return int(v)
+    if column in _FLOAT_COLUMNS:
+        v = float(text)
+        if not math.isfinite(v) or v < 0:
+            raise ValueError("must be a finite number >= 0")
+        return v
+    if column == "xnnpack":
+        return _parse_bool(text)
+    return text.strip()
+
+
+def _device(device: Device | str | None, name_hint: str) -> Device:
+    if isinstance(device, Device):
+        return device
+    return Device(name=device or name_hint)
+
+
+def _assemble(configs: list[Config], *, device: Device, source: str, provenance: Provenance,
+              file: Any) -> Profile:
+    """Wrap imported rows in a Profile whose engines and tasks are the ones the rows use."""
+    engines: dict[str, Engine] = {}
+    for c in configs:
+        e = engines.setdefault(c.processor, Engine(name=c.processor, kind=c.kind, precisions=[]))
+        if c.precision not in e.precisions:
+            e.precisions = sorted({*e.precisions, c.precision}, key=PRECISIONS.index)
+    tasks = [Task(name=t) for t in dict.fromkeys(c.task for c in configs)]
+    try:
+        return Profile(device=device, source=source, provenance=provenance,
+                       engines=list(engines.values()), tasks=tasks, configs=configs)
+    except ValidationError as exc:
+        raise error_from_validation(exc, file=file) from None
+
+
+def import_csv(path: str | os.PathLike, *, device: Device | str | None = None,
+               source: str = "imported") -> Profile:
+    """Read a configuration table from CSV into a Profile.
+
+    Args:
+        path: The CSV file.
+        device: A Device description, or just its name (default: the file's stem).
+        source: ``source`` of every row that has no ``source`` column value.
+
+    Raises:
+        InputError: Unknown or missing columns, a bad cell, duplicate config ids; the message
+            names the file, the row (line number) and column, and the value.
+    """
+    path = Path(path)
+    try:
+        fh = path.open(newline="", encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise InputError("no such CSV file", file=path) from None
+    with fh:
+        reader = csv.DictReader(fh)
+        header = reader.fieldnames or []
+        if not header:
+            raise InputError("empty CSV: expected a header row", file=path, where="line 1")
+        header = [h.strip() for h in header]
+        reader.fieldnames = header
+        known = set(REQUIRED_COLUMNS) | set(METRIC_COLUMNS) | set(OPTIONAL_COLUMNS)
+        for col in header:
+            if col not in known:
+                raise InputError(
+                    f"unknown column; allowed: {', '.join(REQUIRED_COLUMNS + METRIC_COLUMNS)} "
+                    f"(and optionally {', '.join(OPTIONAL_COLUMNS)})",
+                    file=path, where="line 1", value=col)
+        if len(set(header)) != len(header):
+            dup = next(h for h in header if header.count(h) > 1)
+            raise InputError("duplicate column", file=path, where="line 1", value=dup)
+        for col in REQUIRED_COLUMNS:
+            if col not in header:
+                raise InputError(f"missing required column {col!r}", file=path, where="line 1")
+        configs: list[Config] = []
+        seen: dict[str, int] = {}
+        for row in reader:
+            line = reader.line_num
+            if None in row:
+                raise InputError("row has more cells than the header", file=path,
+                                 where=f"line {line}", value=row[None])
+            if all((v or "").strip() == "" for v in row.values()):
+                continue
+            fields: dict[str, Any] = {}
+            for col, text in row.items():
+                try:
+                    v = _cell(col, text or "")
+                except ValueError as exc:
+                    raise InputError(str(exc), file=path, where=f"line {line}, column {col}",
+                                     value=text) from None
+                if v is not None:
+                    fields["id" if col == "config" else col] = v
+            for col in REQUIRED_COLUMNS:
+                key = "id" if col == "config" else col
+                if key not in fields:
+                    raise InputError("required cell is empty", file=path,
+                                     where=f"line {line}, column {col}")
+            if fields["id"] in seen:
+                raise InputError(f"duplicate config id (first at line {seen[fields['id']]})",
+                                 file=path, where=f"line {line}, column config", value=fields["id"])
+            seen[fields["id"]] = line
+            fields.setdefault("source", source)
+            try:
+                configs.append(Config(**fields))
+            except ValidationError as exc:
+                err = error_from_validation(exc, file=path)
+                col = "config" if err.where == "id" else err.where
+                raise InputError(err.message, file=path, where=f"line {line}, column {col}",
+                                 value=err.value) from None
+    if not configs:
+        raise InputError("the CSV has a header but no rows", file=path)
+    prov = Provenance(method=f"imported from CSV {path.name}", notes=[
+        "Rows imported as given; units: ms, MB, FLOPs, mJ, samples/s."])
+    return _assemble(configs, device=_device(device, path.stem), source=source, provenance=prov,
+                     file=path)
+
+
+# --- LiteRT benchmark_model logs -------------------------------------------------------------
+
+_RE_TIMINGS = re.compile(r"Inference timings in us:\s*(.*)")
+_RE_KV = re.compile(r"([A-Za-z ()]+):\s*([0-9.eE+-]+)")
+_RE_COUNT = re.compile(r"count=(\d+).*?min=([0-9.eE+-]+)\s+max=([0-9.eE+-]+)\s+avg=([0-9.eE+-]+)"
+                       r"\s+std=([0-9.eE+-]+)")
+_RE_PEAK = re.compile(r"Peak memory footprint \(MB\):\s*init=([0-9.eE+-]+)\s+overall=([0-9.eE+-]+)")
+_RE_PARAM = re.compile(r"^(?:[A-Z]+:\s*)?([A-Za-z][A-Za-z0-9 _()/-]*?):\s*\[(.*)\]\s*$")
+_PRECISION_TOKENS = {"fp32": "FP32", "float32": "FP32", "fp16": "FP16", "float16": "FP16",
+                     "dr8": "DR8", "dynamic": "DR8", "fx8": "FX8", "ffx8": "FFX8"}
+
+
+def _truthy(v: str | None) -> bool:
+    return (v or "").strip().lower() in {"1", "true", "yes"}
+
+
+def _split_runs(text: str) -> list[list[str]]:
+    """One list of lines per benchmark run (runs start at 'STARTING!' when the log has several)."""
+    runs: list[list[str]] = [[]]
+    for line in text.splitlines():
+        if "STARTING!" in line and any("Inference timings in us" in x for x in runs[-1]):
+            runs.append([])
+        runs[-1].append(line)
+    return [r for r in runs if any("Inference timings in us" in x for x in r)]
+
+
+def parse_benchmark_log(text: str, *, file: Any = None) -> list[dict[str, Any]]:
+    """Parse LiteRT ``benchmark_model`` output into one dict per run.
+
+    Each dict has ``params`` (the tool's ``Name: [value]`` lines), ``L`` (mean, ms), and where the
+    log has them ``L_min``, ``L_max``, ``L_std``, ``runs``, ``init_ms``, ``first_ms``, ``MF``.
+    """
+    runs = _split_runs(text)
+    if not runs:
+        raise InputError("not a benchmark_model log: no 'Inference timings in us' line", file=file)
+    out = []
+    for lines in runs:
+        rec: dict[str, Any] = {"params": {}}
+        last_count = None
+        for line in lines:
+            line = line.strip()
+            m = _RE_PARAM.match(line)
+            if m and "=" not in m.group(2):
+                rec["params"][m.group(1).strip().lower()] = m.group(2).strip()
+            m = _RE_COUNT.search(line)
+            if m:
+                last_count = m
+            m = _RE_TIMINGS.search(line)
+            if m:
+                kv = {k.strip(): float(v) for k, v in _RE_KV.findall(m.group(1))}
+                if "Inference (avg)" not in kv:
+                    raise InputError("timings line has no 'Inference (avg)'", file=file,
+                                     value=line)
+                rec["L"] = kv["Inference (avg)"] / 1000.0
+                if "Init" in kv:
+                    rec["init_ms"] = kv["Init"] / 1000.0
+                if "First inference" in kv:
+                    rec["first_ms"] = kv["First inference"] / 1000.0
+                # The last count= line before the timings summarises the measured runs.
+                if last_count is not None:
+                    n, lo, hi, avg, std = last_count.groups()
+                    rec.update(runs=int(n), L_min=float(lo) / 1000, L_max=float(hi) / 1000,
+                               L_std=float(std) / 1000)
+            m = _RE_PEAK.search(line)
+            if m:
+                overall = float(m.group(2))
+                if overall > 0:  # 0 means the platform could not measure it
+                    rec["MF"] = overall
+        out.append(rec)
+    return out
+
+
+def _processor_from_params(params: dict[str, str]) -> tuple[str, int | None, bool | None]:
+    if _truthy(params.get("use gpu")):
+        return "GPU", None, None
+    if _truthy(params.get("use hexagon")):
+        return "DSP", None, None
+    if _truthy(params.get("use nnapi")):
+        return "NPU", None, None
+    threads = params.get("num threads")
+    xnn = params.get("use xnnpack")
+    return ("CPU", int(threads) if threads and threads.lstrip("-").isdigit() and int(threads) > 0
+            else None, None if xnn is None else _truthy(xnn))
+
+
+def _precision_from_name(name: str) -> str | None:
+    tokens = re.split(r"[^a-z0-9]+", name.lower())
+    found = {_PRECISION_TOKENS[t] for t in tokens if t in _PRECISION_TOKENS}
+    return found.pop() if len(found) == 1 else None
+
+
+def import_benchmark_log(path: str | os.PathLike, *, model: str | None = None,
+                         precision: str | None = None, processor: str | None = None,
+                         task: str = "default", device: Device | str | None = None,
+                         source: str = "imported") -> Profile:
+    """Read one or more LiteRT ``benchmark_model`` runs from a log file into a Profile.
+
+    The processor, threads and XNNPACK flag come from the log's parameter lines (``Use gpu``,
+    ``Use nnapi``, ``Use hexagon``, ``Num threads``, ``Use xnnpack``) unless ``processor`` is given.
+    The model name and precision come from the ``Graph`` file name (e.g. ``mnv2_fx8.tflite``)
+    unless given.
+
+    Raises:
+        InputError: The file is not such a log, or the precision cannot be told from the graph
+            name and was not given.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        raise InputError("no such log file", file=path) from None
+    runs = parse_benchmark_log(text, file=path)
+    if precision is not None and precision not in PRECISIONS:
+        raise InputError(f"unknown precision; expected one of {', '.join(PRECISIONS)}",
+                         file=path, value=precision)
+    if processor is not None:
+        try:
+            processor_kind(processor)
+        except ValueError as exc:
+            raise InputError(str(exc), file=path, value=processor) from None
+    configs: list[Config] = []
+    for k, rec in enumerate(runs):
+        where = f"run {k + 1}"
+        graph = Path(rec["params"].get("graph", "")).stem
+        name = model or re.sub(r"[_-]?(fp32|fp16|dr8|ffx8|fx8|float32|float16)$", "", graph,
+                               flags=re.I) or None
+        if not name:
+            raise InputError("the log names no graph; pass the model name", file=path, where=where)
+        prec = precision or _precision_from_name(graph)
+        if prec is None:
+            raise InputError("cannot tell the precision from the graph name; pass it "
+                             f"(one of {', '.join(PRECISIONS)})", file=path, where=where,
+                             value=graph)
+        proc, threads, xnn = _processor_from_params(rec["params"])
+        if processor is not None:
+            proc = processor
+        fields = {k2: rec[k2] for k2 in ("L", "L_min", "L_max", "L_std", "MF") if k2 in rec}
+        fields["TP"] = 1000.0 / rec["L"] if rec["L"] > 0 else None
+        cid = config_id(name, prec, proc, task=task, threads=threads, xnnpack=xnn)
+        note = f"benchmark_model run {k + 1}" + (f", {rec['runs']} runs" if "runs" in rec else "")
+        try:
+            configs.append(Config(id=cid, task=task, model=name, precision=prec, processor=proc,
+                                  threads=threads, xnnpack=xnn, source=source, note=note, **fields))
+        except ValidationError as exc:
+            err = error_from_validation(exc, file=path)
+            raise InputError(err.message, file=path, where=f"{where}: {err.where}",
+                             value=err.value) from None
+    prov = Provenance(method=f"imported from LiteRT benchmark_model log {path.name}",
+                      notes=["L, L_min, L_max, L_std from the tool's timings (us -> ms); MF is its "
+                             "'Peak memory footprint' overall value."])
+    return _assemble(configs, device=_device(device, path.stem), source=source, provenance=prov,
+                     file=path)
+
+
+def merge(base: Profile, extra: Profile, *, replace: bool = False) -> Profile:
+    """Add ``extra``'s rows (and any engines and tasks it uses) to ``base``.
+
+    Args:
+        replace: Replace rows whose id already exists in ``base`` instead of raising.
+
+    Raises:
+        InputError: A row id exists in both and ``replace`` is false.
+    """
+    ids = {c.id for c in base.configs}
+    clash = [c.id for c in extra.configs if c.id in ids]
+    if clash and not replace:
+        raise InputError("config ids already in the profile (use replace)", value=clash[0])
+    new_ids = {c.id for c in extra.configs}
+    configs = [c for c in base.configs if c.id not in new_ids] + list(extra.configs)
+    engines = list(base.engines) + [e for e in extra.engines
+                                    if e.name not in {b.name for b in base.engines}]
+    tasks = list(base.tasks) + [t for t in extra.tasks if t.name not in {b.name for b in base.tasks}]
+    data = base.model_dump()
+    data.update(configs=[c.model_dump() for c in configs],
+                engines=[e.model_dump() for e in engines], tasks=[t.model_dump() for t in tasks])
+    try:
+        return Profile.model_validate(data)
+    except ValidationError as exc:
+        raise error_from_validation(exc) from None
+
+
+__all__ = ["import_csv", "import_benchmark_log", "parse_benchmark_log", "merge", "config_id",
+           "slug", "METRIC_FIELDS"]

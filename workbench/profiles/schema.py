@@ -1,0 +1,349 @@
+"""Device profile schema (SPEC section 4): a device, its compute engines and the configuration table.
+
+Units, everywhere in the workbench: latency ``L*`` in ms, memory footprint ``MF`` and size ``S`` in
+MB, workload ``W`` in FLOPs, energy ``E`` in mJ, throughput ``TP`` in samples/s, ``params`` as a
+count. ``L`` is the mean latency. Every configuration row says where its numbers come from in
+``source``: measured (on the device, here), modelled (analytical model), predicted (a learned
+predictor) or imported (another tool's output).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+PRECISIONS: tuple[str, ...] = ("FP32", "FP16", "DR8", "FX8", "FFX8")
+Precision = Literal["FP32", "FP16", "DR8", "FX8", "FFX8"]
+Source = Literal["measured", "modelled", "predicted", "imported"]
+EngineKind = Literal["CPU", "GPU", "NPU", "DSP"]
+MemoryMode = Literal["bulk", "streamed", "planned"]
+
+#: Processor ids: an engine kind, optionally with a CPU core set, e.g. ``CPU``, ``GPU``, ``CPU[0,1]``.
+PROCESSOR_RE = re.compile(r"^(CPU|GPU|NPU|DSP)(\[\d+(,\d+)*\])?$")
+
+#: Latency statistics columns of the configuration table (ms).
+LATENCY_FIELDS: tuple[str, ...] = ("L", "L_std", "L_min", "L_max", "L_p50", "L_p90", "L_p99")
+#: Every numeric metric column of the configuration table.
+METRIC_FIELDS: tuple[str, ...] = ("A", "S", "params", "W", *LATENCY_FIELDS, "TP", "E", "MF")
+
+
+class PathError(ValueError):
+    """A cross-field check that knows the JSON path and value it is about."""
+
+    def __init__(self, where: str, message: str, value: object = ...) -> None:
+        self.where, self.message, self.value = where, message, value
+        super().__init__(f"{where}: {message}")
+
+
+class _Strict(BaseModel):
+    # Mistyped fields are errors, not silently ignored data.
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+def processor_kind(processor: str) -> str:
+    """The engine kind of a processor id (``"CPU[0,1]"`` -> ``"CPU"``)."""
+    m = PROCESSOR_RE.match(processor)
+    if not m:
+        raise ValueError(
+            f"unknown processor {processor!r}: expected CPU, GPU, NPU or DSP, optionally with a "
+            "CPU core set such as CPU[0] or CPU[0,1]")
+    return m.group(1)
+
+
+class CpuCluster(_Strict):
+    """A cluster of identical CPU cores (big.LITTLE devices have several)."""
+
+    core: str = Field(description="Core type, e.g. 'Cortex-A76'.")
+    count: int = Field(ge=1)
+    ghz: float = Field(gt=0, description="Maximum clock in GHz.")
+    core_ids: list[int] | None = Field(default=None, description="OS core ids, where known.")
+
+
+class Accelerator(_Strict):
+    """A GPU, NPU or DSP as the spec sheet names it."""
+
+    name: str
+    clock_mhz: float | None = Field(default=None, gt=0)
+    note: str | None = None
+
+
+class Device(_Strict):
+    """What the device is (CARIn Table 6, OODIn Table I)."""
+
+    name: str = Field(min_length=1, description="Short id, e.g. 's20fe'.")
+    display_name: str | None = None
+    soc: str | None = None
+    launch: str | None = None
+    os: str | None = None
+    cpu_clusters: list[CpuCluster] = Field(default_factory=list)
+    gpu: Accelerator | None = None
+    npu: Accelerator | None = None
+    dsp: Accelerator | None = None
+    ram_gb: float | None = Field(default=None, gt=0)
+    ram_mhz: float | None = Field(default=None, gt=0)
+    tdp_w: float | None = Field(default=None, gt=0)
+    battery_mah: float | None = Field(default=None, gt=0)
+    governors: list[str] = Field(default_factory=list, description="DVFS governors available.")
+
+    @property
+    def n_cores(self) -> int:
+        return sum(c.count for c in self.cpu_clusters)
+
+
+class EngineOptions(_Strict):
+    """The tunable options of a compute engine, op(ce) in CARIn section 6.4."""
+
+    threads: list[int] = Field(default_factory=list)
+    xnnpack: list[bool] = Field(default_factory=list)
+    delegate_precision: list[Literal["fp32", "fp16", "int8"]] = Field(default_factory=list)
+    governors: list[str] = Field(default_factory=list)
+    memory_modes: list[MemoryMode] = Field(default_factory=list)
+
+    @field_validator("threads")
+    @classmethod
+    def _positive_threads(cls, v: list[int]) -> list[int]:
+        if any(t < 1 for t in v):
+            raise ValueError("thread counts must be >= 1")
+        return v
+
+
+class Engine(_Strict):
+    """A compute engine the configurations can run on (a 'processor' in the table)."""
+
+    name: str = Field(description="Processor id used by the configurations, e.g. 'GPU', 'CPU[0]'.")
+    kind: EngineKind
+    precisions: list[Precision] = Field(
+        default_factory=lambda: list(PRECISIONS),
+        description="Model precisions the engine can run (natively or by fallback).")
+    native: list[Literal["fp32", "fp16", "int8"]] = Field(
+        default_factory=list, description="Arithmetic the engine runs natively.")
+    core_ids: list[int] | None = Field(default=None, description="CPU affinity of this processor.")
+    options: EngineOptions = Field(default_factory=EngineOptions)
+
+    @field_validator("name")
+    @classmethod
+    def _known_processor(cls, v: str) -> str:
+        processor_kind(v)
+        return v
+
+    @model_validator(mode="after")
+    def _kind_matches_name(self) -> "Engine":
+        if processor_kind(self.name) != self.kind:
+            raise ValueError(f"engine {self.name!r} has kind {self.kind!r}; "
+                             f"expected {processor_kind(self.name)!r}")
+        return self
+
+
+class Task(_Strict):
+    """A DL task whose models are in the table; says how to read its accuracy column."""
+
+    name: str = Field(min_length=1)
+    metric: str = Field(default="top1", description="What A holds, e.g. 'top1', 'MAE', 'mAP'.")
+    higher_is_better: bool = True
+    dataset: str | None = None
+    batch: int = Field(default=1, ge=1)
+
+
+class Config(_Strict):
+    """One execution configuration e = <m, hw> and its metrics (one row of the table)."""
+
+    id: str = Field(min_length=1)
+    task: str = "default"
+    model: str = Field(min_length=1, description="Architecture name, e.g. 'EfficientNet Lite0'.")
+    arch: str | None = Field(default=None, description="Model family, e.g. 'EfficientNet'.")
+    precision: Precision
+    processor: str
+    threads: int | None = Field(default=None, ge=1)
+    xnnpack: bool | None = None
+    delegate_precision: Literal["fp32", "fp16", "int8"] | None = None
+    governor: str | None = None
+    memory_mode: MemoryMode | None = None
+    memory_budget_mb: float | None = Field(default=None, gt=0)
+    batch: int = Field(default=1, ge=1)
+
+    A: float | None = None
+    S: float | None = None
+    params: float | None = None
+    W: float | None = None
+    L: float | None = None
+    L_std: float | None = None
+    L_min: float | None = None
+    L_max: float | None = None
+    L_p50: float | None = None
+    L_p90: float | None = None
+    L_p99: float | None = None
+    L_samples: list[float] | None = None
+    TP: float | None = None
+    E: float | None = None
+    MF: float | None = None
+
+    source: Source
+    note: str | None = None
+
+    @field_validator("processor")
+    @classmethod
+    def _known_processor(cls, v: str) -> str:
+        processor_kind(v)
+        return v
+
+    @field_validator(*METRIC_FIELDS)
+    @classmethod
+    def _finite_non_negative(cls, v: float | None) -> float | None:
+        if v is None:
+            return v
+        if not math.isfinite(v) or v < 0:
+            raise ValueError("must be a finite number >= 0")
+        return v
+
+    @field_validator("L_samples")
+    @classmethod
+    def _finite_samples(cls, v: list[float] | None) -> list[float] | None:
+        if v is not None:
+            for i, s in enumerate(v):
+                if not math.isfinite(s) or s < 0:
+                    raise ValueError(f"sample {i} is {s!r}: latency samples must be finite and >= 0")
+        return v
+
+    @model_validator(mode="after")
+    def _ordered_latency(self) -> "Config":
+        if self.L_min is not None and self.L_max is not None and self.L_min > self.L_max:
+            raise ValueError(f"L_min ({self.L_min}) is greater than L_max ({self.L_max})")
+        return self
+
+    @property
+    def kind(self) -> str:
+        """Engine kind of the processor (``CPU``, ``GPU``, ``NPU`` or ``DSP``)."""
+        return processor_kind(self.processor)
+
+    def label(self) -> str:
+        """Short human label in CARIn's notation, e.g. ``EfficientNet Lite0 FFX8, CPU_{4,T}``."""
+        hw = self.processor
+        if self.threads is not None or self.xnnpack is not None:
+            t = "" if self.threads is None else str(self.threads)
+            x = "" if self.xnnpack is None else ("T" if self.xnnpack else "F")
+            hw += "_{" + ",".join(p for p in (t, x) if p) + "}"
+        return f"{self.model} {self.precision}, {hw}"
+
+
+class CoExecution(_Strict):
+    """Metrics of several configurations run concurrently (multi-DNN rows).
+
+    ``latency[i]`` holds the mean latency (ms) of ``configs[i]`` under co-execution, L_i^M.
+    """
+
+    configs: list[str] = Field(min_length=2)
+    L: list[float] = Field(description="Per-model mean latency under co-execution (ms).")
+    L_std: list[float] | None = None
+    MF: float | None = Field(default=None, ge=0, description="Combined peak memory (MB).")
+    source: Source
+    note: str | None = None
+
+    @model_validator(mode="after")
+    def _lengths(self) -> "CoExecution":
+        for name in ("L", "L_std"):
+            vals = getattr(self, name)
+            if vals is None:
+                continue
+            if len(vals) != len(self.configs):
+                raise ValueError(f"{name} has {len(vals)} values for {len(self.configs)} configs")
+            if any(not math.isfinite(v) or v < 0 for v in vals):
+                raise ValueError(f"{name} values must be finite numbers >= 0")
+        return self
+
+
+class Provenance(_Strict):
+    """Where a profile came from, so every report can say what it shows."""
+
+    method: str = Field(description="e.g. 'analytical model', 'LiteRT interpreter on host'.")
+    tool: str = "workbench"
+    tool_version: str | None = None
+    created: str | None = Field(default=None, description="ISO date; omitted for modelled "
+                                "profiles so regeneration is byte-identical.")
+    citation: str | None = None
+    host: dict[str, str] = Field(default_factory=dict)
+    notes: list[str] = Field(default_factory=list)
+
+
+class Profile(_Strict):
+    """A device profile: the device, its engines, tasks and the configuration table."""
+
+    schema_version: Literal[1] = 1
+    device: Device
+    source: Source
+    provenance: Provenance
+    engines: list[Engine] = Field(default_factory=list)
+    tasks: list[Task] = Field(default_factory=list)
+    configs: list[Config] = Field(default_factory=list)
+    coexecution: list[CoExecution] = Field(default_factory=list)
+    contention: dict[str, float] = Field(
+        default_factory=dict, description="Parameters of the multi-DNN contention model.")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Profile":
+        seen: dict[str, int] = {}
+        for i, c in enumerate(self.configs):
+            if c.id in seen:
+                raise PathError(f"configs[{i}].id",
+                                f"duplicate config id (first at configs[{seen[c.id]}])", c.id)
+            seen[c.id] = i
+        names = [e.name for e in self.engines]
+        if len(set(names)) != len(names):
+            raise PathError("engines", "duplicate engine names", names)
+        if names:
+            for i, c in enumerate(self.configs):
+                if c.processor not in names:
+                    raise PathError(f"configs[{i}].processor", "not an engine of this device "
+                                    f"(engines: {', '.join(names)})", c.processor)
+        task_names = {t.name for t in self.tasks}
+        if task_names:
+            for i, c in enumerate(self.configs):
+                if c.task not in task_names:
+                    raise PathError(f"configs[{i}].task",
+                                    f"unknown task (tasks: {', '.join(sorted(task_names))})", c.task)
+        for k, row in enumerate(self.coexecution):
+            for cid in row.configs:
+                if cid not in seen:
+                    raise PathError(f"coexecution[{k}].configs", "unknown config id", cid)
+        return self
+
+    # -- convenience --------------------------------------------------------------------------
+    def config(self, config_id: str) -> Config:
+        """The configuration with this id (KeyError naming the id if absent)."""
+        for c in self.configs:
+            if c.id == config_id:
+                return c
+        raise KeyError(f"no configuration {config_id!r} in profile {self.device.name!r}")
+
+    def task(self, name: str) -> Task:
+        for t in self.tasks:
+            if t.name == name:
+                return t
+        return Task(name=name)
+
+    def engine(self, name: str) -> Engine | None:
+        for e in self.engines:
+            if e.name == name:
+                return e
+        return None
+
+    def columns(self, *names: str, task: str | None = None):
+        """Metric columns as float numpy arrays (NaN where a row lacks the value).
+
+        Args:
+            *names: Metric names from ``METRIC_FIELDS`` (default: all of them).
+            task: Keep only the rows of this task.
+        """
+        import numpy as np
+
+        rows = [c for c in self.configs if task is None or c.task == task]
+        names = names or METRIC_FIELDS
+        out = {}
+        for n in names:
+            if n not in METRIC_FIELDS:
+                raise KeyError(f"unknown metric {n!r}; known: {', '.join(METRIC_FIELDS)}")
+            out[n] = np.array([np.nan if getattr(c, n) is None else getattr(c, n) for c in rows],
+                              dtype=float)
+        return out

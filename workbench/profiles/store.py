@@ -1,0 +1,116 @@
+"""Load, validate and save device profiles as JSON (atomic writes, clear errors)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..errors import InputError
+from ..fileio import atomic_write_json
+from .schema import PathError, Profile
+
+#: Where the committed profiles live (``profiles/`` at the top of a checkout).
+DEFAULT_DIR = Path(__file__).resolve().parents[2] / "profiles"
+
+
+def _json_path(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "(top level)"
+
+
+def error_from_validation(exc: ValidationError, *, file: Any = None) -> InputError:
+    """Turn pydantic's report into one InputError naming the file, JSON path and value."""
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    loc = tuple(p for p in first["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+    msg = first["msg"]
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, "):]
+    where = _json_path(loc) if loc else None
+    value = first.get("input", ...)
+    err = (first.get("ctx") or {}).get("error")
+    if isinstance(err, PathError):  # a whole-profile check knows its own JSON path
+        prefix = (where + ".") if where else ""
+        where, msg, value = prefix + err.where, err.message, err.value
+    elif first["type"] == "missing":
+        msg, value = "required field is missing", ...
+    elif first["type"] == "extra_forbidden":
+        msg = "unknown field (check its spelling)"
+    elif isinstance(value, (dict, list)) or not loc:
+        value = ...  # a whole object is no help in a one-line error
+    if len(errors) > 1:
+        msg += f" [and {len(errors) - 1} more error(s)]"
+    return InputError(msg, file=file, where=where, value=value)
+
+
+def profile_from_dict(data: Any, *, file: Any = None) -> Profile:
+    """Validate a parsed JSON document as a Profile, raising InputError on bad input."""
+    if not isinstance(data, dict):
+        raise InputError("a profile must be a JSON object", file=file, where="(top level)",
+                         value=type(data).__name__)
+    try:
+        return Profile.model_validate(data)
+    except ValidationError as exc:
+        raise error_from_validation(exc, file=file) from None
+
+
+def load_profile(path: str | os.PathLike) -> Profile:
+    """Read and validate a profile JSON file.
+
+    Raises:
+        InputError: The file is missing, is not JSON, or does not fit the schema; the message
+            names the file, the JSON path and the value.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("no such profile file", file=path) from None
+    try:
+        data = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+                         file=path) from None
+    except ValueError as exc:  # NaN / Infinity literals
+        raise InputError(str(exc), file=path) from None
+    return profile_from_dict(data, file=path)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a valid number in a profile")
+
+
+def save_profile(profile: Profile, path: str | os.PathLike) -> Path:
+    """Validate and write a profile atomically (None fields are omitted to keep files small)."""
+    # Re-validating catches objects mutated into an invalid state after construction.
+    data = profile.model_dump(mode="json", exclude_none=True)
+    profile_from_dict(data, file=path)
+    return atomic_write_json(path, data, row_lists=("configs", "coexecution"))
+
+
+def resolve_profile(name_or_path: str | os.PathLike, *, directory: str | os.PathLike | None = None
+                    ) -> Path:
+    """A profile path from a path or a short name such as ``s20fe`` (looked up in ``profiles/``)."""
+    p = Path(name_or_path)
+    if p.suffix == ".json" or p.exists():
+        return p
+    cand = Path(directory or DEFAULT_DIR) / f"{name_or_path}.json"
+    if cand.exists():
+        return cand
+    known = ", ".join(sorted(x.stem for x in Path(directory or DEFAULT_DIR).glob("*.json")))
+    raise InputError(f"no profile named {str(name_or_path)!r} (known: {known or 'none'})",
+                     file=cand)
+
+
+def list_profiles(directory: str | os.PathLike | None = None) -> list[Path]:
+    """Profile files in a folder (default ``profiles/``), sorted by name."""
+    return sorted(Path(directory or DEFAULT_DIR).glob("*.json"))
