@@ -9,6 +9,16 @@ from pathlib import Path
 from typing import Any
 
 
+def _mode_for(path: Path) -> int:
+    """Keep an existing file's permissions; new files get the usual 0o666 minus the umask."""
+    try:
+        return path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 def atomic_write_text(path: str | os.PathLike, text: str, *, encoding: str = "utf-8") -> Path:
     """Write ``text`` to ``path`` via a temporary file in the same folder and an atomic rename.
 
@@ -22,6 +32,7 @@ def atomic_write_text(path: str | os.PathLike, text: str, *, encoding: str = "ut
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, _mode_for(path))
         os.replace(tmp, path)
     except BaseException:
         try:

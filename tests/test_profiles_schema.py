@@ -1,0 +1,112 @@
+"""Schema round-trips and every class of bad input a user can hand the profile loader."""
+
+import copy
+import json
+import os
+
+import pytest
+
+from workbench.errors import InputError
+from workbench.profiles import Profile, load_profile, profile_from_dict, save_profile
+
+
+def test_round_trip_preserves_every_field(minimal_profile, tmp_path):
+    prof = profile_from_dict(minimal_profile)
+    out = save_profile(prof, tmp_path / "p.json")
+    again = load_profile(out)
+    assert again == prof
+    assert again.config("a").threads == 4 and again.config("a").xnnpack is True
+    # Saving the loaded profile again gives the same bytes (stable, diff-friendly files).
+    first = out.read_bytes()
+    save_profile(again, out)
+    assert out.read_bytes() == first
+
+
+def test_columns_give_nan_for_missing_values(minimal_profile):
+    prof = profile_from_dict(minimal_profile)
+    cols = prof.columns("L", "L_max", task="cls")
+    assert cols["L"].tolist() == [5.0, 4.0]
+    assert cols["L_max"][0] == 7.0 and cols["L_max"][1] != cols["L_max"][1]  # NaN
+
+
+def test_label_uses_carin_notation(minimal_profile):
+    prof = profile_from_dict(minimal_profile)
+    assert prof.config("a").label() == "net FP32, CPU_{4,T}"
+    assert prof.config("b").label() == "net FP16, GPU"
+
+
+def _error(data, write_json) -> InputError:
+    path = write_json(data)
+    with pytest.raises(InputError) as info:
+        load_profile(path)
+    assert str(path) in str(info.value)  # every error names the file
+    return info.value
+
+
+@pytest.mark.parametrize("mutate, where, value_text", [
+    (lambda d: d["configs"][0].update(L=-1.0), "configs[0].L", "-1.0"),
+    (lambda d: d["configs"][1].update(precision="INT4"), "configs[1].precision", "'INT4'"),
+    (lambda d: d["configs"][0].update(processor="FPGA"), "configs[0].processor", "'FPGA'"),
+    (lambda d: d["configs"][0].update(processor="DSP"), "configs[0].processor", "'DSP'"),
+    (lambda d: d["configs"][1].update(id="a"), "configs[1].id", "'a'"),
+    (lambda d: d["configs"][0].update(Lmean=5.0), "configs[0].Lmean", "5.0"),
+    (lambda d: d["configs"][0].pop("model"), "configs[0].model", None),
+    (lambda d: d["configs"][0].update(task="other"), "configs[0].task", "'other'"),
+    (lambda d: d["configs"][0].update(L_min=9.0), "configs[0]", None),
+    (lambda d: d["device"].pop("name"), "device.name", None),
+    (lambda d: d.update(source="guessed"), "source", "'guessed'"),
+])
+def test_bad_field_names_path_and_value(minimal_profile, write_json, mutate, where, value_text):
+    data = copy.deepcopy(minimal_profile)
+    mutate(data)
+    err = _error(data, write_json)
+    assert err.where == where
+    if value_text is not None:
+        assert f"(got {value_text})" in str(err)
+
+
+def test_nan_latency_is_rejected(minimal_profile, tmp_path):
+    # json.dumps writes NaN literally: the loader must refuse it rather than keep a NaN latency.
+    data = copy.deepcopy(minimal_profile)
+    data["configs"][0]["L"] = float("nan")
+    path = tmp_path / "nan.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError, match="NaN"):
+        load_profile(path)
+    with pytest.raises(InputError, match=r"configs\[0\]\.L"):
+        profile_from_dict(data, file=path)
+
+
+def test_malformed_json_names_line(tmp_path):
+    path = tmp_path / "broken.json"
+    path.write_text('{"device": {"name": "x"},\n "source": }')
+    with pytest.raises(InputError, match=r"broken\.json: malformed JSON: .* line 2"):
+        load_profile(path)
+
+
+def test_missing_file_is_a_clear_error(tmp_path):
+    with pytest.raises(InputError, match="no such profile file"):
+        load_profile(tmp_path / "absent.json")
+
+
+def test_top_level_must_be_an_object(write_json):
+    with pytest.raises(InputError, match="must be a JSON object"):
+        load_profile(write_json([1, 2]))
+
+
+def test_failed_save_leaves_previous_file_intact(minimal_profile, tmp_path):
+    path = tmp_path / "p.json"
+    prof = profile_from_dict(minimal_profile)
+    save_profile(prof, path)
+    before = path.read_bytes()
+    # Mutate into an invalid state behind validation's back (model_construct skips checks).
+    bad = Profile.model_construct(**{**dict(prof), "configs": prof.configs + [prof.configs[0]]})
+    with pytest.raises(InputError, match="duplicate config id"):
+        save_profile(bad, path)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["p.json"]  # no temporary left behind
+
+
+def test_saved_file_is_readable_by_others(minimal_profile, tmp_path):
+    path = save_profile(profile_from_dict(minimal_profile), tmp_path / "p.json")
+    assert os.stat(path).st_mode & 0o044  # not the 0600 of a raw temporary file

@@ -1,0 +1,213 @@
+"""The ``workbench`` command line.
+
+Subcommands are thin: each parses its options and calls one package function. Bad input ends with
+one line on stderr naming the file, the place in it and the value, and exit status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from .errors import WorkbenchError
+
+
+def _fmt(v: float | None, digits: int = 4) -> str:
+    if v is None:
+        return "-"
+    if abs(v) >= 1e6:
+        return f"{v:.3g}"
+    return f"{v:.{digits}g}"
+
+
+def _table(rows: list[list[str]], header: list[str]) -> str:
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+    line = lambda r: "  ".join(str(x).ljust(w) for x, w in zip(r, widths)).rstrip()  # noqa: E731
+    return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
+
+
+# --- profiles ----------------------------------------------------------------------------------
+
+def _cmd_profiles_list(args: argparse.Namespace) -> int:
+    from .profiles import list_profiles, load_profile
+
+    paths = list_profiles(args.dir)
+    if not paths:
+        print(f"no profiles in {args.dir or 'profiles/'}; create them with "
+              "`workbench profiles model`")
+        return 0
+    rows = []
+    for p in paths:
+        prof = load_profile(p)
+        rows.append([p.stem, prof.device.display_name or prof.device.name, prof.source,
+                     str(len(prof.configs)), ",".join(e.name for e in prof.engines),
+                     ",".join(t.name for t in prof.tasks)])
+    print(_table(rows, ["profile", "device", "source", "configs", "engines", "tasks"]))
+    return 0
+
+
+def _cmd_profiles_show(args: argparse.Namespace) -> int:
+    from .profiles import load_profile, resolve_profile
+
+    prof = load_profile(resolve_profile(args.profile, directory=args.dir))
+    if args.json:
+        print(json.dumps(prof.model_dump(mode="json", exclude_none=True), indent=1))
+        return 0
+    d = prof.device
+    print(f"{d.display_name or d.name} ({d.name})  source: {prof.source}")
+    if d.soc:
+        print(f"  SoC: {d.soc}" + (f", launched {d.launch}" if d.launch else ""))
+    if d.cpu_clusters:
+        print("  CPU: " + " + ".join(f"{c.count}x{c.ghz} GHz {c.core}" for c in d.cpu_clusters))
+    for label, acc in (("GPU", d.gpu), ("NPU", d.npu), ("DSP", d.dsp)):
+        if acc:
+            print(f"  {label}: {acc.name}" + (f" @{acc.clock_mhz:g} MHz" if acc.clock_mhz else ""))
+    if d.ram_gb:
+        print(f"  RAM: {d.ram_gb:g} GB" + (f" @{d.ram_mhz:g} MHz" if d.ram_mhz else "")
+              + (f", TDP {d.tdp_w:g} W" if d.tdp_w else ""))
+    print(f"  provenance: {prof.provenance.method}")
+    for n in prof.provenance.notes:
+        print(f"    - {n}")
+    print("  engines: " + ", ".join(f"{e.name} ({'/'.join(e.precisions)})" for e in prof.engines))
+    rows = [c for c in prof.configs if args.task is None or c.task == args.task]
+    if args.processor:
+        rows = [c for c in rows if c.processor == args.processor]
+    total = len(rows)
+    rows = rows[: args.limit] if args.limit else rows
+    print(f"\n{total} configurations" + (f" (first {len(rows)})" if len(rows) < total else ""))
+    table = [[c.id, c.label(), _fmt(c.A), _fmt(c.L), _fmt(c.L_std), _fmt(c.L_max), _fmt(c.TP),
+              _fmt(c.MF), _fmt(c.E), _fmt(c.S), c.source] for c in rows]
+    print(_table(table, ["id", "configuration", "A", "L ms", "std", "max", "TP/s", "MF MB",
+                         "E mJ", "S MB", "source"]))
+    return 0
+
+
+def _cmd_profiles_validate(args: argparse.Namespace) -> int:
+    from .profiles import load_profile
+
+    failed = 0
+    for f in args.files:
+        try:
+            prof = load_profile(f)
+        except WorkbenchError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            failed += 1
+        else:
+            print(f"ok: {f} ({prof.device.name}, {len(prof.configs)} configurations, "
+                  f"source {prof.source})")
+    return 1 if failed else 0
+
+
+def _cmd_profiles_import(args: argparse.Namespace) -> int:
+    from .profiles import load_profile, save_profile
+    from .profiles.importers import import_benchmark_log, import_csv, merge
+
+    src = Path(args.file)
+    fmt = args.format or ("csv" if src.suffix.lower() == ".csv" else "benchmark-log")
+    if fmt == "csv":
+        prof = import_csv(src, device=args.device, source=args.source)
+    else:
+        prof = import_benchmark_log(src, model=args.model, precision=args.precision,
+                                    processor=args.processor, task=args.task, device=args.device,
+                                    source=args.source)
+    if args.into:
+        prof = merge(load_profile(args.into), prof, replace=args.replace)
+    out = Path(args.output or args.into or Path("profiles") / f"{prof.device.name}.json")
+    save_profile(prof, out)
+    print(f"wrote {out} ({len(prof.configs)} configurations)")
+    return 0
+
+
+def _cmd_profiles_model(args: argparse.Namespace) -> int:
+    from .profiles import phone_model
+
+    params = phone_model.load_parameters(args.parameters) if args.parameters else None
+    paths = phone_model.regenerate(args.out_dir, devices=args.device or phone_model.DEVICES,
+                                   use_cases=args.use_case or phone_model.USE_CASES,
+                                   parameters=params, progress=not args.quiet)
+    for p in paths:
+        print(f"wrote {p}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``workbench`` command."""
+    from . import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="workbench",
+        description="Analysis and optimisation of DNNs on heterogeneous edge devices under SLOs.")
+    parser.add_argument("--version", action="version", version=f"workbench {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    pr = sub.add_parser("profiles", help="list, show, validate, import and model device profiles")
+    psub = pr.add_subparsers(dest="action", metavar="ACTION")
+    psub.required = True
+
+    p = psub.add_parser("list", help="list the profiles in a folder")
+    p.add_argument("--dir", default=None, help="folder of profiles (default: profiles/)")
+    p.set_defaults(func=_cmd_profiles_list)
+
+    p = psub.add_parser("show", help="describe a profile and print its configuration table")
+    p.add_argument("profile", help="a profile file or a name in profiles/ (e.g. s20fe)")
+    p.add_argument("--dir", default=None, help="folder to look names up in")
+    p.add_argument("--task", default=None, help="only the rows of this task")
+    p.add_argument("--processor", default=None, help="only the rows of this processor")
+    p.add_argument("--limit", type=int, default=40, help="rows to print (0: all; default 40)")
+    p.add_argument("--json", action="store_true", help="print the whole profile as JSON")
+    p.set_defaults(func=_cmd_profiles_show)
+
+    p = psub.add_parser("validate", help="check profile files against the schema")
+    p.add_argument("files", nargs="+")
+    p.set_defaults(func=_cmd_profiles_validate)
+
+    p = psub.add_parser("import", help="import a CSV table or a LiteRT benchmark_model log")
+    p.add_argument("file")
+    p.add_argument("--format", choices=["csv", "benchmark-log"], default=None,
+                   help="default: csv for *.csv, else benchmark-log")
+    p.add_argument("--device", default=None, help="device name (default: the file's stem)")
+    p.add_argument("--model", default=None, help="benchmark-log: model name (default: graph name)")
+    p.add_argument("--precision", default=None, help="benchmark-log: FP32|FP16|DR8|FX8|FFX8")
+    p.add_argument("--processor", default=None, help="benchmark-log: override CPU/GPU/NPU/DSP")
+    p.add_argument("--task", default="default", help="benchmark-log: task name")
+    p.add_argument("--source", default="imported",
+                   choices=["measured", "modelled", "predicted", "imported"])
+    p.add_argument("--into", default=None, help="add the rows to this existing profile")
+    p.add_argument("--replace", action="store_true", help="with --into: replace rows with the "
+                   "same id")
+    p.add_argument("-o", "--output", default=None, help="output file (default: --into, else "
+                   "profiles/<device>.json)")
+    p.set_defaults(func=_cmd_profiles_import)
+
+    p = psub.add_parser("model", help="regenerate the modelled phone profiles")
+    p.add_argument("--device", action="append", default=None,
+                   help="pixel7, s20fe, a71 or xperia-c5 (repeatable; default: all)")
+    p.add_argument("--use-case", action="append", default=None,
+                   help="CARIn use case uc1..uc4 (repeatable; default: all)")
+    p.add_argument("--out-dir", default="profiles")
+    p.add_argument("--parameters", default=None, help="an edited copy of model_parameters.json")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_profiles_model)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``workbench`` command; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (WorkbenchError, KeyError) as exc:
+        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"error: {msg}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

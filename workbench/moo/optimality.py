@@ -1,0 +1,96 @@
+"""CARIn's optimality metric (SPEC section 6, steps 1-4), vectorised over a configuration table.
+
+The distance of a configuration to the utopia point of the feasible space, each objective scaled by
+its standard deviation over that space, normalised by the largest possible distance:
+
+    d(x)   = sqrt(sum_i w_i^2 (f_i(x) - up_i)^2 / s_i^2)
+    d_max  = sqrt(sum_i w_i^2 (max f_i - min f_i)^2 / s_i^2)
+    opt(x) = d_max / d(x)          (inf at the utopia point)
+
+Objectives whose spread over the feasible space is zero carry no information and drop out.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+
+class OptimalityResult(NamedTuple):
+    """Optimality of every feasible configuration.
+
+    Attributes:
+        index: Row indices (into the input table) of the feasible configurations, best first.
+        optimality: Their optimality, aligned with ``index`` (descending).
+        utopia: The utopia point ``up_i`` per objective.
+        scale: The standard deviation ``s_i`` per objective (0 means the objective dropped out).
+    """
+
+    index: np.ndarray
+    optimality: np.ndarray
+    utopia: np.ndarray
+    scale: np.ndarray
+
+
+def feasible_mask(G: np.ndarray) -> np.ndarray:
+    """Rows whose every constraint value is <= 0 (pymoo's convention); NaN counts as violated."""
+    G = np.asarray(G, dtype=float)
+    if G.ndim == 1:
+        G = G[:, None]
+    if G.shape[1] == 0:
+        return np.ones(G.shape[0], dtype=bool)
+    return np.all(np.nan_to_num(G, nan=np.inf) <= 0, axis=1)
+
+
+def optimality(F: np.ndarray, maximise: np.ndarray | list[bool], *,
+               weights: np.ndarray | list[float] | None = None,
+               feasible: np.ndarray | None = None,
+               tie_break: tuple[np.ndarray, ...] = ()) -> OptimalityResult:
+    """Rank configurations by CARIn's optimality.
+
+    Args:
+        F: Objective values, shape (n, k), in their natural units (not negated).
+        maximise: Per objective, True if higher is better.
+        weights: Per-objective weights w_i (default 1).
+        feasible: Boolean mask of rows to rank (default: all rows).
+        tie_break: Extra sort keys, each ascending, used when optimality ties (CARIn: lower
+            workload, then lower memory); the final tie-break is the input order.
+
+    Returns:
+        OptimalityResult with the feasible rows sorted best first.
+
+    Raises:
+        ValueError: Shapes disagree or F holds NaN in a feasible row.
+    """
+    F = np.asarray(F, dtype=float)
+    if F.ndim != 2:
+        raise ValueError(f"F must be 2-D (configs x objectives), got shape {F.shape}")
+    n, k = F.shape
+    maximise = np.asarray(maximise, dtype=bool)
+    w = np.ones(k) if weights is None else np.asarray(weights, dtype=float)
+    if maximise.shape != (k,) or w.shape != (k,):
+        raise ValueError(f"maximise and weights need {k} entries, got {maximise.shape}, {w.shape}")
+    mask = np.ones(n, dtype=bool) if feasible is None else np.asarray(feasible, dtype=bool)
+    idx = np.flatnonzero(mask)
+    Fx = F[idx]
+    if np.isnan(Fx).any():
+        bad = idx[np.isnan(Fx).any(axis=1)][0]
+        raise ValueError(f"objective values missing (NaN) for feasible row {bad}")
+    if idx.size == 0:
+        return OptimalityResult(idx, np.empty(0), np.full(k, np.nan), np.zeros(k))
+    hi, lo = Fx.max(axis=0), Fx.min(axis=0)
+    up = np.where(maximise, hi, lo)
+    s = Fx.std(axis=0)
+    use = s > 0
+    if not use.any():  # every feasible configuration is the utopia point
+        opt = np.full(idx.size, np.inf)
+    else:
+        z = (Fx[:, use] - up[use]) / s[use] * w[use]
+        d = np.sqrt((z ** 2).sum(axis=1))
+        d_max = np.sqrt((((hi - lo)[use] / s[use] * w[use]) ** 2).sum())
+        with np.errstate(divide="ignore"):
+            opt = np.where(d > 0, d_max / np.where(d > 0, d, 1.0), np.inf)
+    keys = [np.arange(idx.size)] + [np.asarray(t, dtype=float)[idx] for t in reversed(tie_break)]
+    order = np.lexsort(tuple(keys) + (-opt,))
+    return OptimalityResult(idx[order], opt[order], up, s)
