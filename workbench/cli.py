@@ -133,6 +133,20 @@ def _cmd_profiles_model(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- reports -----------------------------------------------------------------------------------
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from . import reports
+
+    names = args.only or reports.available()
+    for name in names:
+        run = reports.run_report(name, quick=args.quick, progress=not args.quiet)
+        print(f"{run.name}: {run.html}")
+        if run.metrics:
+            print(f"  metrics: {run.metrics}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``workbench`` command."""
     from . import __version__
@@ -192,6 +206,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--parameters", default=None, help="an edited copy of model_parameters.json")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_profiles_model)
+
+    p = sub.add_parser("report", help="execute the notebooks into reports/ (papermill + HTML)")
+    p.add_argument("--only", action="append", default=None, metavar="NAME",
+                   help="a notebook name such as quickstart (repeatable; default: all)")
+    p.add_argument("--quick", action="store_true", help="small, fast configuration of each report")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_report)
     return parser
 
 

@@ -1,0 +1,45 @@
+# Two commands on a fresh machine:  `make demo`  and  `make test`  (see README.md).
+PYTHON ?= python3
+VENV   ?= .venv
+# Extras the default targets install; later capabilities add ml (TFLite pipeline) and torch.
+EXTRAS ?= dev,notebooks
+BIN     = $(VENV)/bin
+comma  := ,
+STAMP   = $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
+
+.PHONY: setup demo profiles quickstart report test test-slow clean
+
+$(BIN)/activate:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/activate
+	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
+	touch $@
+
+setup: $(STAMP)
+
+profiles: setup
+	$(BIN)/workbench profiles model --quiet
+
+quickstart: setup
+	$(BIN)/workbench report --only quickstart
+
+demo: profiles quickstart
+	@$(BIN)/python -c "import json; m = json.load(open('reports/quickstart/metrics.json')); \
+	print('\nUC1 on', m['device'], '(' + m['profile_source'] + ' profile):', m['n_feasible'], 'of', \
+	m['n_configs'], 'configurations meet max L <= 41.67 ms'); print('best design d0:', m['d0']['label'], \
+	'| optimality %.2f' % m['d0']['optimality'])"
+	@echo "report: reports/quickstart/quickstart.html (executed notebook: reports/quickstart/quickstart.ipynb)"
+
+report: setup
+	$(BIN)/workbench report
+
+test: setup
+	$(BIN)/python -m pytest
+
+test-slow: setup
+	$(BIN)/python -m pytest -m slow
+
+clean:
+	rm -rf $(VENV) .pytest_cache

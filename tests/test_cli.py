@@ -1,0 +1,79 @@
+"""The `workbench profiles ...` commands: output, files written, and exit codes on bad input."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from workbench.cli import main
+from workbench.profiles import load_profile
+
+
+def test_help_lists_the_commands(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["--help"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    assert "profiles" in out and "report" in out
+
+
+def test_model_writes_profiles_that_validate(tmp_path, capsys):
+    assert main(["profiles", "model", "--device", "a71", "--use-case", "uc3", "--out-dir",
+                 str(tmp_path), "--quiet"]) == 0
+    prof = load_profile(tmp_path / "a71.json")
+    assert {t.name for t in prof.tasks} == {"uc3-audio", "uc3-vision"}
+    assert main(["profiles", "validate", str(tmp_path / "a71.json")]) == 0
+    assert "ok:" in capsys.readouterr().out
+
+
+def test_list_and_show(tmp_path, capsys):
+    main(["profiles", "model", "--device", "s20fe", "--use-case", "uc1", "--out-dir",
+          str(tmp_path), "--quiet"])
+    capsys.readouterr()
+    assert main(["profiles", "list", "--dir", str(tmp_path)]) == 0
+    assert "Samsung Galaxy S20 FE" in capsys.readouterr().out
+    assert main(["profiles", "show", "s20fe", "--dir", str(tmp_path), "--processor", "GPU",
+                 "--limit", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "MODELLED, not measured" in out and "Exynos 990" in out
+    assert "(first 3)" in out and ", GPU" in out
+    assert main(["profiles", "show", str(tmp_path / "s20fe.json"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["device"]["name"] == "s20fe"
+
+
+def test_import_csv_and_log_into_one_profile(tmp_path, data_dir, capsys):
+    out = tmp_path / "mine.json"
+    assert main(["profiles", "import", str(data_dir / "s20fe_uc1_subset.csv"), "--device",
+                 "mine", "-o", str(out)]) == 0
+    assert main(["profiles", "import", str(data_dir / "benchmark_model_s20fe.log"),
+                 "--into", str(out)]) == 0
+    prof = load_profile(out)
+    assert len(prof.configs) == 7 and prof.device.name == "mine"
+
+
+def test_bad_input_exits_nonzero_with_one_clear_line(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"device": {"name": "x"}, "source": "modelled", "provenance": {"method": "m"},'
+                   ' "configs": [{"id": "a", "model": "m", "precision": "FP32", "processor": "CPU",'
+                   ' "L": -2, "source": "modelled"}]}')
+    assert main(["profiles", "validate", str(bad)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0
+    assert str(bad) in err and "configs[0].L" in err and "-2" in err
+
+    csv = tmp_path / "t.csv"
+    csv.write_text("config,model,precision,processor,speed\na,m,FP32,CPU,1\n")
+    target = tmp_path / "out.json"
+    assert main(["profiles", "import", str(csv), "-o", str(target)]) == 1
+    assert "unknown column" in capsys.readouterr().err
+    assert not target.exists()  # nothing half-written
+
+    assert main(["profiles", "show", "no-such-device"]) == 1
+    assert "no profile named 'no-such-device'" in capsys.readouterr().err
+
+
+def test_console_script_runs(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "workbench", "profiles", "validate",
+                        str(tmp_path / "missing.json")], capture_output=True, text=True)
+    assert r.returncode == 1 and "no such profile file" in r.stderr

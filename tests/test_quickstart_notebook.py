@@ -1,0 +1,38 @@
+"""The quickstart notebook executes with papermill and records what it found in metrics.json."""
+
+import json
+
+import pytest
+
+pytest.importorskip("papermill")
+
+from workbench.reports import run_report  # noqa: E402
+
+
+@pytest.mark.notebook
+def test_quickstart_report(tmp_path):
+    run = run_report("quickstart", reports_dir=tmp_path, quick=True, progress=False)
+    m = json.loads(run.metrics.read_text())
+    assert m["profile_source"] == "modelled"
+    assert m["n_feasible"] > 0 and m["n_pareto"] >= 1
+    assert m["d0"]["label"] == "EfficientNet Lite0 FFX8, CPU_{4,T}"
+    assert m["matches_carin_table7_d0"] is True
+    html = run.html.read_text()
+    # One shared plotly.js for every report, not a 4.8 MB copy inside each page.
+    assert "../assets/plotly.min.js" in html and len(html) < 1_500_000
+    assert (tmp_path / "assets" / "plotly.min.js").exists()
+    assert not list(tmp_path.glob("quickstart/.*"))  # no partial files left
+
+
+def test_other_parameters_reach_the_notebook(tmp_path):
+    run = run_report("00_quickstart", reports_dir=tmp_path, progress=False,
+                     parameters={"device": "a71", "max_latency_ms": 20.0})
+    m = json.loads(run.metrics.read_text())
+    assert m["device"] == "a71" and m["d0"]["L_max"] <= 20.0
+
+
+def test_unknown_report_name(tmp_path):
+    from workbench.errors import InputError
+
+    with pytest.raises(InputError, match="no notebook named 'nope'"):
+        run_report("nope", reports_dir=tmp_path)

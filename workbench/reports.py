@@ -1,0 +1,115 @@
+"""Execute the notebooks in ``notebooks/`` with papermill into ``reports/<name>/``.
+
+Each run writes the executed notebook, an HTML page and whatever the notebook records (its
+``metrics.json``). All pages load one shared ``reports/assets/plotly.min.js``. Requires the
+``notebooks`` extra (papermill, nbconvert).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+from .fileio import atomic_write_text
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+REPORTS = ROOT / "reports"
+
+
+@dataclass(frozen=True)
+class ReportRun:
+    """Where one executed report went."""
+
+    name: str
+    notebook: Path
+    html: Path
+    metrics: Path | None
+
+
+def available(notebooks_dir: Path = NOTEBOOKS) -> list[str]:
+    """Report names: the notebooks' file stems, e.g. ``00_quickstart``."""
+    return sorted(p.stem for p in Path(notebooks_dir).glob("*.ipynb"))
+
+
+def _report_name(stem: str) -> str:
+    # "00_quickstart" -> "quickstart": the numeric prefix only orders the notebooks.
+    head, _, tail = stem.partition("_")
+    return tail if head.isdigit() and tail else stem
+
+
+def _shared_plotlyjs(reports_dir: Path) -> Path:
+    import plotly
+
+    dst = reports_dir / "assets" / "plotly.min.js"
+    src = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    if not dst.exists() or dst.stat().st_size != src.stat().st_size:
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dst.with_suffix(".tmp")
+        shutil.copyfile(src, tmp)
+        os.replace(tmp, dst)
+    return dst
+
+
+def run_report(name: str, *, parameters: dict[str, Any] | None = None,
+               reports_dir: str | os.PathLike = REPORTS,
+               notebooks_dir: str | os.PathLike = NOTEBOOKS, quick: bool = False,
+               progress: bool = True) -> ReportRun:
+    """Execute one notebook with papermill and render it to HTML.
+
+    Args:
+        name: Notebook stem (``00_quickstart``) or report name (``quickstart``).
+        parameters: Values for the notebook's ``parameters`` cell; ``output_dir`` and ``quick``
+            are always passed.
+        reports_dir: Folder that receives ``<report name>/``.
+        quick: Ask the notebook for its small, fast configuration.
+
+    Returns:
+        ReportRun naming the executed notebook, its HTML and its metrics.json (if written).
+    """
+    import nbformat
+    import papermill as pm
+    from nbconvert import HTMLExporter
+
+    from .viz import REPORT_ENV
+
+    notebooks_dir, reports_dir = Path(notebooks_dir), Path(reports_dir)
+    stems = {s: s for s in available(notebooks_dir)} | {_report_name(s): s
+                                                         for s in available(notebooks_dir)}
+    if name not in stems:
+        raise InputError(f"no notebook named {name!r} (known: {', '.join(available(notebooks_dir))})",
+                         file=notebooks_dir)
+    stem = stems[name]
+    out_dir = reports_dir / _report_name(stem)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    js = _shared_plotlyjs(reports_dir)
+    params = dict(parameters or {}, output_dir=str(out_dir.resolve()), quick=quick)
+    executed = out_dir / f"{_report_name(stem)}.ipynb"
+    tmp = out_dir / f".{_report_name(stem)}.partial.ipynb"
+    env_before = os.environ.get(REPORT_ENV)
+    os.environ[REPORT_ENV] = os.path.relpath(js, out_dir)
+    try:
+        pm.execute_notebook(str(notebooks_dir / f"{stem}.ipynb"), str(tmp), parameters=params,
+                            cwd=str(ROOT), progress_bar=progress, kernel_name="python3")
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # no half-executed notebook left where a report belongs
+        raise
+    finally:
+        if env_before is None:
+            os.environ.pop(REPORT_ENV, None)
+        else:
+            os.environ[REPORT_ENV] = env_before
+    os.replace(tmp, executed)
+    nb = nbformat.read(executed, as_version=4)
+    exporter = HTMLExporter(template_name="lab")
+    exporter.exclude_input_prompt = True
+    exporter.exclude_output_prompt = True
+    body, _ = exporter.from_notebook_node(nb)
+    html = atomic_write_text(out_dir / f"{_report_name(stem)}.html", body)
+    metrics = out_dir / "metrics.json"
+    return ReportRun(name=_report_name(stem), notebook=executed, html=html,
+                     metrics=metrics if metrics.exists() else None)

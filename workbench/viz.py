@@ -1,0 +1,73 @@
+"""Plotly figures of workbench results. Computation lives elsewhere; these functions only draw.
+
+Requires the ``notebooks`` extra (plotly). ``show`` embeds a figure so that executed reports share
+one copy of plotly.js (``reports/assets/plotly.min.js``) instead of carrying 3.5 MB each.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Sequence
+
+try:
+    import plotly.graph_objects as go
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError("workbench.viz needs plotly: pip install 'workbench[notebooks]'") from exc
+
+#: Set by ``workbench report`` while executing notebooks: figures then load the shared plotly.js.
+REPORT_ENV = "WORKBENCH_REPORT_PLOTLYJS"
+_LOADED = False  # the shared plotly.js is included once per executed notebook
+
+
+def show(fig: "go.Figure") -> Any:
+    """Display a figure: interactive in Jupyter, or as HTML sharing one plotly.js in reports."""
+    src = os.environ.get(REPORT_ENV)
+    if not src:
+        fig.show()
+        return None
+    from IPython.display import HTML, display
+
+    global _LOADED
+    loader = ""
+    if not _LOADED:
+        # nbconvert's page loads require.js; plotly.js would then register as an AMD module
+        # instead of setting window.Plotly, so hide `define` while the shared bundle loads.
+        loader = (f'<script>window.__wbDefine = window.define; window.define = undefined;</script>'
+                  f'<script src="{src}"></script>'
+                  f'<script>window.define = window.__wbDefine;</script>')
+        _LOADED = True
+    html = fig.to_html(include_plotlyjs=False, full_html=False, config={"displaylogo": False})
+    display(HTML(loader + html))
+    return None
+
+
+def tradeoff_scatter(x: Sequence[float], y: Sequence[float], *, labels: Sequence[str],
+                     feasible: Sequence[bool], pareto: Sequence[bool] | None = None,
+                     highlight: dict[str, int] | None = None, x_title: str, y_title: str,
+                     title: str | None = None) -> "go.Figure":
+    """Scatter of a configuration table in two metrics: infeasible grey, feasible blue, the
+    Pareto front as a line, and named designs (e.g. ``{"d0": 12}``) as labelled stars."""
+    fig = go.Figure()
+    feas = list(feasible)
+    for ok, name, color in ((False, "infeasible", "#c8c8c8"), (True, "feasible", "#4c78a8")):
+        pts = [i for i, f in enumerate(feas) if f == ok]
+        fig.add_trace(go.Scatter(
+            x=[x[i] for i in pts], y=[y[i] for i in pts], mode="markers", name=name,
+            text=[labels[i] for i in pts], marker=dict(color=color, size=6, opacity=0.8),
+            hovertemplate="%{text}<br>%{x:.4g}, %{y:.4g}<extra></extra>"))
+    if pareto is not None:
+        pts = sorted((i for i, p in enumerate(pareto) if p), key=lambda i: x[i])
+        fig.add_trace(go.Scatter(
+            x=[x[i] for i in pts], y=[y[i] for i in pts], mode="lines+markers", name="Pareto front",
+            text=[labels[i] for i in pts], line=dict(color="#f58518"),
+            marker=dict(color="#f58518", size=8),
+            hovertemplate="%{text}<br>%{x:.4g}, %{y:.4g}<extra></extra>"))
+    for name, i in (highlight or {}).items():
+        fig.add_trace(go.Scatter(
+            x=[x[i]], y=[y[i]], mode="markers+text", name=f"{name}: {labels[i]}",
+            text=[name], textposition="top center",
+            marker=dict(symbol="star", size=16, color="#e45756", line=dict(width=1, color="black")),
+            hovertemplate=f"{name}: {labels[i]}<extra></extra>"))
+    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, template="plotly_white",
+                      legend=dict(orientation="h", y=-0.2), height=480)
+    return fig
