@@ -87,7 +87,10 @@ def run_report(name: str, *, parameters: dict[str, Any] | None = None,
     out_dir = reports_dir / _report_name(stem)
     out_dir.mkdir(parents=True, exist_ok=True)
     js = _shared_plotlyjs(reports_dir)
-    params = dict(parameters or {}, output_dir=str(out_dir.resolve()), quick=quick)
+    # Relative to the checkout when possible: the committed reports should not name a home folder.
+    resolved = out_dir.resolve()
+    shown = resolved.relative_to(ROOT) if resolved.is_relative_to(ROOT) else resolved
+    params = dict(parameters or {}, output_dir=str(shown), quick=quick)
     executed = out_dir / f"{_report_name(stem)}.ipynb"
     tmp = out_dir / f".{_report_name(stem)}.partial.ipynb"
     env_before = os.environ.get(REPORT_ENV)
