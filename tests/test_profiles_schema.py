@@ -65,16 +65,45 @@ def test_bad_field_names_path_and_value(minimal_profile, write_json, mutate, whe
         assert f"(got {value_text})" in str(err)
 
 
-def test_nan_latency_is_rejected(minimal_profile, tmp_path):
-    # json.dumps writes NaN literally: the loader must refuse it rather than keep a NaN latency.
+@pytest.mark.parametrize("field, value", [("L", "nan"), ("L_p99", "inf"), ("MF", "-inf")])
+def test_non_finite_values_are_rejected_with_their_path(minimal_profile, tmp_path, field, value):
+    # json.dumps writes NaN/Infinity literally: the loader must refuse them, not keep them.
     data = copy.deepcopy(minimal_profile)
-    data["configs"][0]["L"] = float("nan")
+    data["configs"][1][field] = float(value)
     path = tmp_path / "nan.json"
     path.write_text(json.dumps(data))
-    with pytest.raises(InputError, match="NaN"):
+    with pytest.raises(InputError) as info:
         load_profile(path)
-    with pytest.raises(InputError, match=r"configs\[0\]\.L"):
-        profile_from_dict(data, file=path)
+    assert info.value.where == f"configs[1].{field}"
+    assert str(path) in str(info.value) and value in str(info.value)
+
+
+def test_coexecution_rows_are_checked(minimal_profile):
+    data = copy.deepcopy(minimal_profile)
+    data["coexecution"] = [{"configs": ["a", "b"], "L": [6.0, 5.0], "source": "measured"}]
+    prof = profile_from_dict(data)
+    assert prof.coexecution[0].L == [6.0, 5.0]
+    data["coexecution"][0]["configs"] = ["a", "zz"]
+    with pytest.raises(InputError) as info:
+        profile_from_dict(data)
+    assert info.value.where == "coexecution[0].configs" and info.value.value == "zz"
+    data["coexecution"][0].update(configs=["a", "b"], L=[6.0])
+    with pytest.raises(InputError, match="1 values for 2 configs"):
+        profile_from_dict(data)
+
+
+def test_engine_kind_must_match_its_name(minimal_profile):
+    data = copy.deepcopy(minimal_profile)
+    data["engines"][1]["kind"] = "NPU"
+    with pytest.raises(InputError, match="engines\\[1\\].*kind 'NPU'"):
+        profile_from_dict(data)
+
+
+def test_cpu_core_set_processors(minimal_profile):
+    data = copy.deepcopy(minimal_profile)
+    data["engines"].append({"name": "CPU[0,1]", "kind": "CPU", "core_ids": [0, 1]})
+    data["configs"][0]["processor"] = "CPU[0,1]"
+    assert profile_from_dict(data).config("a").kind == "CPU"
 
 
 def test_malformed_json_names_line(tmp_path):

@@ -83,6 +83,12 @@ def load_parameters(path: str | Path | None = None) -> dict[str, Any]:
     return json.loads(Path(path).read_text("utf-8"))
 
 
+@lru_cache(maxsize=None)
+def _device_row(device: str) -> dict[str, Any]:
+    # Read-only inside this module: papers.device_rows() copies the tables on every call.
+    return papers.device_rows()[device]
+
+
 def _input_elements(spec: str, kind: str) -> int:
     dims = [int(x) for x in spec.lower().split("x")]
     n = math.prod(dims)
@@ -174,7 +180,7 @@ def size_mb(variant: Variant, P: dict[str, Any]) -> float:
 def model_cpu(variant: Variant, device: str, threads: int, xnnpack: bool, *,
               P: dict[str, Any], governor: str | None = None) -> dict[str, float]:
     """Metrics of a variant on the CPU with `threads` threads and XNNPACK on or off."""
-    dev, row = P["devices"][device], papers.device_rows()[device]
+    dev, row = P["devices"][device], _device_row(device)
     gov = P["governors"][governor or dev["default_governor"]]
     cores = _cores(row, P)[:threads]
     rates = _cpu_rates(variant, cores, xnnpack, P, gov["speed"])
@@ -231,7 +237,7 @@ def model_delegate(variant: Variant, device: str, kind: str, *, P: dict[str, Any
     if rate <= 0:
         return None
     work = variant.flops * variant.batch
-    row = papers.device_rows()[device]
+    row = _device_row(device)
     gov = P["governors"][dev["default_governor"]]
     fb_cores = _cores(row, P)[:cpu["fallback_threads"]]
     fb_rates = _cpu_rates(variant, fb_cores, False, P, gov["speed"])
@@ -268,7 +274,7 @@ def _r(x: float) -> float:
 # --- profile assembly --------------------------------------------------------------------------
 
 def _device(device: str, P: dict[str, Any]) -> Device:
-    row, dev = papers.device_rows()[device], P["devices"][device]
+    row, dev = _device_row(device), P["devices"][device]
     gpu_name, gpu_clock = papers.parse_clocked(row.get("gpu"))
     ram_gb, ram_mhz = papers.parse_ram(row["ram"])
     npu = row.get("npu")
@@ -346,7 +352,7 @@ def build_profile(device: str, *, use_cases: Iterable[str] = USE_CASES,
             t = papers.model_table(name)
             tasks.append(Task(name=name, metric=t["metric"], higher_is_better=t["higher_is_better"],
                               dataset=t["dataset"], batch=int(t.get("batch", 1))))
-    row = papers.device_rows()[device]
+    row = _device_row(device)
     cites = [papers.citation("carin")] + ([papers.citation("oodin")]
                                           if "oodin" in dev["paper"] else [])
     prov = Provenance(

@@ -281,6 +281,14 @@ class Profile(_Strict):
     contention: dict[str, float] = Field(
         default_factory=dict, description="Parameters of the multi-DNN contention model.")
 
+    @field_validator("contention")
+    @classmethod
+    def _finite_parameters(cls, v: dict[str, float]) -> dict[str, float]:
+        for k, x in v.items():
+            if not math.isfinite(x):
+                raise ValueError(f"parameter {k!r} must be finite, got {x!r}")
+        return v
+
     @model_validator(mode="after")
     def _consistent(self) -> "Profile":
         seen: dict[str, int] = {}
