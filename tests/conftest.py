@@ -39,3 +39,43 @@ def write_json(tmp_path):
         p.write_text(json.dumps(data))
         return p
     return _write
+
+
+def make_profile(rows, *, tasks=None, cores=4, clusters=None, contention=None, coexecution=None,
+                 name="toy"):
+    """A validated Profile from compact rows: dicts with id, processor, and metric fields."""
+    from workbench.profiles import profile_from_dict
+
+    rows = [dict({"processor": "CPU"}, **r) for r in rows]
+    procs = sorted({r["processor"] for r in rows})
+    kinds = {p: p.split("[")[0] for p in procs}
+    task_names = tasks or sorted({r.get("task", "t") for r in rows})
+    configs = []
+    for r in rows:
+        c = {"model": r.get("model", "m"), "precision": r.get("precision", "FP32"),
+             "task": r.get("task", "t"), "source": "modelled"}
+        c.update({k: v for k, v in r.items() if k not in ("higher",)})
+        configs.append(c)
+    return profile_from_dict({
+        "device": {"name": name, "cpu_clusters": clusters or [{"core": "c", "count": cores,
+                                                               "ghz": 2.0}]},
+        "source": "modelled", "provenance": {"method": "test fixture"},
+        "engines": [{"name": p, "kind": kinds[p]} for p in procs],
+        "tasks": [{"name": t, "higher_is_better": not t.endswith("-mae")} for t in task_names],
+        "configs": configs,
+        "coexecution": coexecution or [],
+        "contention": contention or {"same_processor_share": 1.0, "cpu_oversubscription": 0.5,
+                                     "cross_processor": 0.1},
+    })
+
+
+@pytest.fixture
+def hand_profile():
+    """The hand-worked single-DNN example of tests/test_rass.py."""
+    return make_profile([
+        dict(id="a", model="m1", processor="CPU", threads=4, A=70, L=10, L_max=12, TP=100, W=1e9, MF=20),
+        dict(id="b", model="m2", processor="CPU", threads=4, A=75, L=20, L_max=25, TP=50, W=2e9, MF=30),
+        dict(id="c", model="m1", processor="GPU", A=70, L=8, L_max=9, TP=125, W=1e9, MF=50),
+        dict(id="d", model="m2", processor="NPU", A=75, L=15, L_max=16, TP=200 / 3, W=2e9, MF=40),
+        dict(id="e", model="m3", processor="CPU", threads=4, A=80, L=50, L_max=60, TP=20, W=4e9, MF=60),
+    ])

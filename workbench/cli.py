@@ -133,6 +133,100 @@ def _cmd_profiles_model(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- solve -------------------------------------------------------------------------------------
+
+def _tables_profile(paths: list[str]):
+    """A profile made of CSV tables; a table without a task column becomes a task of its own,
+    named after the file."""
+    from .profiles.importers import import_csv, merge
+
+    merged = None
+    for path in paths:
+        prof = import_csv(path, device="imported")
+        stem = Path(path).stem
+        if {c.task for c in prof.configs} == {"default"}:
+            data = prof.model_dump()
+            for c in data["configs"]:
+                c["task"] = stem
+            data["tasks"] = [{"name": stem}]
+            prof = type(prof).model_validate(data)
+        merged = prof if merged is None else merge(merged, prof)
+    return merged
+
+
+def _solve_problem(args: argparse.Namespace):
+    from .moo.problem import DiscreteProblem
+    from .profiles import load_profile, resolve_profile
+    from .usecases import use_case
+
+    sources = sum(x is not None and x != [] for x in (args.profile, args.table, args.use_case))
+    if sources != 1:
+        raise WorkbenchError("give exactly one of --profile, --table or --use-case")
+    slo, tasks = args.slo, args.task
+    if args.use_case:
+        if not args.device:
+            raise WorkbenchError("--use-case needs --device (e.g. --device s20fe)")
+        uc = use_case(args.use_case)
+        prof = load_profile(resolve_profile(args.device))
+        slo, tasks = slo or uc.slo, tasks or list(uc.tasks)
+    elif args.table:
+        prof = _tables_profile(args.table)
+        tasks = tasks or list(dict.fromkeys(c.task for c in prof.configs))
+    else:
+        prof = load_profile(resolve_profile(args.profile))
+    if not slo:
+        raise WorkbenchError("--slo is required (e.g. --slo \"max A; max TP; max L <= 41.67ms\")")
+    return DiscreteProblem(prof, slo, tasks=tasks, weights=args.weights)
+
+
+def _cmd_solve(args: argparse.Namespace) -> int:
+    from .solvers import solve
+
+    problem = _solve_problem(args)
+    opts = {}
+    if args.solver not in ("rass", "oodin"):
+        opts = dict(pop_size=args.pop_size, n_gen=args.generations, seed=args.seed)
+    res = solve(problem, args.solver, **opts)
+    if args.json:
+        print(json.dumps(res.to_dict(), indent=1))
+        return 0
+    prof = problem.profile
+    print(f"{res.solver.upper()} on {prof.device.display_name or prof.device.name} "
+          f"({prof.source} profile), tasks {', '.join(problem.task_names)}")
+    print(f"SLO: {problem.slo}")
+    feas = (f"{res.n_feasible} of {res.n_total} combinations feasible" if res.n_feasible >= 0
+            else f"{res.n_total} combinations")
+    print(f"decision space: {feas}; solved in {res.timing_ms.get('total', 0):.2f} ms\n")
+    if not res.ok:
+        print("INFEASIBLE: no combination meets every constraint.")
+        for v in res.nearest:
+            broken = ", ".join(f"{k} (over by {x:.4g})" for k, x in v.broken.items())
+            print(f"  nearest: {' + '.join(v.labels)}: breaks {broken}")
+        return 0
+    names = problem.objective_names
+    rows = [[role, " + ".join(d.labels), _fmt(d.optimality)] + [_fmt(d.objectives[n])
+                                                                 for n in names]
+            for role, d in res.designs.items()]
+    print(_table(rows, ["role", "design", "optimality"] + names))
+    if res.policy:
+        print("\nswitching policy (shaped like CARIn Table 7):")
+        heads = [f"c_{t}" for t in res.triggers] + ["c_m", "d_new"]
+        table = []
+        for r in res.policy_table():
+            d = res.designs.get(r["design"])
+            same = next((o for o in res.designs.values() if d and o.role != r["design"]
+                         and o.index == d.index and o.role < r["design"]), None)
+            text = ("absent" if d is None else
+                    f"{r['design']} = " + (same.role if same else
+                                            "<" + " + ".join(d.labels) + ">"))
+            table.append(r["flags"] + [text])
+        print(_table(table, heads))
+    for k, v in res.extra.items():
+        if k not in ("front",):
+            print(f"{k}: {v}")
+    return 0
+
+
 # --- reports -----------------------------------------------------------------------------------
 
 def _cmd_report(args: argparse.Namespace) -> int:
@@ -206,6 +300,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--parameters", default=None, help="an edited copy of model_parameters.json")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_profiles_model)
+
+    p = sub.add_parser("solve", help="solve SLOs on a profile with RASS, OODIn or a pymoo "
+                       "algorithm")
+    src = p.add_argument_group("what to solve (one of)")
+    src.add_argument("--profile", default=None, help="a profile file or name in profiles/")
+    src.add_argument("--table", action="append", default=None, metavar="CSV",
+                     help="a configuration table; repeat for multi-DNN (one task per table)")
+    src.add_argument("--use-case", default=None, help="CARIn use case uc1..uc4 (with --device)")
+    p.add_argument("--device", default=None, help="with --use-case: a profile name, e.g. s20fe")
+    p.add_argument("--task", action="append", default=None,
+                   help="task(s) to run together (default: the use case's, or the only one)")
+    p.add_argument("--slo", default=None, help='e.g. "max A; max TP; max L <= 41.67ms"')
+    p.add_argument("--weights", default=None, help='objective weights, e.g. "A=2,TP=1"')
+    p.add_argument("--solver", default="rass",
+                   help="rass (default), oodin, or a pymoo algorithm: nsga2, nsga3, spea2, ...")
+    p.add_argument("--pop-size", type=int, default=100, help="evolutionary: population")
+    p.add_argument("--generations", type=int, default=100, help="evolutionary: generations")
+    p.add_argument("--seed", type=int, default=1, help="evolutionary: random seed")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(func=_cmd_solve)
 
     p = sub.add_parser("report", help="execute the notebooks into reports/ (papermill + HTML)")
     p.add_argument("--only", action="append", default=None, metavar="NAME",

@@ -1,0 +1,177 @@
+"""RASS: a hand-worked example, the paper's shapes, infeasibility, and properties checked
+against a brute-force reference implementation on random tables (hypothesis)."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import make_profile  # noqa: I001
+from workbench.moo.problem import DiscreteProblem
+from workbench.solvers.rass import rass
+
+UC1_LIKE = "max A; max TP; max L <= 30ms"
+
+
+def test_hand_worked_example(hand_profile):
+    """Feasible a, b, c, d (e breaks max L). up = (75, 125); s_A = 2.5, s_TP = 29.092;
+    d_max = sqrt(2^2 + (75/29.092)^2) = 3.2628; opt = c 1.631, d 1.627, a 1.499, b 1.266."""
+    res = rass(DiscreteProblem(hand_profile, UC1_LIKE))
+    assert res.status == "ok" and res.n_feasible == 4 and res.n_total == 5
+    opt = {d.configs[0]: round(d.optimality, 3) for d in res.designs.values()}
+    assert opt == {"c": 1.631, "d": 1.627, "a": 1.499}
+    got = {role: d.configs[0] for role, d in res.designs.items()}
+    # d0 = c on the GPU; d1 avoids the GPU -> d (NPU); d2 avoids both -> a (CPU).
+    assert got == {"d0": "c", "d1": "d", "d2": "a", "dm": "a", "dw": "c", "dwm": "a"}
+    assert res.triggers == ["GPU", "NPU", "CPU"]
+    # d_w: a and c tie on W = 1e9; c wins on optimality. d_wm: C(c) = 1 + 0 > C(a) = 0 + 0.
+    assert res.decide({}) == "d0"
+    assert res.decide({"GPU": True}) == "d1"
+    assert res.decide({"GPU": True, "NPU": True}) == "d2"
+    assert res.decide({"GPU": True, "NPU": True, "CPU": True}) == "dw"
+    assert res.decide({"GPU": True, "NPU": True, "CPU": True, "memory": True}) == "dwm"
+    assert res.decide({"NPU": True, "memory": True}) == "dm"
+    assert res.decide({"NPU": True}) == "d0"  # rules look only at flags, not at history
+
+
+def test_policy_json_has_one_rule_per_flag_combination(hand_profile):
+    res = rass(DiscreteProblem(hand_profile, UC1_LIKE))
+    pol = res.to_dict()["policy"]
+    assert len(pol) == 2 ** (len(res.triggers) + 1)
+    keys = {tuple(sorted(r["when"].items())) for r in pol}
+    assert len(keys) == len(pol)
+    assert [r["design"] for r in res.policy_table()] == ["d0", "d1", "d2", "dw", "dwm", "dm"]
+
+
+def test_infeasible_names_nearest_and_broken_constraints(hand_profile):
+    res = rass(DiscreteProblem(hand_profile, "max A; max L <= 5ms; MF <= 25"))
+    assert res.status == "infeasible" and res.designs == {}
+    # a: L 12 (+7/5 = 1.4), MF ok -> 1.4; c: 0.8 + 1.0 = 1.8; d: 2.2 + 0.6; b: 4 + 0.2.
+    assert [v.labels[0] for v in res.nearest[:4]] == ["m1 FP32, CPU_{4}", "m1 FP32, GPU",
+                                                       "m2 FP32, NPU", "m2 FP32, CPU_{4}"]
+    assert res.nearest[0].broken == {"max L <= 5ms": 7.0}
+    assert res.nearest[0].distance == pytest.approx(1.4)
+    assert all(set(v.broken) <= {"max L <= 5ms", "MF <= 25MB"} and v.broken for v in res.nearest)
+    # distances are relative excesses, smallest first
+    assert [v.distance for v in res.nearest] == sorted(v.distance for v in res.nearest)
+    assert res.to_dict()["status"] == "infeasible"
+
+
+def test_absent_memory_data_removes_dm_and_the_policy_says_so():
+    prof = make_profile([dict(id="a", processor="CPU", A=1, TP=2, W=1e9),
+                         dict(id="b", processor="GPU", A=2, TP=1, W=2e9)])
+    res = rass(DiscreteProblem(prof, "max A; max TP"))
+    assert "dm" not in res.designs and res.designs["dwm"].index == res.designs["dw"].index
+    rule = next(r for r in res.policy if r.when["memory"] and not all(
+        r.when[t] for t in res.triggers))
+    assert rule.design is None and "no MF" in rule.note
+
+
+def test_multi_dnn_trigger_is_the_heaviest_model():
+    rows = [
+        dict(id="v-dsp", task="vision", processor="DSP", L=10, A=80, W=2e9, MF=20),
+        dict(id="v-gpu", task="vision", processor="GPU", L=12, A=80, W=2e9, MF=40),
+        dict(id="v-cpu", task="vision", processor="CPU", threads=2, L=30, A=80, W=2e9, MF=15),
+        dict(id="a-cpu", task="audio", processor="CPU", threads=2, L=5, A=0.4, W=1e8, MF=10),
+    ]
+    res = rass(DiscreteProblem(make_profile(rows, cores=8), "min L; max A",
+                               tasks=["audio", "vision"]))
+    assert res.triggers == ["DSP", "GPU", "CPU"]  # CARIn Table 8's shape
+    assert res.designs["d0"].configs == ("a-cpu", "v-dsp")
+    assert res.designs["d1"].configs == ("a-cpu", "v-gpu")
+    assert res.designs["d2"].configs == ("a-cpu", "v-cpu")
+
+
+# --- a brute-force reference, written from SPEC section 6 with plain Python loops -----------
+
+def reference_rass(rows, limit):
+    """rows: list of (A, TP, Lmax, W, MF, processor); SLO: max A; max TP; max L <= limit."""
+    feas = [i for i, r in enumerate(rows) if r[2] <= limit]
+    if not feas:
+        return None
+    F = [(rows[i][0], rows[i][1]) for i in feas]
+    up = [max(f[k] for f in F) for k in range(2)]
+    s = []
+    for k in range(2):
+        mean = sum(f[k] for f in F) / len(F)
+        s.append(math.sqrt(sum((f[k] - mean) ** 2 for f in F) / len(F)))
+    use = [k for k in range(2) if s[k] > 0]
+    dmax = math.sqrt(sum(((max(f[k] for f in F) - min(f[k] for f in F)) / s[k]) ** 2 for k in use))
+    opt = {}
+    for i, f in zip(feas, F):
+        d = math.sqrt(sum(((f[k] - up[k]) / s[k]) ** 2 for k in use))
+        opt[i] = math.inf if d == 0 else dmax / d
+    order = sorted(feas, key=lambda i: (-opt[i], rows[i][3], rows[i][4], i))
+    designs, trig = {}, []
+    for k in range(3):
+        cand = [i for i in order if rows[i][5] not in trig]
+        if not cand:
+            break
+        designs[f"d{k}"] = cand[0]
+        trig.append(rows[cand[0]][5])
+    union = [i for i in order if rows[i][5] in trig]
+    designs["dm"] = min(union, key=lambda i: (rows[i][4], order.index(i)))
+    designs["dw"] = min(union, key=lambda i: (rows[i][3], order.index(i)))
+    return designs, trig, opt, order
+
+
+row_strategy = st.tuples(
+    st.integers(60, 80).map(float),          # A
+    st.integers(1, 50).map(float),           # TP
+    st.integers(1, 60).map(float),           # max L
+    st.integers(1, 5).map(lambda x: x * 1e9),  # W
+    st.integers(5, 60).map(float),           # MF
+    st.sampled_from(["CPU", "GPU", "NPU", "DSP"]),
+)
+
+
+def _profile(rows):
+    return make_profile([dict(id=f"r{i}", processor=p, threads=1 if p == "CPU" else None,
+                              A=a, TP=tp, L=lm / 2, L_max=lm, W=w, MF=mf)
+                         for i, (a, tp, lm, w, mf, p) in enumerate(rows)], cores=8)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=st.lists(row_strategy, min_size=1, max_size=25), limit=st.integers(5, 60))
+def test_rass_agrees_with_the_brute_force_reference(rows, limit):
+    res = rass(DiscreteProblem(_profile(rows), f"max A; max TP; max L <= {limit}"))
+    ref = reference_rass(rows, limit)
+    if ref is None:
+        assert res.status == "infeasible" and res.nearest
+        return
+    designs, trig, opt, order = ref
+    assert res.triggers == trig
+    for role, i in designs.items():
+        assert res.designs[role].index == i, role
+    # the whole sorted space agrees, optimality included
+    sorted_flat = DiscreteProblem(_profile(rows), f"max A; max TP; max L <= {limit}").ranking
+    assert sorted_flat.index.tolist() == order
+    assert np.allclose(sorted_flat.optimality, [opt[i] for i in order])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=st.lists(row_strategy, min_size=1, max_size=25), limit=st.integers(5, 60))
+def test_rass_properties(rows, limit):
+    pr = DiscreteProblem(_profile(rows), f"max A; max TP; max L <= {limit}")
+    res = rass(pr)
+    if not res.ok:
+        return
+    F = pr.feasible.F
+    d0 = np.array([res.d0.objectives["A"], res.d0.objectives["TP"]])
+    # d0 is non-dominated in the feasible space (both objectives maximised)
+    assert not np.any(np.all(F >= d0, axis=1) & np.any(F > d0, axis=1))
+    # optimality >= 1 everywhere, and d0's is the largest
+    opt = pr.ranking.optimality
+    assert np.all(opt >= 1 - 1e-9)
+    assert res.d0.optimality == opt.max()
+    # d_k uses none of the trigger processors t_0..t_{k-1}
+    for k in range(len(res.triggers)):
+        assert not set(res.designs[f"d{k}"].processors) & set(res.triggers[:k])
+    # the policy covers every combination of flags, once
+    whens = [tuple(r.when[t] for t in res.triggers) + (r.when["memory"],) for r in res.policy]
+    assert sorted(whens) == sorted(itertools.product((False, True),
+                                                     repeat=len(res.triggers) + 1))
+    assert all(r.design in res.designs for r in res.policy)

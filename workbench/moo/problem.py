@@ -1,0 +1,529 @@
+"""The discrete multi-objective problem over a device's configuration table (CARIn section 4.1).
+
+Single-DNN: the decision space is the task's configuration table. Multi-DNN: the product of the
+tasks' tables; a combination is addressed by its flat index (``np.ravel_multi_index`` over the
+tables' sizes), and metrics are computed in vectorised chunks so that a space of 10^6
+combinations never becomes 10^6 Python objects.
+
+The problem is a pymoo ``Problem`` over an integer encoding (one variable per task: a row of that
+task's table), so any pymoo algorithm can search it; ``_evaluate`` fills ``F`` (pymoo minimises,
+so maximised objectives are negated) and ``G`` (G <= 0 feasible). Exact solvers use
+:meth:`DiscreteProblem.evaluate` on flat indices, which returns objectives in natural units.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Iterator, NamedTuple
+
+import numpy as np
+from pymoo.core.problem import Problem
+
+from ..errors import InputError
+from ..profiles.schema import Config, Profile, processor_kind
+from .contention import PARAMETERS as CONTENTION_PARAMETERS
+from .contention import co_latency
+from .optimality import OptimalityResult, optimality
+from .slo import HIGHER_IS_BETTER, MODEL_METRICS, SLO, SYSTEM_METRICS, UNIT_OF
+
+_STAT_SUFFIX = {"avg": "", "std": "_std", "min": "_min", "max": "_max", "p50": "_p50",
+                "p90": "_p90", "p99": "_p99"}
+#: Per-model columns that scale with the co-execution slowdown of a multi-DNN combination.
+_LATENCY_COLUMNS = ("L", "L_std", "L_min", "L_max", "L_p50", "L_p90", "L_p99", "E")
+DEFAULT_CHUNK = 1 << 17
+
+
+@dataclass(frozen=True)
+class Term:
+    """One resolved objective or constraint function f(x) of the problem.
+
+    ``task`` is a task position, ``None`` for a system metric (NTT, STP, F) and ``-1`` for a
+    per-model metric summed over the tasks (``[total]``).
+    """
+
+    name: str
+    metric: str
+    stat: str
+    task: int | None
+    maximise: bool = False
+    weight: float = 1.0
+
+    @property
+    def column(self) -> str:
+        return self.metric + _STAT_SUFFIX[self.stat]
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A resolved constraint ``term op value``; ``g = term - value`` (or ``value - term``)."""
+
+    term: Term
+    op: str
+    value: float
+
+    @property
+    def name(self) -> str:
+        return f"{self.term.name} {self.op} {self.value:g}{UNIT_OF.get(self.term.metric, '')}"
+
+
+class TaskSpace:
+    """One task's configuration rows, as numpy columns."""
+
+    def __init__(self, name: str, configs: list[Config], processors: list[str],
+                 coremasks: dict[str, int]) -> None:
+        self.name = name
+        self.configs = configs
+        self.ids = np.array([c.id for c in configs], dtype=object)
+        self.proc = np.array([processors.index(c.processor) for c in configs], dtype=np.int64)
+        self.is_cpu = np.array([c.kind == "CPU" for c in configs], dtype=bool)
+        self.coremask = np.array([coremasks.get(c.processor, 0) for c in configs], dtype=np.int64)
+        self.threads = np.array([(c.threads or 1) if c.kind == "CPU" else 1 for c in configs],
+                                dtype=np.int64)
+        self.batch = np.array([c.batch for c in configs], dtype=float)
+        self.models = np.array([c.model for c in configs], dtype=object)
+        self._cols: dict[str, np.ndarray] = {}
+
+    def __len__(self) -> int:
+        return len(self.configs)
+
+    def col(self, name: str) -> np.ndarray:
+        if name not in self._cols:
+            self._cols[name] = np.array(
+                [np.nan if getattr(c, name) is None else getattr(c, name) for c in self.configs],
+                dtype=float)
+        return self._cols[name]
+
+
+class Evaluation(NamedTuple):
+    """Objectives F (natural units, one column per objective term) and constraints G (G <= 0
+    feasible) of a set of combinations given by flat index."""
+
+    index: np.ndarray
+    F: np.ndarray
+    G: np.ndarray
+
+
+class DiscreteProblem(Problem):
+    """A device-specific MOO problem: SLOs over one or more tasks of a profile.
+
+    Args:
+        profile: The device profile.
+        slo: An :class:`SLO` or its string form.
+        tasks: Tasks to run together (default: the profile's only task).
+        weights: Objective weights, e.g. ``"A=2,TP=1"`` (see :meth:`SLO.with_weights`).
+        exclude_processors: Drop configurations on these processors (e.g. to model a processor
+            that is unavailable).
+
+    Raises:
+        InputError: Unknown task, a metric or statistic the profile lacks, an empty table.
+    """
+
+    def __init__(self, profile: Profile, slo: SLO | str, *, tasks: list[str] | None = None,
+                 weights: dict[str, float] | str | None = None,
+                 exclude_processors: tuple[str, ...] | list[str] = (),
+                 rows: dict[str, list[str]] | None = None) -> None:
+        self.profile = profile
+        self.slo = (SLO.parse(slo) if isinstance(slo, str) else slo).with_weights(weights)
+        self._args = dict(tasks=tasks, exclude_processors=tuple(exclude_processors), rows=rows)
+        known = list(dict.fromkeys([t.name for t in profile.tasks] +
+                                   [c.task for c in profile.configs]))
+        if tasks is None:
+            if len(known) != 1:
+                raise InputError(f"profile {profile.device.name!r} has tasks "
+                                 f"{', '.join(known)}: choose which to run", where="tasks")
+            tasks = known
+        for t in tasks:
+            if t not in known:
+                raise InputError(f"unknown task (profile {profile.device.name!r} has "
+                                 f"{', '.join(known)})", where="tasks", value=t)
+        if len(set(tasks)) != len(tasks):
+            raise InputError("a task is listed twice", where="tasks", value=tasks)
+        self.task_names = list(tasks)
+        self.multi = len(tasks) > 1
+        excluded = set(exclude_processors)
+        per_task = {t: [c for c in profile.configs if c.task == t and c.processor not in excluded
+                        and (rows is None or c.id in set(rows.get(t, [])))] for t in tasks}
+        self.processors = sorted({c.processor for cs in per_task.values() for c in cs})
+        self.n_cores = self._n_cores()
+        masks = {p: self._coremask(p) for p in self.processors}
+        self.tasks = [TaskSpace(t, per_task[t], self.processors, masks) for t in tasks]
+        self.objective_terms = self._resolve_objectives()
+        self.limits = self._resolve_constraints()
+        self._drop_rows_without_values()
+        self.shape = tuple(len(t) for t in self.tasks)
+        self.size = math.prod(self.shape)
+        self.contention = self._contention_parameters()
+        self._coexec = self._measured_coexecution()
+        super().__init__(n_var=len(self.tasks), n_obj=len(self.objective_terms),
+                         n_ieq_constr=len(self.limits), xl=np.zeros(len(self.tasks)),
+                         xu=np.array(self.shape, dtype=float) - 1, vtype=int)
+
+    def variant(self, **changes) -> "DiscreteProblem":
+        """The same problem with some constructor arguments changed (``slo``, ``tasks``,
+        ``exclude_processors``, ``rows``), e.g. restricted to one architecture."""
+        args = dict(self._args, slo=self.slo) | changes
+        return DiscreteProblem(self.profile, args.pop("slo"), **args)
+
+    def task_slo(self, task: str) -> SLO:
+        """The part of the SLO that concerns one task alone (system metrics dropped): what a
+        multi-DNN-unaware design process optimises for that task."""
+        keep = lambda t: t in (None, task, "total") or (  # noqa: E731
+            t.isdigit() and self.task_names[int(t) - 1] == task)
+        objs = tuple(o for o in self.slo.effective_objectives
+                     if o.metric in MODEL_METRICS and keep(o.task))
+        cons = tuple(c for c in self.slo.constraints if c.metric in MODEL_METRICS and keep(c.task))
+        return SLO(objs, cons)
+
+    # --- construction -------------------------------------------------------------------------
+    def _n_cores(self) -> int:
+        n = self.profile.device.n_cores
+        if n:
+            return n
+        ids = [i for e in self.profile.engines for i in (e.core_ids or [])]
+        ids += [int(x) for p in self.processors if "[" in p
+                for x in p[p.index("[") + 1:-1].split(",")]
+        threads = [c.threads or 1 for c in self.profile.configs if c.kind == "CPU"]
+        return max([max(ids) + 1 if ids else 0] + threads + [1])
+
+    def _coremask(self, processor: str) -> int:
+        if processor_kind(processor) != "CPU":
+            return 0
+        if "[" in processor:
+            return sum(1 << int(x) for x in processor[processor.index("[") + 1:-1].split(","))
+        eng = self.profile.engine(processor)
+        if eng is not None and eng.core_ids:
+            return sum(1 << i for i in eng.core_ids)
+        # Profiles time a plain "CPU" on its fastest cores; on big.LITTLE chips co-running models
+        # compete for those, not for the LITTLE cluster.
+        clusters = self.profile.device.cpu_clusters
+        if len(clusters) > 1:
+            slowest = min(clusters, key=lambda c: c.ghz)
+            return (1 << (self.n_cores - slowest.count)) - 1
+        return (1 << self.n_cores) - 1
+
+    def _task_pos(self, task: str | None, where: str) -> list[int | None]:
+        if task is None:
+            return list(range(len(self.tasks)))
+        if task == "total":
+            return [-1]
+        if task.isdigit() and 1 <= int(task) <= len(self.tasks):
+            return [int(task) - 1]
+        if task not in self.task_names:
+            raise InputError(f"{where}: task {task!r} is not part of this problem "
+                             f"(tasks: {', '.join(self.task_names)})", where="SLO", value=task)
+        return [self.task_names.index(task)]
+
+    def _term(self, metric: str, stat: str, task: int | None, *, where: str, sense: str | None,
+              weight: float = 1.0) -> Term:
+        if metric in SYSTEM_METRICS:
+            if not self.multi:
+                raise InputError(f"{where}: {metric} is a multi-DNN metric; this problem runs one "
+                                 "task", where="SLO", value=metric)
+            if metric != "NTT" and stat != "avg" or stat not in ("avg", "max", "min"):
+                raise InputError(f"{where}: no {stat} statistic for {metric}", where="SLO",
+                                 value=stat)
+            name = ("" if stat == "avg" else f"{stat} ") + metric
+            return Term(name, metric, stat, None, metric in HIGHER_IS_BETTER if sense is None
+                        else sense == "max", weight)
+        if stat not in _STAT_SUFFIX or (stat != "avg" and metric != "L"):
+            have = ", ".join(_STAT_SUFFIX) if metric == "L" else "avg"
+            raise InputError(f"{where}: profiles hold no {stat!r} statistic of {metric} "
+                             f"(available: {have})", where="SLO", value=stat)
+        label = ("" if stat == "avg" else f"{stat} ") + metric
+        if task == -1:
+            name = f"{label}[total]"
+        elif self.multi:
+            name = f"{label}[{self.task_names[task]}]"
+        else:
+            name = label
+        if sense is None:
+            maximise = False
+        else:
+            maximise = sense == "max"
+            if metric == "A" and task is not None and task >= 0:
+                # "max A" asks for the best accuracy; for MAE-like metrics that is the lowest.
+                if not self.profile.task(self.task_names[task]).higher_is_better:
+                    maximise = not maximise
+        return Term(name, metric, stat, task, maximise, weight)
+
+    def _resolve_objectives(self) -> list[Term]:
+        out = []
+        for o in self.slo.effective_objectives:
+            for pos in self._task_pos(o.task, str(o)) if o.metric in MODEL_METRICS else [None]:
+                out.append(self._term(o.metric, o.stat, pos, where=str(o), sense=o.sense,
+                                      weight=o.weight))
+        names = [t.name for t in out]
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise InputError(f"objective {sorted(dup)[0]!r} is given twice", where="SLO")
+        return out
+
+    def _resolve_constraints(self) -> list[Bound]:
+        out = []
+        for c in self.slo.constraints:
+            for pos in self._task_pos(c.task, str(c)) if c.metric in MODEL_METRICS else [None]:
+                out.append(Bound(self._term(c.metric, c.stat, pos, where=str(c), sense=None),
+                                 c.op, c.value))
+        return out
+
+    def _drop_rows_without_values(self) -> None:
+        """Rows lacking a value an objective or constraint needs cannot be ranked: drop them,
+        and refuse a problem whose task has no such value at all."""
+        self.dropped: dict[str, int] = {}
+        terms = self.objective_terms + [b.term for b in self.limits]
+        for k, ts in enumerate(self.tasks):
+            cols = {t.column for t in terms if t.task in (k, -1)}
+            if any(t.task is None for t in terms):
+                cols.add("L")  # system metrics need every model's latency
+            keep = np.ones(len(ts), dtype=bool)
+            for col in sorted(cols):
+                vals = ts.col(col)
+                if len(ts) and np.isnan(vals).all():
+                    raise InputError(
+                        f"the SLO needs {col} for task {ts.name!r}, but profile "
+                        f"{self.profile.device.name!r} has no {col} values for it", where="SLO",
+                        value=col)
+                keep &= ~np.isnan(vals)
+            if not keep.all():
+                self.dropped[ts.name] = int((~keep).sum())
+                self.tasks[k] = TaskSpace(ts.name, [c for c, k2 in zip(ts.configs, keep) if k2],
+                                          self.processors,
+                                          {p: self._coremask(p) for p in self.processors})
+            if len(self.tasks[k]) == 0:
+                raise InputError(f"task {ts.name!r} has no configurations to choose from",
+                                 where="tasks", value=ts.name)
+
+    def _contention_parameters(self) -> dict[str, float]:
+        params = {k: v for k, v in self.profile.contention.items() if k in CONTENTION_PARAMETERS}
+        self.contention_source = "profile"
+        if len(params) < len(CONTENTION_PARAMETERS):
+            from ..profiles.phone_model import load_parameters
+
+            defaults = load_parameters()["contention"]
+            for k in CONTENTION_PARAMETERS:
+                params.setdefault(k, float(defaults[k]))
+            self.contention_source = "defaults from workbench/data/phones/model_parameters.json"
+        return params
+
+    def _measured_coexecution(self) -> dict[int, np.ndarray]:
+        out: dict[int, np.ndarray] = {}
+        if not self.multi:
+            return out
+        pos = [{cid: i for i, cid in enumerate(ts.ids)} for ts in self.tasks]
+        for row in self.profile.coexecution:
+            if len(row.configs) != len(self.tasks):
+                continue
+            idx = [None] * len(self.tasks)
+            lat = [None] * len(self.tasks)
+            for cid, L in zip(row.configs, row.L):
+                for k, p in enumerate(pos):
+                    if cid in p and idx[k] is None:
+                        idx[k], lat[k] = p[cid], L
+                        break
+            if None not in idx:
+                flat = int(np.ravel_multi_index(tuple(idx), self.shape))
+                out[flat] = np.array(lat, dtype=float)
+        return out
+
+    # --- evaluation ---------------------------------------------------------------------------
+    @property
+    def maximise(self) -> np.ndarray:
+        return np.array([t.maximise for t in self.objective_terms], dtype=bool)
+
+    @property
+    def weights(self) -> np.ndarray:
+        return np.array([t.weight for t in self.objective_terms], dtype=float)
+
+    @property
+    def objective_names(self) -> list[str]:
+        return [t.name for t in self.objective_terms]
+
+    @property
+    def constraint_names(self) -> list[str]:
+        return [b.name for b in self.limits]
+
+    def unravel(self, flat: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Per-task row indices of combinations given by flat index."""
+        return np.unravel_index(np.asarray(flat, dtype=np.int64), self.shape)
+
+    def _per_task(self, rows: tuple[np.ndarray, ...], flat: np.ndarray, cols: set[str]
+                  ) -> tuple[list[dict[str, np.ndarray]], list[np.ndarray]]:
+        """Per-task metric columns of the combinations, latency columns under co-execution."""
+        vals = [{c: ts.col(c)[r] for c in cols | {"L"}} for ts, r in zip(self.tasks, rows)]
+        if not self.multi:
+            return vals, [np.ones(len(flat))]
+        Ls = [v["L"] for v in vals]
+        LM = co_latency(Ls, [ts.proc[r] for ts, r in zip(self.tasks, rows)],
+                        [ts.is_cpu[r] for ts, r in zip(self.tasks, rows)],
+                        [ts.coremask[r] for ts, r in zip(self.tasks, rows)],
+                        [ts.threads[r] for ts, r in zip(self.tasks, rows)], self.contention)
+        if self._coexec:
+            keys = np.fromiter(self._coexec, dtype=np.int64)
+            hit = np.isin(flat, keys)
+            for pos in np.flatnonzero(hit):
+                measured = self._coexec[int(flat[pos])]
+                for k in range(len(LM)):
+                    LM[k][pos] = measured[k]
+        ntt = []
+        for k, (v, ts, r) in enumerate(zip(vals, self.tasks, rows)):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                f = np.where(Ls[k] > 0, LM[k] / Ls[k], 1.0)
+            ntt.append(f)
+            for c in _LATENCY_COLUMNS:
+                if c in v:
+                    v[c] = v[c] * f
+            if "TP" in v:
+                v["TP"] = ts.batch[r] * 1000.0 / LM[k]
+        return vals, ntt
+
+    def _term_values(self, term: Term, vals: list[dict[str, np.ndarray]],
+                     ntt: list[np.ndarray]) -> np.ndarray:
+        if term.task is None:
+            N = np.stack(ntt)
+            if term.metric == "NTT":
+                return {"avg": N.mean(0), "max": N.max(0), "min": N.min(0)}[term.stat]
+            NP = 1.0 / N
+            if term.metric == "STP":
+                return NP.sum(0)
+            return NP.min(0) / NP.max(0)  # F = min_{i,j} NP_i / NP_j
+        if term.task == -1:
+            return np.sum([v[term.column] for v in vals], axis=0)
+        return vals[term.task][term.column]
+
+    def metrics(self, flat: np.ndarray, columns: tuple[str, ...] = ("W", "MF")
+                ) -> dict[str, np.ndarray]:
+        """Totals over the tasks of per-model columns (e.g. workload W, memory MF) for
+        combinations, NaN where a row lacks the value."""
+        rows = self.unravel(flat)
+        return {c: np.sum([ts.col(c)[r] for ts, r in zip(self.tasks, rows)], axis=0)
+                for c in columns}
+
+    def evaluate_flat(self, flat: np.ndarray) -> Evaluation:
+        """Objectives in natural units and constraint values G (<= 0 feasible) of combinations.
+
+        Args:
+            flat: Flat indices into the decision space (``0 .. size-1``).
+        """
+        flat = np.asarray(flat, dtype=np.int64)
+        if flat.size and (flat.min() < 0 or flat.max() >= self.size):
+            raise IndexError(f"combination index out of range 0..{self.size - 1}")
+        rows = self.unravel(flat)
+        terms = self.objective_terms + [b.term for b in self.limits]
+        cols = {t.column for t in terms if t.task is not None}
+        vals, ntt = self._per_task(rows, flat, cols)
+        F = np.stack([self._term_values(t, vals, ntt) for t in self.objective_terms], axis=1) \
+            if self.objective_terms else np.zeros((len(flat), 0))
+        G = np.zeros((len(flat), len(self.limits)))
+        for j, b in enumerate(self.limits):
+            v = self._term_values(b.term, vals, ntt)
+            G[:, j] = v - b.value if b.op == "<=" else b.value - v
+        return Evaluation(flat, F, G)
+
+    def chunks(self, chunk: int = DEFAULT_CHUNK) -> Iterator[Evaluation]:
+        """Evaluate the whole space in chunks of flat indices."""
+        for start in range(0, self.size, chunk):
+            yield self.evaluate_flat(np.arange(start, min(start + chunk, self.size), dtype=np.int64))
+
+    def _calc_pareto_front(self, *args, **kwargs):
+        # pymoo's pareto_front(): the exact front of the feasible space, in pymoo's minimisation
+        # form, so that pymoo's own indicators can be given it directly.
+        from ..solvers.evolutionary import exact_front
+
+        F = self.evaluate_flat(exact_front(self)).F
+        return np.where(self.maximise, -F, F)
+
+    def _evaluate(self, x, out, *args, **kwargs):
+        x = np.clip(np.rint(np.asarray(x, dtype=float)), 0, np.array(self.shape) - 1).astype(
+            np.int64)
+        flat = np.ravel_multi_index(tuple(x.T), self.shape)
+        ev = self.evaluate_flat(flat)
+        out["F"] = np.where(self.maximise, -ev.F, ev.F)
+        if self.limits:
+            out["G"] = ev.G
+
+    # --- the feasible space and CARIn's optimality over it ------------------------------------
+    @cached_property
+    def feasible(self) -> Evaluation:
+        """Every feasible combination (G <= 0) with its objectives, evaluated once."""
+        idx, F, G = [], [], []
+        for ev in self.chunks():
+            ok = np.all(ev.G <= 0, axis=1) if self.limits else np.ones(len(ev.index), bool)
+            idx.append(ev.index[ok])
+            F.append(ev.F[ok])
+            G.append(ev.G[ok])
+        return Evaluation(np.concatenate(idx), np.concatenate(F), np.concatenate(G))
+
+    @cached_property
+    def ranking(self) -> OptimalityResult:
+        """The feasible space sorted by CARIn's optimality (ties: lower W, then lower MF)."""
+        fe = self.feasible
+        tot = self.metrics(fe.index)
+        res = optimality(fe.F, self.maximise, weights=self.weights,
+                         tie_break=(np.nan_to_num(tot["W"], nan=np.inf),
+                                    np.nan_to_num(tot["MF"], nan=np.inf)))
+        # optimality() indexes into fe; translate to flat combination indices.
+        return OptimalityResult(fe.index[res.index], res.optimality, res.utopia, res.scale)
+
+    def optimality_of(self, flat: np.ndarray) -> np.ndarray:
+        """Optimality of any combinations in RASS's normalisation over this problem's feasible
+        space (so that every solver and baseline is compared on the same scale). Infeasible
+        combinations get NaN."""
+        flat = np.atleast_1d(np.asarray(flat, dtype=np.int64))
+        rk = self.ranking
+        out = np.full(len(flat), np.nan)
+        if rk.index.size == 0:
+            return out
+        ev = self.evaluate_flat(flat)
+        ok = np.all(ev.G <= 0, axis=1) if self.limits else np.ones(len(flat), bool)
+        fe = self.feasible.F
+        use = rk.scale > 0
+        if not use.any():
+            out[ok] = np.inf
+            return out
+        w = self.weights[use]
+        hi, lo = fe.max(axis=0)[use], fe.min(axis=0)[use]
+        d_max = np.sqrt((((hi - lo) / rk.scale[use] * w) ** 2).sum())
+        d = np.sqrt((((ev.F[:, use] - rk.utopia[use]) / rk.scale[use] * w) ** 2).sum(axis=1))
+        with np.errstate(divide="ignore"):
+            opt = np.where(d > 0, d_max / np.where(d > 0, d, 1), np.inf)
+        out[ok] = opt[ok]
+        return out
+
+    # --- describing combinations --------------------------------------------------------------
+    def configs_of(self, flat: int) -> tuple[Config, ...]:
+        """The configurations (one per task) of a combination."""
+        rows = self.unravel(np.array([flat]))
+        return tuple(ts.configs[int(r[0])] for ts, r in zip(self.tasks, rows))
+
+    def flat_of(self, config_ids: list[str] | tuple[str, ...]) -> int:
+        """The flat index of the combination of these config ids (one per task, task order)."""
+        if len(config_ids) != len(self.tasks):
+            raise InputError(f"need one config id per task ({len(self.tasks)})", value=config_ids)
+        idx = []
+        for ts, cid in zip(self.tasks, config_ids):
+            hits = np.flatnonzero(ts.ids == cid)
+            if hits.size == 0:
+                raise InputError(f"no configuration {cid!r} for task {ts.name!r} in this problem",
+                                 value=cid)
+            idx.append(int(hits[0]))
+        return int(np.ravel_multi_index(tuple(idx), self.shape))
+
+    def describe(self, flat: int) -> dict:
+        """A JSON-ready description of one combination: configs, objectives, constraints."""
+        ev = self.evaluate_flat(np.array([flat]))
+        tot = self.metrics(np.array([flat]))
+        cfgs = self.configs_of(flat)
+        return {
+            "configs": [c.id for c in cfgs],
+            "labels": [c.label() for c in cfgs],
+            "processors": [c.processor for c in cfgs],
+            "objectives": {n: float(v) for n, v in zip(self.objective_names, ev.F[0])},
+            "constraints": {b.name: float(g) for b, g in zip(self.limits, ev.G[0])},
+            "W": _num(tot["W"][0]), "MF": _num(tot["MF"][0]),
+        }
+
+
+def _num(x: float) -> float | None:
+    return None if x != x else float(x)

@@ -1,0 +1,282 @@
+"""Service-level objectives (CARIn section 4.1): a Python API and a one-line string form.
+
+Broad SLOs are objectives, narrow SLOs are constraints::
+
+    "max A; max TP; max L <= 41.67ms"                      # CARIn UC1
+    "min L; min std L; max A; avg L <= 100; std L <= 10"    # UC3
+    "min L; min S; max A; MF <= 90MB"                       # UC2
+
+Grammar (items separated by ``;``)::
+
+    objective  := (min|max) [stat] METRIC[task]
+    constraint := [stat] METRIC[task] (<=|>=|<|>) VALUE [unit]
+    stat       := avg | mean | std | min | max | pNN
+    METRIC     := S W A L TP E MF  (per model)  |  NTT STP F  (multi-DNN system metrics)
+
+``[task]`` restricts a per-model metric to one task (``L[uc3-vision]``) or, with ``[total]``,
+sums it over the tasks (``MF[total] <= 200MB``). Without it, a per-model metric applies to every
+task. With no objective at all, the constrained metrics become the objectives.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..errors import InputError
+
+#: Metrics of one model (CARIn F_single) and of a multi-DNN system (NTT, STP, F).
+MODEL_METRICS = ("S", "W", "A", "L", "TP", "E", "MF")
+SYSTEM_METRICS = ("NTT", "STP", "F")
+METRICS = MODEL_METRICS + SYSTEM_METRICS
+#: Higher is better for these (CARIn 4.3.1); A follows its task's metric (MAE is lower-is-better).
+HIGHER_IS_BETTER = {"A", "TP", "STP", "F"}
+#: Metrics that may be summed over tasks with ``[total]``.
+SUMMABLE = {"S", "W", "E", "MF"}
+
+# unit -> factor into the workbench's units (ms, MB, FLOPs, mJ, samples/s, %)
+_UNITS = {
+    "L": {"ms": 1.0, "s": 1000.0, "us": 1e-3},
+    "MF": {"mb": 1.0, "gb": 1024.0, "kb": 1 / 1024},
+    "S": {"mb": 1.0, "gb": 1024.0, "kb": 1 / 1024},
+    "W": {"flops": 1.0, "mflops": 1e6, "gflops": 1e9, "tflops": 1e12},
+    "E": {"mj": 1.0, "j": 1000.0, "uj": 1e-3},
+    "TP": {"/s": 1.0, "fps": 1.0, "ips": 1.0},
+    "A": {"%": 1.0},
+}
+#: How constraint values print: in the workbench's units.
+UNIT_OF = {"L": "ms", "MF": "MB", "S": "MB", "E": "mJ", "TP": "/s"}
+_STAT_RE = re.compile(r"^(avg|mean|std|min|max|p\d{1,2})$", re.I)
+_TOKEN_RE = re.compile(r"\s*(<=|>=|<|>|[^\s<>=]+)")
+_NUM_UNIT_RE = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-z%/]+)?$")
+_METRIC_RE = re.compile(r"^([A-Za-z]+)(?:\[([^\]]+)\])?$")
+
+
+class SLOError(InputError):
+    """A malformed SLO string; the message shows the string with a caret under the bad token."""
+
+    def __init__(self, message: str, text: str, start: int, end: int) -> None:
+        self.text, self.start, self.end = text, start, end
+        pointer = " " * start + "^" * max(1, end - start)
+        super().__init__(f"{message}\n  {text}\n  {pointer}", where="SLO", value=...)
+
+
+@dataclass(frozen=True)
+class Objective:
+    """A broad SLO ``<min|max, stat metric[task]>``."""
+
+    sense: str                  # "min" | "max"
+    metric: str                 # one of METRICS
+    stat: str = "avg"           # avg | std | min | max | pNN
+    task: str | None = None     # None: every task; "total": summed over tasks
+    weight: float = 1.0
+
+    def __str__(self) -> str:
+        return f"{self.sense} {_term(self.stat, self.metric, self.task)}"
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """A narrow SLO ``<stat, metric[task], value>`` with its direction."""
+
+    metric: str
+    op: str                     # "<=" | ">="  (strict forms are stored as non-strict)
+    value: float
+    stat: str = "avg"
+    task: str | None = None
+
+    def __str__(self) -> str:
+        unit = UNIT_OF.get(self.metric, "")
+        return f"{_term(self.stat, self.metric, self.task)} {self.op} {self.value:g}{unit}"
+
+
+def _term(stat: str, metric: str, task: str | None) -> str:
+    s = "" if stat == "avg" else f"{stat} "
+    return f"{s}{metric}" + (f"[{task}]" if task else "")
+
+
+@dataclass(frozen=True)
+class SLO:
+    """Objectives and constraints of an application. Build with :meth:`parse` or directly."""
+
+    objectives: tuple[Objective, ...] = field(default_factory=tuple)
+    constraints: tuple[Constraint, ...] = field(default_factory=tuple)
+
+    @property
+    def effective_objectives(self) -> tuple[Objective, ...]:
+        """The objectives, or, when none is given, the constrained metrics (CARIn 4.1).
+
+        A metric constrained from above (``L <= 100``) becomes ``min``; from below, ``max``.
+        """
+        if self.objectives:
+            return self.objectives
+        seen, out = set(), []
+        for c in self.constraints:
+            key = (c.stat, c.metric, c.task)
+            if key not in seen:
+                seen.add(key)
+                out.append(Objective("min" if c.op == "<=" else "max", c.metric, c.stat, c.task))
+        return tuple(out)
+
+    def with_weights(self, weights: dict[str, float] | str | None) -> "SLO":
+        """A copy whose objectives carry weights, e.g. ``{"A": 2, "TP": 1}`` or ``"A=2,TP=1"``.
+
+        A key names a metric (every objective on it) or an objective's text (``"std L"``,
+        ``"L[uc3-audio]"``).
+        """
+        if not weights:
+            return self
+        if isinstance(weights, str):
+            weights = parse_weights(weights)
+        objs = list(self.effective_objectives)
+        used = set()
+        for i, o in enumerate(objs):
+            for key in (str(o).split(" ", 1)[1], _term(o.stat, o.metric, None), o.metric):
+                if key in weights:
+                    objs[i] = Objective(o.sense, o.metric, o.stat, o.task, float(weights[key]))
+                    used.add(key)
+                    break
+        unknown = set(weights) - used
+        if unknown:
+            raise InputError(f"weight for {sorted(unknown)[0]!r} matches no objective "
+                             f"(objectives: {', '.join(str(o) for o in objs)})", where="weights")
+        return SLO(tuple(objs), self.constraints)
+
+    def __str__(self) -> str:
+        return "; ".join([str(o) for o in self.objectives] + [str(c) for c in self.constraints])
+
+    @classmethod
+    def parse(cls, text: str) -> "SLO":
+        """Parse the string form; raises SLOError pointing at the offending token."""
+        return parse_slo(text)
+
+
+def parse_weights(text: str) -> dict[str, float]:
+    """``"A=2, TP=1"`` -> ``{"A": 2.0, "TP": 1.0}``."""
+    out: dict[str, float] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, sep, val = part.partition("=")
+        try:
+            w = float(val)
+        except ValueError:
+            w = float("nan")
+        if not sep or not key.strip() or not (w >= 0):
+            raise InputError("expected METRIC=WEIGHT with a weight >= 0", where="weights",
+                             value=part)
+        out[key.strip()] = w
+    return out
+
+
+def _tokens(item: str, offset: int) -> list[tuple[str, int, int]]:
+    out, pos = [], 0
+    while pos < len(item):
+        m = _TOKEN_RE.match(item, pos)
+        if not m or not m.group(1):
+            break
+        out.append((m.group(1), offset + m.start(1), offset + m.end(1)))
+        pos = m.end()
+    return out
+
+
+def _metric(tok: tuple[str, int, int], text: str) -> tuple[str, str | None]:
+    word, a, b = tok
+    m = _METRIC_RE.match(word)
+    if not m:
+        raise SLOError(f"expected a metric ({', '.join(METRICS)}), got {word!r}", text, a, b)
+    name = {x.upper(): x for x in METRICS}.get(m.group(1).upper())
+    if name is None:
+        raise SLOError(f"unknown metric {m.group(1)!r}; known: {', '.join(METRICS)}", text, a,
+                       a + len(m.group(1)))
+    task = m.group(2).strip() if m.group(2) else None
+    if task == "total" and name not in SUMMABLE:
+        raise SLOError(f"{name}[total] is not defined: only {', '.join(sorted(SUMMABLE))} add up "
+                       "over tasks", text, a, b)
+    if task is not None and name in SYSTEM_METRICS:
+        raise SLOError(f"{name} is a system metric of the whole multi-DNN run and takes no task",
+                       text, a, b)
+    return name, task
+
+
+def _stat(word: str) -> str:
+    w = word.lower()
+    return "avg" if w == "mean" else w
+
+
+def parse_slo(text: str) -> SLO:
+    """Parse ``"max A; max TP; max L <= 41.67ms"`` into an :class:`SLO`.
+
+    Raises:
+        SLOError: The string is empty or a token is not understood; the message points at it.
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise SLOError("empty SLO: give at least one objective or constraint", str(text), 0, 1)
+    objectives: list[Objective] = []
+    constraints: list[Constraint] = []
+    offset = 0
+    for item in text.split(";"):
+        toks = _tokens(item, offset)
+        offset += len(item) + 1
+        if not toks:
+            continue
+        ops = [i for i, t in enumerate(toks) if t[0] in ("<=", ">=", "<", ">")]
+        if len(ops) > 1:
+            t = toks[ops[1]]
+            raise SLOError("one comparison per constraint", text, t[1], t[2])
+        if ops:
+            k = ops[0]
+            lhs, rhs = toks[:k], toks[k + 1:]
+            op = ">=" if toks[k][0].startswith(">") else "<="
+            if not lhs:
+                raise SLOError("a constraint needs a metric before the comparison", text,
+                               toks[k][1], toks[k][2])
+            stat = "avg"
+            if len(lhs) == 2:
+                if not _STAT_RE.match(lhs[0][0]):
+                    raise SLOError("expected a statistic (avg, std, min, max, pNN)", text,
+                                   lhs[0][1], lhs[0][2])
+                stat = _stat(lhs[0][0])
+            elif len(lhs) > 2:
+                raise SLOError("expected [stat] METRIC before the comparison", text, lhs[0][1],
+                               lhs[-1][2])
+            metric, task = _metric(lhs[-1], text)
+            if not rhs:
+                raise SLOError("a constraint needs a value after the comparison", text,
+                               toks[k][1], toks[k][2])
+            joined = "".join(t[0] for t in rhs)
+            m = _NUM_UNIT_RE.match(joined)
+            if not m:
+                raise SLOError(f"expected a number with an optional unit, got {joined!r}", text,
+                               rhs[0][1], rhs[-1][2])
+            value = float(m.group(1))
+            unit = m.group(2)
+            if unit:
+                factors = _UNITS.get(metric, {})
+                f = factors.get(unit.lower())
+                if f is None:
+                    allowed = ", ".join(factors) or "none"
+                    raise SLOError(f"unit {unit!r} does not fit {metric} (allowed: {allowed})",
+                                   text, rhs[-1][2] - len(unit), rhs[-1][2])
+                value *= f
+            constraints.append(Constraint(metric, op, value, stat, task))
+        else:
+            head = toks[0]
+            if head[0].lower() not in ("min", "max"):
+                raise SLOError("an objective starts with min or max (or write a constraint "
+                               "such as 'L <= 40ms')", text, head[1], head[2])
+            rest = toks[1:]
+            if not rest:
+                raise SLOError("expected a metric after min/max", text, head[1], head[2])
+            stat = "avg"
+            if len(rest) == 2:
+                if not _STAT_RE.match(rest[0][0]):
+                    raise SLOError("expected a statistic (avg, std, min, max, pNN)", text,
+                                   rest[0][1], rest[0][2])
+                stat = _stat(rest[0][0])
+            elif len(rest) > 2:
+                raise SLOError("expected min|max [stat] METRIC", text, rest[0][1], rest[-1][2])
+            metric, task = _metric(rest[-1], text)
+            objectives.append(Objective(head[0].lower(), metric, stat, task))
+    if not objectives and not constraints:
+        raise SLOError("empty SLO: give at least one objective or constraint", text, 0,
+                       max(1, len(text)))
+    return SLO(tuple(objectives), tuple(constraints))

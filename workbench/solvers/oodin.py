@@ -1,0 +1,99 @@
+"""OODIn (Venieris et al., SMARTCOMP 2021): the comparator CARIn improves on (SPEC section 7).
+
+Each objective is normalised by its best value over the (epsilon-)constrained space, f / f_best
+when maximised and f_best / f when minimised, and the weighted sum is maximised by exhaustive
+search. Constraints act as epsilon-constraints (they filter the space). For multi-DNN problems
+OODIn knows no co-execution: it solves each task alone and combines the answers (CARIn 7.1.1).
+At run time OODIn re-solves over its look-up tables whenever resources change
+(:class:`OodinManager`); that solve time is the cost CARIn's policy lookup removes.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..moo.problem import DiscreteProblem
+from .result import Design, SolveResult, nearest_violations
+
+
+def weighted_sum_scores(F: np.ndarray, maximise: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """OODIn's score of every row: sum_i w_i * best-normalised f_i (higher is better)."""
+    best = np.where(maximise, F.max(axis=0), F.min(axis=0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        norm = np.where(maximise, F / best, best / F)
+    # 0/0 (e.g. a zero-valued minimised metric that is also the best) counts as the best.
+    norm = np.where(np.isnan(norm), 1.0, norm)
+    norm = np.where(np.isinf(norm), 0.0, norm)
+    return norm @ weights
+
+
+def oodin(problem: DiscreteProblem) -> SolveResult:
+    """Solve a problem as OODIn does (weighted sum, epsilon-constraints, exhaustive search)."""
+    t0 = time.perf_counter()
+    if problem.multi:
+        return _per_task(problem, t0)
+    fe = problem.feasible
+    if len(fe.index) == 0:
+        return SolveResult("oodin", "infeasible", {}, {"total": (time.perf_counter() - t0) * 1e3},
+                           problem.size, 0, nearest=nearest_violations(problem))
+    scores = weighted_sum_scores(fe.F, problem.maximise, problem.weights)
+    best = int(fe.index[int(np.argmax(scores))])
+    t1 = time.perf_counter()
+    d0 = Design.of(problem, "d0", best)
+    return SolveResult("oodin", "ok", {"d0": d0}, {"solve": (t1 - t0) * 1e3,
+                       "total": (time.perf_counter() - t0) * 1e3}, problem.size,
+                       len(fe.index), extra={"score": float(scores.max())})
+
+
+def _per_task(problem: DiscreteProblem, t0: float) -> SolveResult:
+    picks = []
+    for task in problem.task_names:
+        sub = problem.variant(slo=problem.task_slo(task), tasks=[task])
+        res = oodin(sub)
+        if not res.ok:
+            return SolveResult("oodin", "infeasible", {}, {"total": (time.perf_counter() - t0)
+                               * 1e3}, problem.size, -1, extra={"failed_task": task})
+        picks.append(res.d0.configs[0])
+    flat = problem.flat_of(picks)
+    feasible = bool(np.all(problem.evaluate_flat(np.array([flat])).G <= 0))
+    d0 = Design.of(problem, "d0", flat)
+    status = "ok" if feasible else "infeasible"
+    return SolveResult("oodin", status, {"d0": d0} if feasible else {},
+                       {"total": (time.perf_counter() - t0) * 1e3}, problem.size, -1,
+                       extra={"combined": list(picks), "multi_dnn_unaware": True})
+
+
+class OodinManager:
+    """OODIn's runtime manager: keeps the look-up tables and re-solves on every change.
+
+    Args:
+        problem: A single-DNN problem (its evaluated table is the look-up table).
+    """
+
+    def __init__(self, problem: DiscreteProblem) -> None:
+        ev = problem.evaluate_flat(np.arange(problem.size))
+        self.problem = problem
+        self.F, self.G = ev.F, ev.G
+        rows = problem.unravel(ev.index)
+        self.proc = np.stack([ts.proc[r] for ts, r in zip(problem.tasks, rows)], axis=1)
+        self.MF = problem.metrics(ev.index)["MF"]
+        self.feasible = np.all(self.G <= 0, axis=1) if problem.limits else np.ones(len(ev.index),
+                                                                                     bool)
+
+    def resolve(self, unavailable: tuple[str, ...] = (), memory_limit_mb: float | None = None
+                ) -> int | None:
+        """Search the tables again for the best design that avoids the unavailable processors
+        (and fits the memory limit). Returns the combination's flat index, or None."""
+        ok = self.feasible.copy()
+        for p in unavailable:
+            if p in self.problem.processors:
+                ok &= ~np.any(self.proc == self.problem.processors.index(p), axis=1)
+        if memory_limit_mb is not None:
+            ok &= np.nan_to_num(self.MF, nan=np.inf) <= memory_limit_mb
+        if not ok.any():
+            return None
+        idx = np.flatnonzero(ok)
+        scores = weighted_sum_scores(self.F[idx], self.problem.maximise, self.problem.weights)
+        return int(idx[int(np.argmax(scores))])

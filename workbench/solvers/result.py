@@ -1,0 +1,207 @@
+"""What every solver returns: plain data, JSON-ready, independent of how it was found."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..moo.problem import DiscreteProblem
+
+#: Design roles in the order CARIn lists them (Tables 7-8).
+ROLES = ("d0", "d1", "d2", "dw", "dwm", "dm")
+
+
+@dataclass(frozen=True)
+class Design:
+    """One chosen combination (one configuration per task) and its role."""
+
+    role: str
+    index: int
+    configs: tuple[str, ...]
+    labels: tuple[str, ...]
+    processors: tuple[str, ...]
+    optimality: float
+    objectives: dict[str, float]
+    W: float | None = None
+    MF: float | None = None
+    trigger: str | None = None
+
+    @classmethod
+    def of(cls, problem: DiscreteProblem, role: str, flat: int, *, optimality: float | None = None,
+           trigger: str | None = None) -> "Design":
+        d = problem.describe(int(flat))
+        opt = float(problem.optimality_of(np.array([flat]))[0]) if optimality is None else optimality
+        return cls(role=role, index=int(flat), configs=tuple(d["configs"]),
+                   labels=tuple(d["labels"]), processors=tuple(d["processors"]), optimality=opt,
+                   objectives=d["objectives"], W=d["W"], MF=d["MF"], trigger=trigger)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {"config": self.configs[0] if len(self.configs) == 1 else list(self.configs),
+               "configs": list(self.configs), "labels": list(self.labels),
+               "processors": list(self.processors), "optimality": _json_float(self.optimality),
+               "objectives": {k: _json_float(v) for k, v in self.objectives.items()},
+               "W": self.W, "MF": self.MF}
+        if self.trigger is not None:
+            out["trigger"] = self.trigger
+        return out
+
+
+@dataclass(frozen=True)
+class PolicyRule:
+    """A switching rule: when the processor and memory flags are ``when``, run ``design``."""
+
+    when: dict[str, bool]
+    design: str | None
+    note: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"when": dict(self.when), "design": self.design}
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A near-feasible combination and the constraints it breaks (value above the bound)."""
+
+    index: int
+    labels: tuple[str, ...]
+    broken: dict[str, float]
+    distance: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"index": self.index, "labels": list(self.labels), "broken": dict(self.broken),
+                "distance": self.distance}
+
+
+@dataclass
+class SolveResult:
+    """The outcome of a solver on a problem.
+
+    Attributes:
+        solver: Which solver produced it.
+        status: ``"ok"`` or ``"infeasible"``.
+        designs: Chosen designs by role (``d0`` is the initial/best design for every solver).
+        timing_ms: Wall time of the solver's stages.
+        n_total: Size of the decision space.
+        n_feasible: Feasible combinations (for exhaustive solvers; -1 if unknown).
+        triggers: RASS: the trigger processors t_0..t_{T-1}.
+        policy: RASS: one rule per combination of trigger and memory flags.
+        nearest: When infeasible: the closest combinations and what they break.
+        extra: Solver-specific numbers (evaluations, fronts, indicators).
+    """
+
+    solver: str
+    status: str
+    designs: dict[str, Design]
+    timing_ms: dict[str, float]
+    n_total: int
+    n_feasible: int
+    triggers: list[str] = field(default_factory=list)
+    policy: list[PolicyRule] = field(default_factory=list)
+    nearest: list[Violation] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def d0(self) -> Design | None:
+        return self.designs.get("d0")
+
+    def decide(self, flags: dict[str, bool]) -> str | None:
+        """The design role the switching policy picks for these flags (absent flags are False).
+
+        A constant-time table lookup: the runtime never re-solves.
+        """
+        if not self.policy:
+            return "d0" if self.ok else None
+        key = tuple(bool(flags.get(t, False)) for t in self.triggers) + (
+            bool(flags.get("memory", False)),)
+        return self._lookup[key]
+
+    @property
+    def _lookup(self) -> dict[tuple[bool, ...], str | None]:
+        cache = self.__dict__.get("_lookup_cache")
+        if cache is None:
+            cache = {tuple(r.when[t] for t in self.triggers) + (r.when["memory"],): r.design
+                     for r in self.policy}
+            self.__dict__["_lookup_cache"] = cache
+        return cache
+
+    def policy_table(self) -> list[dict[str, Any]]:
+        """The policy compressed into rows shaped like CARIn Table 7 ('T', 'F' or '-')."""
+        T = len(self.triggers)
+        if not T:
+            return []
+        rows = []
+        for k in range(T):
+            flags = ["T"] * k + ["F"] + ["-"] * (T - k - 1)
+            rows.append({"flags": flags + ["F"], "design": f"d{k}"})
+        rows.append({"flags": ["T"] * T + ["F"], "design": "dw"})
+        rows.append({"flags": ["T"] * T + ["T"], "design": "dwm"})
+        rows.append({"flags": ["-"] * T + ["T"], "design": "dm"})
+        return rows
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form printed by ``workbench solve --json``."""
+        out: dict[str, Any] = {
+            "solver": self.solver, "status": self.status,
+            "designs": {r: d.to_dict() for r, d in self.designs.items()},
+            "triggers": list(self.triggers),
+            "policy": [r.to_dict() for r in self.policy],
+            "timing_ms": {k: round(v, 4) for k, v in self.timing_ms.items()},
+            "n_total": self.n_total, "n_feasible": self.n_feasible,
+        }
+        if self.nearest:
+            out["nearest"] = [v.to_dict() for v in self.nearest]
+        if self.extra:
+            out["extra"] = _jsonable(self.extra)
+        return out
+
+
+def _json_float(x: float) -> float | str:
+    return "inf" if math.isinf(x) else x
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return _jsonable(x.tolist())
+    if isinstance(x, (np.floating, float)):
+        return _json_float(float(x)) if x == x else None
+    if isinstance(x, np.integer):
+        return int(x)
+    return x
+
+
+def nearest_violations(problem: DiscreteProblem, *, k: int = 5) -> list[Violation]:
+    """The k combinations closest to feasibility: smallest sum of constraint excess, each excess
+    relative to its bound (so a 10% miss of a latency bound weighs like a 10% miss of memory)."""
+    if not problem.limits:
+        return []
+    scale = np.array([max(abs(b.value), 1e-9) for b in problem.limits])
+    best_idx = np.empty(0, dtype=np.int64)
+    best_d = np.empty(0)
+    for ev in problem.chunks():
+        d = (np.maximum(ev.G, 0) / scale).sum(axis=1)
+        take = np.argsort(d, kind="stable")[:k]
+        best_idx = np.concatenate([best_idx, ev.index[take]])
+        best_d = np.concatenate([best_d, d[take]])
+        keep = np.argsort(best_d, kind="stable")[:k]
+        best_idx, best_d = best_idx[keep], best_d[keep]
+    out = []
+    G = problem.evaluate_flat(best_idx).G
+    for flat, dist, g in zip(best_idx, best_d, G):
+        broken = {b.name: float(x) for b, x in zip(problem.limits, g) if x > 0}
+        labels = tuple(c.label() for c in problem.configs_of(int(flat)))
+        out.append(Violation(int(flat), labels, broken, float(dist)))
+    return out

@@ -1,0 +1,57 @@
+"""CARIn's use cases UC1-UC4 as data (tasks, candidate models, SLOs), read from the paper
+transcription in ``workbench/data/papers/carin.json``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import papers
+from .errors import InputError
+
+NAMES = ("uc1", "uc2", "uc3", "uc4")
+
+
+@dataclass(frozen=True)
+class UseCase:
+    """A use case: which tasks run together and under which SLOs."""
+
+    name: str
+    tasks: tuple[str, ...]
+    slo: str
+    description: str
+    models: dict[str, tuple[str, ...]]
+    citation: str
+
+    @property
+    def multi(self) -> bool:
+        return len(self.tasks) > 1
+
+
+def use_case(name: str) -> UseCase:
+    """One of CARIn's use cases by name (``uc1`` .. ``uc4``)."""
+    key = name.lower()
+    if key not in NAMES:
+        raise InputError(f"unknown use case; known: {', '.join(NAMES)}", where="use case",
+                         value=name)
+    data = papers.paper("carin")["use_cases"][key]
+    tasks = tuple(data["tasks"])
+    tables = [papers.model_table(t) for t in tasks]
+    return UseCase(
+        name=key, tasks=tasks, slo=data["slo"],
+        description="; ".join(dict.fromkeys(t["description"] for t in tables)),
+        models={t["task"]: tuple(m["model"] for m in t["models"]) for t in tables},
+        citation=papers.citation("carin") + f", section 6.2 ({', '.join(dict.fromkeys(t['table'] for t in tables))})")
+
+
+def all_use_cases() -> list[UseCase]:
+    return [use_case(n) for n in NAMES]
+
+
+def problem(name: str, device: str, *, slo: str | None = None, weights: str | None = None):
+    """The DiscreteProblem of a use case on a profile (a path, or a name in ``profiles/``)."""
+    from .moo.problem import DiscreteProblem
+    from .profiles import load_profile, resolve_profile
+
+    uc = use_case(name)
+    prof = load_profile(resolve_profile(device))
+    return DiscreteProblem(prof, slo or uc.slo, tasks=list(uc.tasks), weights=weights)
