@@ -3,11 +3,9 @@
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from workbench import papers
-from workbench.moo import optimality
 from workbench.profiles import load_profile, save_profile
 from workbench.profiles import phone_model as pm
 
@@ -108,22 +106,12 @@ def test_d0_memory_close_to_carin_text(s20):
 
 
 def _table7_designs(prof):
-    """SPEC section 6 steps 1-6 for single-DNN UC1 (max A, max TP, max L <= 41.67 ms)."""
-    cols = prof.columns("A", "TP", "L_max", "W", "MF", task="uc1")
-    rows = [c for c in prof.configs if c.task == "uc1"]
-    res = optimality(np.stack([cols["A"], cols["TP"]], 1), [True, True],
-                     feasible=cols["L_max"] <= 41.67, tie_break=(cols["W"], cols["MF"]))
-    designs, triggers = {}, []
-    for k in range(3):
-        cand = [i for i in res.index if rows[i].processor not in triggers]
-        if not cand:
-            break
-        designs[f"d{k}"] = cand[0]
-        triggers.append(rows[cand[0]].processor)
-    union = [i for i in res.index if rows[i].processor in triggers]  # order = optimality
-    designs["dw"] = min(union, key=lambda i: cols["W"][i])
-    designs["dm"] = min(union, key=lambda i: cols["MF"][i])
-    return {k: rows[i] for k, i in designs.items()}
+    """RASS on UC1 (max A, max TP, max L <= 41.67 ms) over the modelled profile."""
+    from workbench.moo.problem import DiscreteProblem
+    from workbench.solvers import rass
+
+    res = rass(DiscreteProblem(prof, "max A; max TP; max L <= 41.67ms", tasks=["uc1"]))
+    return {role: prof.config(d.configs[0]) for role, d in res.designs.items()}
 
 
 def test_reproduces_carin_table7_processor_designs(s20):

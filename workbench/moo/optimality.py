@@ -91,6 +91,7 @@ def optimality(F: np.ndarray, maximise: np.ndarray | list[bool], *,
         d_max = np.sqrt((((hi - lo)[use] / s[use] * w[use]) ** 2).sum())
         with np.errstate(divide="ignore"):
             opt = np.where(d > 0, d_max / np.where(d > 0, d, 1.0), np.inf)
-    keys = [np.arange(idx.size)] + [np.asarray(t, dtype=float)[idx] for t in reversed(tie_break)]
+    # lexsort is stable, so full ties keep the input order; the last key is the primary one.
+    keys = [np.asarray(t, dtype=float)[idx] for t in reversed(tie_break)]
     order = np.lexsort(tuple(keys) + (-opt,))
     return OptimalityResult(idx[order], opt[order], up, s)

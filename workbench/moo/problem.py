@@ -22,7 +22,7 @@ import numpy as np
 from pymoo.core.problem import Problem
 
 from ..errors import InputError
-from ..profiles.schema import Config, Profile, processor_kind
+from ..profiles.schema import METRIC_FIELDS, Config, Profile, processor_kind
 from .contention import PARAMETERS as CONTENTION_PARAMETERS
 from .contention import co_latency
 from .optimality import OptimalityResult, optimality
@@ -83,16 +83,16 @@ class TaskSpace:
                                 dtype=np.int64)
         self.batch = np.array([c.batch for c in configs], dtype=float)
         self.models = np.array([c.model for c in configs], dtype=object)
-        self._cols: dict[str, np.ndarray] = {}
+        # The table as numpy columns, built once: solvers then never touch Config objects.
+        self._cols = {name: np.array([np.nan if v is None else v for v in vals], dtype=float)
+                      for name, vals in zip(METRIC_FIELDS, zip(*(
+                          [getattr(c, f) for f in METRIC_FIELDS] for c in configs)))} \
+            if configs else {name: np.empty(0) for name in METRIC_FIELDS}
 
     def __len__(self) -> int:
         return len(self.configs)
 
     def col(self, name: str) -> np.ndarray:
-        if name not in self._cols:
-            self._cols[name] = np.array(
-                [np.nan if getattr(c, name) is None else getattr(c, name) for c in self.configs],
-                dtype=float)
         return self._cols[name]
 
 

@@ -115,24 +115,35 @@ class SolveResult:
         return self.designs.get("d0")
 
     def decide(self, flags: dict[str, bool]) -> str | None:
-        """The design role the switching policy picks for these flags (absent flags are False).
+        """The design role the switching policy picks for these flags (absent flags are False)."""
+        return self.decide_bits(self.flag_bits(flags))
 
-        A constant-time table lookup: the runtime never re-solves.
-        """
-        if not self.policy:
-            return "d0" if self.ok else None
-        key = tuple(bool(flags.get(t, False)) for t in self.triggers) + (
-            bool(flags.get("memory", False)),)
-        return self._lookup[key]
+    def flag_bits(self, flags: dict[str, bool]) -> int:
+        """Flags as the bit mask :meth:`decide_bits` takes: bit k = trigger k, the next bit =
+        memory."""
+        bits = 0
+        for k, t in enumerate(self.triggers):
+            if flags.get(t):
+                bits |= 1 << k
+        if flags.get("memory"):
+            bits |= 1 << len(self.triggers)
+        return bits
+
+    def decide_bits(self, bits: int) -> str | None:
+        """The policy as one list index: what a runtime holding its flags as a bit mask calls on
+        every change (it never re-solves)."""
+        return self.policy_vector[bits]
 
     @property
-    def _lookup(self) -> dict[tuple[bool, ...], str | None]:
-        cache = self.__dict__.get("_lookup_cache")
-        if cache is None:
-            cache = {tuple(r.when[t] for t in self.triggers) + (r.when["memory"],): r.design
-                     for r in self.policy}
-            self.__dict__["_lookup_cache"] = cache
-        return cache
+    def policy_vector(self) -> list[str | None]:
+        """The design role for every flag bit mask (see :meth:`flag_bits`)."""
+        vec = self.__dict__.get("_policy_vector")
+        if vec is None:
+            vec = [("d0" if self.ok else None)] * (1 << (len(self.triggers) + 1))
+            for r in self.policy:
+                vec[self.flag_bits(r.when)] = r.design
+            self.__dict__["_policy_vector"] = vec
+        return vec
 
     def policy_table(self) -> list[dict[str, Any]]:
         """The policy compressed into rows shaped like CARIn Table 7 ('T', 'F' or '-')."""

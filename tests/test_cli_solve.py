@@ -1,0 +1,78 @@
+"""`workbench solve`: the JSON contract, the Table-7-shaped text, and errors."""
+
+import json
+
+import pytest
+
+from workbench.cli import main
+
+
+def _json(capsys, argv):
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_json_contract_for_uc1(capsys):
+    out = _json(capsys, ["solve", "--use-case", "uc1", "--device", "s20fe", "--json"])
+    assert out["status"] == "ok"
+    assert set(out["designs"]) == {"d0", "d1", "d2", "dm", "dw", "dwm"}
+    d0 = out["designs"]["d0"]
+    assert d0["config"] == "uc1:efficientnet-lite0:FFX8:CPU:t4:xnn" and d0["optimality"] > 1
+    assert out["triggers"] == ["CPU", "GPU", "NPU"]
+    # one policy entry for every combination of trigger flags and the memory flag
+    assert len(out["policy"]) == 2 ** 4
+    assert {frozenset(p["when"]) for p in out["policy"]} == {frozenset(["CPU", "GPU", "NPU",
+                                                                        "memory"])}
+    assert {"evaluate", "sort", "search", "total"} <= set(out["timing_ms"])
+
+
+def test_text_output_is_shaped_like_table7(capsys):
+    assert main(["solve", "--use-case", "uc1", "--device", "s20fe"]) == 0
+    out = capsys.readouterr().out
+    assert "c_CPU  c_GPU  c_NPU  c_m  d_new" in out
+    assert "d0 = <EfficientNet Lite0 FFX8, CPU_{4,T}>" in out
+    assert "T      T      T      T    dwm = dm" in out
+
+
+def test_profile_with_task_weights_and_other_solvers(capsys):
+    out = _json(capsys, ["solve", "--profile", "a71", "--task", "uc3-audio", "--task",
+                         "uc3-vision", "--slo", "min L; max A; L <= 100", "--weights", "A=3",
+                         "--solver", "oodin", "--json"])
+    assert out["solver"] == "oodin" and len(out["designs"]["d0"]["configs"]) == 2
+    out = _json(capsys, ["solve", "--use-case", "uc2", "--device", "pixel7", "--solver", "nsga2",
+                         "--pop-size", "20", "--generations", "10", "--json"])
+    assert out["solver"] == "nsga2" and out["extra"]["evaluations"] > 0
+
+
+def test_tables_make_a_multi_dnn_problem(tmp_path, capsys):
+    (tmp_path / "vision.csv").write_text(
+        "config,model,precision,processor,threads,A,L,MF\n"
+        "v1,lite0,FP32,GPU,,75,10,30\nv2,lite0,FFX8,CPU,4,74,8,12\n")
+    (tmp_path / "audio.csv").write_text(
+        "config,model,precision,processor,threads,A,L,MF\n"
+        "a1,yamnet,FP32,GPU,,0.4,4,20\na2,yamnet,FP32,CPU,2,0.4,6,15\n")
+    out = _json(capsys, ["solve", "--table", str(tmp_path / "vision.csv"), "--table",
+                         str(tmp_path / "audio.csv"), "--slo", "min L; max A", "--json"])
+    assert out["status"] == "ok" and len(out["designs"]["d0"]["configs"]) == 2
+
+
+def test_infeasible_is_an_answer_not_an_error(capsys):
+    out = _json(capsys, ["solve", "--use-case", "uc1", "--device", "s20fe", "--slo",
+                         "max A; max L <= 1ms", "--json"])
+    assert out["status"] == "infeasible" and out["designs"] == {}
+    assert out["nearest"][0]["broken"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["solve", "--use-case", "uc1", "--device", "s20fe", "--slo", "max A; max Lat"],
+     "unknown metric 'Lat'"),
+    (["solve", "--use-case", "uc9", "--device", "s20fe"], "unknown use case"),
+    (["solve", "--use-case", "uc1"], "needs --device"),
+    (["solve", "--profile", "s20fe"], "--slo is required"),
+    (["solve", "--profile", "s20fe", "--slo", "max A"], "choose which to run"),
+    (["solve", "--use-case", "uc1", "--device", "s20fe", "--solver", "simplex"], "unknown solver"),
+    (["solve", "--use-case", "uc1", "--device", "s20fe", "--weights", "E=2"], "matches no"),
+])
+def test_errors_exit_one_with_a_message(argv, message, capsys):
+    assert main(argv) == 1
+    assert message in capsys.readouterr().err
