@@ -71,3 +71,36 @@ def tradeoff_scatter(x: Sequence[float], y: Sequence[float], *, labels: Sequence
     fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, template="plotly_white",
                       legend=dict(orientation="h", y=-0.2), height=480)
     return fig
+
+
+def method_bars(rows: Sequence[Any], *, title: str | None = None) -> "go.Figure":
+    """CARIn Figs 3-6's shape: optimality per device (x) and method (colour). Methods that fail
+    their constraints ("!") or cannot run ("N/A") get an empty bar labelled so."""
+    fig = go.Figure()
+    methods = list(dict.fromkeys(r.method for r in rows))
+    devices = list(dict.fromkeys(r.device for r in rows))
+    for m in methods:
+        sel = {r.device: r for r in rows if r.method == m}
+        ys = [sel[d].optimality if d in sel and sel[d].optimality is not None else 0
+              for d in devices]
+        text = [("" if d not in sel else sel[d].outcome if sel[d].outcome != "ok"
+                 else f"{sel[d].optimality:.2f}") for d in devices]
+        hover = [sel[d].design or sel[d].outcome if d in sel else "" for d in devices]
+        fig.add_trace(go.Bar(name=m, x=devices, y=ys, text=text, textposition="outside",
+                             hovertext=hover, hovertemplate="%{x}: %{hovertext}<extra>" + m +
+                             "</extra>"))
+    fig.update_layout(barmode="group", title=title, yaxis_title="optimality (RASS normalisation)",
+                      template="plotly_white", height=420, legend=dict(orientation="h", y=-0.15))
+    return fig
+
+
+def lines(x: Sequence[float], series: dict[str, Sequence[float]], *, x_title: str, y_title: str,
+          title: str | None = None, log_y: bool = False) -> "go.Figure":
+    """A few named series against one x axis (e.g. solve time against decision-space size)."""
+    fig = go.Figure()
+    for name, ys in series.items():
+        fig.add_trace(go.Scatter(x=list(x), y=list(ys), mode="lines+markers", name=name))
+    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title,
+                      template="plotly_white", height=420, yaxis_type="log" if log_y else None,
+                      legend=dict(orientation="h", y=-0.2))
+    return fig

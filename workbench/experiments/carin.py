@@ -1,0 +1,269 @@
+"""CARIn's evaluations (section 7) as functions returning plain rows; notebooks draw them.
+
+Every function works on device profiles (the modelled phones by default) and reports optimality
+in RASS's normalisation of the problem at hand, as CARIn's Figs 3-6 do.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import asdict, dataclass
+from itertools import product
+from typing import Iterable
+
+import numpy as np
+
+from .. import papers
+from ..moo.problem import DiscreteProblem
+from ..profiles import load_profile, resolve_profile
+from ..solvers import OodinManager, evolutionary, oodin, rass
+from ..solvers.baselines import multi_dnn_unaware, single_architecture, transferred
+from ..usecases import use_case
+
+#: The phones of CARIn's evaluation (Table 6).
+CARIN_DEVICES = ("pixel7", "s20fe", "a71")
+
+
+@dataclass(frozen=True)
+class MethodRow:
+    """One bar of CARIn Figs 3-6: a method's outcome and optimality on a device."""
+
+    use_case: str
+    device: str
+    method: str
+    outcome: str            # "ok", "!" (constraints fail) or "N/A"
+    optimality: float | None
+    design: str | None
+    gain: float | None      # CARIn's d0 optimality / this method's (None for CARIn itself)
+    source: str             # profile source: measured / modelled / imported
+
+
+def _problem(uc: str, device: str, slo: str | None = None) -> DiscreteProblem:
+    u = use_case(uc)
+    return DiscreteProblem(load_profile(resolve_profile(device)), slo or u.slo, tasks=list(u.tasks))
+
+
+def designs_vs_baselines(uc: str, devices: Iterable[str] = CARIN_DEVICES) -> list[MethodRow]:
+    """CARIn's d0 against B-A, B-S, the transferred designs, OODIn and, for multi-DNN use cases,
+    the multi-DNN-unaware baseline, on each device (the shape of CARIn Figs 3-6)."""
+    devices = list(devices)
+    problems = {d: _problem(uc, d) for d in devices}
+    rows: list[MethodRow] = []
+    for dev, pr in problems.items():
+        src = pr.profile.source
+        best = rass(pr)
+        d0 = best.d0.optimality if best.ok else None
+
+        def row(method: str, outcome: str, opt: float | None, design: str | None) -> MethodRow:
+            gain = (d0 / opt) if (d0 and opt and outcome == "ok" and np.isfinite(d0)
+                                  and np.isfinite(opt)) else None
+            return MethodRow(uc, dev, method, outcome, opt, design, gain, src)
+
+        rows.append(MethodRow(uc, dev, "CARIn", "ok" if best.ok else "!", d0,
+                              " + ".join(best.d0.labels) if best.ok else None, None, src))
+        baselines = [single_architecture(pr, by="accuracy"), single_architecture(pr, by="size")]
+        baselines += [transferred(pr, problems[o]) for o in devices if o != dev]
+        if pr.multi:
+            baselines.append(multi_dnn_unaware(pr))
+        for b in baselines:
+            rows.append(row(b.name, b.outcome, b.optimality,
+                            " + ".join(b.design.labels) if b.design else None))
+        od = oodin(pr)
+        rows.append(row("OODIn", "ok" if od.ok else "!", od.d0.optimality if od.ok else None,
+                        " + ".join(od.d0.labels) if od.ok else None))
+    return rows
+
+
+def gains_summary(rows: list[MethodRow]) -> dict[str, dict[str, float | int]]:
+    """Average and maximum gain of CARIn over each kind of baseline (transferred pooled)."""
+    groups: dict[str, list[float]] = {}
+    for r in rows:
+        if r.gain is None:
+            continue
+        key = "transferred" if r.method.startswith("T_") else r.method
+        groups.setdefault(key, []).append(r.gain)
+    return {k: {"mean": statistics.fmean(v), "max": max(v), "n": len(v)}
+            for k, v in groups.items()}
+
+
+#: CARIn section 7.1's published gains (text of 7.1.2-7.1.3), for the side-by-side tables.
+PAPER_GAINS = {
+    "single": {"B-A": {"mean": 1.19, "max": 1.46}, "B-S": {"mean": 1.57, "max": 1.92},
+               "transferred": {"mean": 1.17, "max": 1.84}, "OODIn": {"mean": 1.5, "max": 1.99}},
+    "uc3": {"multi-DNN-unaware": {"mean": 1.47, "max": 3.24},
+            "transferred": {"mean": 1.87, "max": 4.06}, "OODIn": {"mean": 2.83, "max": 10.69}},
+}
+
+
+@dataclass(frozen=True)
+class MappingRow:
+    """CARIn Figs 5-6's x axis: one model-to-processor mapping of a multi-DNN use case."""
+
+    device: str
+    mapping: str
+    carin: float | None
+    unaware: float | None
+    unaware_outcome: str
+
+
+def per_mapping(uc: str, device: str, *, top: int = 5) -> list[MappingRow]:
+    """For each model-to-processor mapping, CARIn's best design restricted to that mapping and
+    the multi-DNN-unaware design restricted to it, both scored in the full problem; the top
+    mappings by CARIn's optimality (CARIn Fig. 6 shows the top 5)."""
+    pr = _problem(uc, device)
+    per_task = [sorted({c.processor for c in ts.configs}) for ts in pr.tasks]
+    out = []
+    for mapping in product(*per_task):
+        rows = {ts.name: [c.id for c in ts.configs if c.processor == p]
+                for ts, p in zip(pr.tasks, mapping)}
+        sub = pr.variant(rows=rows)
+        res = rass(sub)
+        carin = float(pr.optimality_of(np.array([pr.flat_of(res.d0.configs)]))[0]) \
+            if res.ok else None
+        un = multi_dnn_unaware(sub)
+        unaware = float(pr.optimality_of(np.array([pr.flat_of(un.design.configs)]))[0]) \
+            if un.outcome == "ok" else None
+        out.append(MappingRow(device, " | ".join(mapping), carin, unaware, un.outcome))
+    out.sort(key=lambda r: -(r.carin or 0))
+    return out[:top]
+
+
+def policy_comparison(uc: str, device: str) -> dict:
+    """Our designs and policy beside the paper's (CARIn Table 7 for uc1/s20fe, Table 8 for
+    uc3/a71): one row per policy rule with both designs and whether they agree."""
+    pr = _problem(uc, device)
+    res = rass(pr)
+    paper = next((t for t in papers.paper("carin")["designs"]
+                  if t["use_case"] == uc and t["device"] == device), None)
+    paper_rows = {r["design"]: r for r in (paper or {}).get("rows", [])}
+
+    def resolve(role: str) -> dict | None:
+        r = paper_rows.get(role)
+        while r is not None and "same_as" in r:
+            r = paper_rows.get(r["same_as"])
+        return r
+
+    def key(items) -> list[str]:
+        return sorted(str(x) for x in items)
+
+    rows = []
+    for r in res.policy_table():
+        role = r["design"]
+        d = res.designs.get(role)
+        ours = None if d is None else key(
+            (c.model, c.precision, c.processor, c.threads, c.xnnpack)
+            for c in pr.configs_of(d.index))
+        p = resolve(role)
+        theirs = None if p is None else key(
+            (c["model"], c["precision"], c["processor"], c.get("threads"), c.get("xnnpack"))
+            for c in p["configs"])
+        shown = paper_rows.get(role)
+        rows.append({"flags": r["flags"], "role": role,
+                     "ours": " + ".join(d.labels) if d else None,
+                     "paper": None if shown is None else (
+                         f"= {shown['same_as']}" if "same_as" in shown
+                         else " + ".join(_label(c) for c in shown["configs"])),
+                     "match": None if theirs is None else ours == theirs})
+    return {"triggers": res.triggers, "paper_table": paper["table"] if paper else None,
+            "paper_columns": paper["columns"] if paper else None, "rows": rows,
+            "source": pr.profile.source}
+
+
+def _label(c: dict) -> str:
+    hw = c["processor"]
+    if c.get("threads") is not None:
+        hw += "_{" + f"{c['threads']},{'T' if c.get('xnnpack') else 'F'}" + "}"
+    return f"{c['model']} {c['precision']}, {hw}"
+
+
+@dataclass(frozen=True)
+class SolveTimeRow:
+    """CARIn Table 9's shape: OODIn's re-solve time against the decision-space size."""
+
+    device: str
+    space: int
+    oodin_avg_ms: float
+    oodin_max_ms: float
+    rass_lookup_us: float
+    paper_avg_ms: float | None
+    paper_max_ms: float | None
+
+
+def oodin_solve_times(devices: Iterable[str] = CARIN_DEVICES,
+                      sizes: Iterable[int] = (500, 2000, 5000, 10000), *, reps: int = 50,
+                      seed: int = 0) -> list[SolveTimeRow]:
+    """OODIn's runtime re-solve (search of its look-up tables after a processor issue) on
+    decision spaces of exactly the given sizes, against RASS's policy lookup. The spaces are
+    random combinations of the device's UC4 product space (three DNNs, 110,592 combinations),
+    as CARIn's Table 9 pools applications."""
+    paper = {(r[1], r[0]): (r[2], r[3])
+             for r in papers.paper("carin")["oodin_solve_time_ms"]["rows"]}
+    rng = np.random.default_rng(seed)
+    out = []
+    for dev in devices:
+        full = _problem("uc4", dev)
+        res = rass(full)
+        trig = tuple(res.triggers[:1]) if res.ok else ()
+        bits = res.flag_bits({t: True for t in trig}) if res.ok else 0
+        for n in sizes:
+            flat = np.sort(rng.choice(full.size, size=min(n, full.size), replace=False))
+            mgr = OodinManager(full, index=flat)
+            times = []
+            for _ in range(reps):
+                t0 = time.perf_counter()
+                mgr.resolve(unavailable=trig)
+                times.append((time.perf_counter() - t0) * 1e3)
+            t0 = time.perf_counter()
+            for _ in range(10000):
+                res.decide_bits(bits)
+            lookup_us = (time.perf_counter() - t0) / 10000 * 1e6
+            p = paper.get((dev, n), (None, None))
+            out.append(SolveTimeRow(dev, len(flat), statistics.fmean(times), max(times),
+                                    lookup_us, p[0], p[1]))
+    return out
+
+
+@dataclass(frozen=True)
+class VersusRow:
+    """RASS against a pymoo algorithm on one use case and device."""
+
+    use_case: str
+    device: str
+    algorithm: str
+    space: int
+    rass_ms: float
+    algo_ms: float
+    evaluations: int
+    optimality_ratio: float | None
+    hv_ratio: float | None
+    igd: float | None
+    same_d0: bool
+
+
+def rass_vs_evolutionary(use_cases: Iterable[str] = ("uc1", "uc2", "uc3", "uc4"),
+                         devices: Iterable[str] = CARIN_DEVICES, *, algorithm: str = "nsga2",
+                         pop_size: int = 100, n_gen: int = 100, seed: int = 1) -> list[VersusRow]:
+    """RASS (exact) against a pymoo algorithm: optimality of the best design found, HV ratio and
+    IGD of its front against the exact front, evaluations and wall time."""
+    out = []
+    for uc in use_cases:
+        for dev in devices:
+            pr = _problem(uc, dev)
+            t0 = time.perf_counter()
+            r = rass(pr)
+            rass_ms = (time.perf_counter() - t0) * 1e3
+            if not r.ok:
+                continue
+            e = evolutionary(pr, algorithm=algorithm, pop_size=pop_size, n_gen=n_gen, seed=seed)
+            ex = e.extra
+            out.append(VersusRow(uc, dev, algorithm, pr.size, rass_ms, e.timing_ms["total"],
+                                 ex["evaluations"], ex.get("optimality_ratio"),
+                                 ex.get("hv_ratio"), ex.get("igd"),
+                                 bool(e.ok and e.d0.index == r.d0.index)))
+    return out
+
+
+def as_dicts(rows: list) -> list[dict]:
+    """Rows as plain dicts (for pandas and metrics.json)."""
+    return [asdict(r) for r in rows]
