@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from conftest import make_profile  # noqa: I001
@@ -175,3 +175,61 @@ def test_rass_properties(rows, limit):
     assert sorted(whens) == sorted(itertools.product((False, True),
                                                      repeat=len(res.triggers) + 1))
     assert all(r.design in res.designs for r in res.policy)
+
+
+# --- multi-DNN: RASS's search against a loop over the product space -------------------------
+
+def reference_search(pr):
+    """SPEC 6 steps 4-6 by brute force over every combination, metrics from the problem."""
+    feas = []
+    for flat in range(pr.size):
+        ev = pr.evaluate_flat(np.array([flat]))
+        if np.all(ev.G <= 0):
+            feas.append(flat)
+    if not feas:
+        return {}, [], []
+    opt = {f: float(pr.optimality_of(np.array([f]))[0]) for f in feas}
+    tot = {f: pr.metrics(np.array([f])) for f in feas}
+    order = sorted(feas, key=lambda f: (-opt[f], float(tot[f]["W"][0]), float(tot[f]["MF"][0]), f))
+    cfg = {f: pr.configs_of(f) for f in feas}
+    trig, designs = [], {}
+    for k in range(3):
+        cand = [f for f in order if not {c.processor for c in cfg[f]} & set(trig)]
+        if not cand:
+            break
+        designs[f"d{k}"] = cand[0]
+        heaviest = max(cfg[cand[0]], key=lambda c: c.W)
+        trig.append(heaviest.processor)
+    maps = {tuple(c.processor for c in cfg[designs[d]]) for d in designs}
+    union = [f for f in order if tuple(c.processor for c in cfg[f]) in maps]
+    designs["dm"] = min(union, key=lambda f: (float(tot[f]["MF"][0]), order.index(f)))
+    designs["dw"] = min(union, key=lambda f: (float(tot[f]["W"][0]), order.index(f)))
+    return designs, trig, order
+
+
+multi_row = st.tuples(st.integers(1, 40).map(float), st.integers(60, 80).map(float),
+                      st.integers(1, 6).map(lambda x: x * 1e8), st.integers(5, 50).map(float),
+                      st.sampled_from(["CPU", "GPU", "NPU", "DSP"]), st.sampled_from([1, 2, 4]))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(t1=st.lists(multi_row, min_size=1, max_size=6), t2=st.lists(multi_row, min_size=1,
+                                                                   max_size=6),
+       limit=st.integers(10, 80))
+def test_multi_dnn_rass_agrees_with_a_loop_over_the_product(t1, t2, limit):
+    rows = [dict(id=f"{t}{i}", task=t, processor=p, threads=th if p == "CPU" else None, L=L, A=A,
+                 W=W + i, MF=MF)  # distinct W per row: "largest workload" is then unambiguous
+            for t, tab in (("a", t1), ("b", t2)) for i, (L, A, W, MF, p, th) in enumerate(tab)]
+    pr = DiscreteProblem(make_profile(rows, cores=4), f"min L; max A; L <= {limit}",
+                         tasks=["a", "b"])
+    res = rass(pr)
+    ref = reference_search(pr)
+    event("feasible" if ref[2] else "infeasible")
+    if not ref[2]:
+        assert res.status == "infeasible"
+        return
+    designs, trig, order = ref
+    assert res.sorted_index.tolist() == order
+    assert res.triggers == trig
+    for role, f in designs.items():
+        assert res.designs[role].index == f, role

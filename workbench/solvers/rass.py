@@ -117,7 +117,7 @@ def rass(problem: DiscreteProblem, *, max_designs: int = MAX_PROCESSOR_DESIGNS) 
     if problem.multi:
         extra["contention"] = problem.contention_source
     return SolveResult("rass", "ok", designs, timing, problem.size, n_feasible, triggers=triggers,
-                       policy=policy, extra=extra)
+                       policy=policy, extra=extra, sorted_index=flat, sorted_optimality=opt)
 
 
 def switching_policy(triggers: list[str], designs: dict, notes: dict[str, str] | None = None

@@ -93,6 +93,8 @@ class SolveResult:
         policy: RASS: one rule per combination of trigger and memory flags.
         nearest: When infeasible: the closest combinations and what they break.
         extra: Solver-specific numbers (evaluations, fronts, indicators).
+        sorted_index: RASS: the feasible space X_s, flat indices best first (not in to_dict).
+        sorted_optimality: RASS: their optimality, aligned with ``sorted_index``.
     """
 
     solver: str
@@ -105,6 +107,8 @@ class SolveResult:
     policy: list[PolicyRule] = field(default_factory=list)
     nearest: list[Violation] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    sorted_index: np.ndarray | None = field(default=None, repr=False)
+    sorted_optimality: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def ok(self) -> bool:
