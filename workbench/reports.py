@@ -7,7 +7,9 @@ Each run writes the executed notebook, an HTML page and whatever the notebook re
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,6 +55,40 @@ def _shared_plotlyjs(reports_dir: Path) -> Path:
         shutil.copyfile(src, tmp)
         os.replace(tmp, dst)
     return dst
+
+
+_STYLE_RE = re.compile(r"<style[^>]*>(.*?)</style>", re.S)
+
+
+def _share_styles(html: str, reports_dir: Path, out_dir: Path) -> str:
+    """Move the page's inline CSS (nbconvert's theme, ~300 KB, the same for every report) into
+    one shared, content-addressed file under ``reports/assets`` and link it."""
+    head, sep, rest = html.partition("</head>")
+    if not sep:
+        return html
+    css = "\n".join(m.group(1) for m in _STYLE_RE.finditer(head))
+    if not css:
+        return html
+    name = f"notebook-{hashlib.sha256(css.encode()).hexdigest()[:12]}.css"
+    target = reports_dir / "assets" / name
+    if not target.exists():
+        atomic_write_text(target, css)
+    link = f'<link rel="stylesheet" href="{os.path.relpath(target, out_dir)}">'
+    first = True
+
+    def repl(_m: re.Match) -> str:
+        nonlocal first
+        out, first = (link if first else ""), False
+        return out
+
+    head = _STYLE_RE.sub(repl, head)
+    # Drop shared stylesheets no page links any more (left by an older nbconvert theme).
+    pages = [p.read_text("utf-8", errors="replace") for p in reports_dir.glob("*/*.html")
+             if p.parent != out_dir] + [head]
+    for old in (reports_dir / "assets").glob("notebook-*.css"):
+        if old.name != name and not any(old.name in p for p in pages):
+            old.unlink()
+    return head + sep + rest
 
 
 def run_report(name: str, *, parameters: dict[str, Any] | None = None,
@@ -112,6 +148,7 @@ def run_report(name: str, *, parameters: dict[str, Any] | None = None,
     exporter.exclude_input_prompt = True
     exporter.exclude_output_prompt = True
     body, _ = exporter.from_notebook_node(nb)
+    body = _share_styles(body, reports_dir, out_dir)
     html = atomic_write_text(out_dir / f"{_report_name(stem)}.html", body)
     metrics = out_dir / "metrics.json"
     return ReportRun(name=_report_name(stem), notebook=executed, html=html,

@@ -202,6 +202,21 @@ def _stat(word: str) -> str:
     return "avg" if w == "mean" else w
 
 
+def _stat_metric(toks: list[tuple[str, int, int]], text: str, shape_error: str
+                 ) -> tuple[str, str, str | None]:
+    """``[stat] METRIC[task]`` from one or two tokens."""
+    if len(toks) > 2:
+        raise SLOError(shape_error, text, toks[0][1], toks[-1][2])
+    stat = "avg"
+    if len(toks) == 2:
+        if not _STAT_RE.match(toks[0][0]):
+            raise SLOError("expected a statistic (avg, std, min, max, pNN)", text, toks[0][1],
+                           toks[0][2])
+        stat = _stat(toks[0][0])
+    metric, task = _metric(toks[-1], text)
+    return stat, metric, task
+
+
 def parse_slo(text: str) -> SLO:
     """Parse ``"max A; max TP; max L <= 41.67ms"`` into an :class:`SLO`.
 
@@ -229,16 +244,8 @@ def parse_slo(text: str) -> SLO:
             if not lhs:
                 raise SLOError("a constraint needs a metric before the comparison", text,
                                toks[k][1], toks[k][2])
-            stat = "avg"
-            if len(lhs) == 2:
-                if not _STAT_RE.match(lhs[0][0]):
-                    raise SLOError("expected a statistic (avg, std, min, max, pNN)", text,
-                                   lhs[0][1], lhs[0][2])
-                stat = _stat(lhs[0][0])
-            elif len(lhs) > 2:
-                raise SLOError("expected [stat] METRIC before the comparison", text, lhs[0][1],
-                               lhs[-1][2])
-            metric, task = _metric(lhs[-1], text)
+            stat, metric, task = _stat_metric(lhs, text, "expected [stat] METRIC before the "
+                                              "comparison")
             if not rhs:
                 raise SLOError("a constraint needs a value after the comparison", text,
                                toks[k][1], toks[k][2])
@@ -266,15 +273,7 @@ def parse_slo(text: str) -> SLO:
             rest = toks[1:]
             if not rest:
                 raise SLOError("expected a metric after min/max", text, head[1], head[2])
-            stat = "avg"
-            if len(rest) == 2:
-                if not _STAT_RE.match(rest[0][0]):
-                    raise SLOError("expected a statistic (avg, std, min, max, pNN)", text,
-                                   rest[0][1], rest[0][2])
-                stat = _stat(rest[0][0])
-            elif len(rest) > 2:
-                raise SLOError("expected min|max [stat] METRIC", text, rest[0][1], rest[-1][2])
-            metric, task = _metric(rest[-1], text)
+            stat, metric, task = _stat_metric(rest, text, "expected min|max [stat] METRIC")
             objectives.append(Objective(head[0].lower(), metric, stat, task))
     if not objectives and not constraints:
         raise SLOError("empty SLO: give at least one objective or constraint", text, 0,
