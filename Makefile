@@ -7,7 +7,7 @@ BIN     = $(VENV)/bin
 comma  := ,
 STAMP   = $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
-.PHONY: setup demo profiles quickstart report test test-slow bench clean
+.PHONY: setup demo profiles quickstart report test test-slow bench lint clean
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,9 @@ test: setup
 
 test-slow: setup
 	$(BIN)/python -m pytest -m slow
+
+lint: setup
+	$(BIN)/ruff check workbench tests benchmarks
 
 bench: setup
 	$(BIN)/python benchmarks/bench_profiles.py

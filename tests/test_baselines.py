@@ -1,13 +1,15 @@
 """The papers' baselines: B-A, B-S, transferred (N/A and !), multi-DNN-unaware, OODIn's manager."""
 
 import numpy as np
-
 from conftest import make_profile  # noqa: I001
+
 from workbench import usecases
 from workbench.moo.problem import DiscreteProblem
 from workbench.solvers import OodinManager, rass
 from workbench.solvers.baselines import (
-    multi_dnn_unaware, single_architecture, transferred,
+    multi_dnn_unaware,
+    single_architecture,
+    transferred,
 )
 
 ROWS = [

@@ -6,7 +6,6 @@ from pathlib import Path
 import pytest
 
 from workbench import papers
-from workbench.profiles import load_profile, save_profile
 from workbench.profiles import phone_model as pm
 
 ROOT = Path(__file__).resolve().parents[1]

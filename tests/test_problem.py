@@ -2,8 +2,8 @@
 
 import numpy as np
 import pytest
-
 from conftest import make_profile  # noqa: I001
+
 from workbench.errors import InputError
 from workbench.moo.problem import DiscreteProblem
 

@@ -6,10 +6,10 @@ import math
 
 import numpy as np
 import pytest
+from conftest import make_profile  # noqa: I001
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from conftest import make_profile  # noqa: I001
 from workbench.moo.problem import DiscreteProblem
 from workbench.solvers.rass import rass
 

@@ -4,8 +4,8 @@ import json
 
 import numpy as np
 import pytest
-
 from conftest import make_profile  # noqa: I001
+
 from workbench import usecases
 from workbench.errors import InputError
 from workbench.moo.problem import DiscreteProblem

@@ -20,7 +20,15 @@ from pydantic import ValidationError
 
 from ..errors import InputError
 from .schema import (
-    METRIC_FIELDS, PRECISIONS, Config, Device, Engine, Profile, Provenance, Task, processor_kind,
+    METRIC_FIELDS,
+    PRECISIONS,
+    Config,
+    Device,
+    Engine,
+    Profile,
+    Provenance,
+    Task,
+    processor_kind,
 )
 from .store import error_from_validation
 

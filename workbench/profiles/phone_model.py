@@ -36,8 +36,16 @@ from typing import Any, Iterable
 from .. import papers
 from .importers import config_id
 from .schema import (
-    PRECISIONS, Accelerator, Config, CpuCluster, Device, Engine, EngineOptions, Profile,
-    Provenance, Task,
+    PRECISIONS,
+    Accelerator,
+    Config,
+    CpuCluster,
+    Device,
+    Engine,
+    EngineOptions,
+    Profile,
+    Provenance,
+    Task,
 )
 
 #: The devices the model knows (their parameters are in model_parameters.json).
