@@ -1,0 +1,138 @@
+"""The host pipeline end to end on the quick zoo: train, quantise, measure, resume, solve."""
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("tensorflow")
+pytest.importorskip("ai_edge_litert")
+
+from workbench import datasets as ds  # noqa: E402
+from workbench import profiling, zoo  # noqa: E402
+from workbench.cli import main  # noqa: E402
+from workbench.moo.problem import DiscreteProblem  # noqa: E402
+from workbench.profiles import load_profile  # noqa: E402
+from workbench.solvers import rass  # noqa: E402
+
+# Quantised variants may differ from FP32 by this much (percentage points of top-1).
+TOLERANCE_POINTS = 5.0
+
+
+@pytest.fixture(scope="session")
+def quick_zoo(tmp_path_factory):
+    root = tmp_path_factory.mktemp("zoo")
+    data = tmp_path_factory.mktemp("data")
+    recs = zoo.build(["h1", "h3"], quick=True, root=root, data_root=data, progress=False)
+    return root, data, recs
+
+
+@pytest.fixture(scope="session")
+def quick_profile(quick_zoo, tmp_path_factory):
+    root, data, _ = quick_zoo
+    out = tmp_path_factory.mktemp("prof") / "host.json"
+    return profiling.profile_host(root, out, warmup=1, runs=5, coexec_seconds=0.1,
+                                  data_root=data, progress=False, quick=True), out
+
+
+def test_fp32_models_beat_chance_clearly(quick_zoo):
+    _, _, recs = quick_zoo
+    assert {r["task"] for r in recs} == {"h1", "h3-audio", "h3-vision"}
+    for r in recs:
+        assert r["test_metric"] > r["chance"] + 25, r["model"]
+
+
+def test_quantised_variants_agree_with_fp32(quick_zoo):
+    _, _, recs = quick_zoo
+    for r in recs:
+        by = {v["precision"]: v for v in r["variants"]}
+        assert set(by) == {"FP32", "FP16", "DR8", "FX8", "FFX8"}
+        fp32 = by["FP32"]
+        assert fp32["test_metric"] == pytest.approx(r["test_metric"], abs=0.5)  # LiteRT = Keras
+        for v in by.values():
+            if v["available"]:
+                assert abs(v["test_metric"] - fp32["test_metric"]) <= TOLERANCE_POINTS, v
+                assert v["flops"] == fp32["flops"]
+            else:
+                assert v["reason"]  # unavailable variants say why
+        assert by["FP16"]["size_mb"] < fp32["size_mb"] and by["FFX8"]["size_mb"] < by["FP16"]["size_mb"]
+
+
+def test_training_is_reproducible_from_the_seed(tmp_path, quick_zoo):
+    _, data, recs = quick_zoo
+    spec = next(s for s in zoo.specs(["h3-audio"], quick=True))
+    again = zoo.train(spec, quick=True, root=tmp_path, data_root=data)
+    first = next(r for r in recs if r["task"] == "h3-audio")
+    assert again["test_metric"] == first["test_metric"]
+    d = ds.load("h3-audio", quick=True, root=data)
+    a = zoo.load_model(spec, tmp_path).predict(d.x_test[:16], verbose=0)
+    b = zoo.load_model(spec, quick_zoo[0]).predict(d.x_test[:16], verbose=0)
+    assert np.array_equal(a, b)
+
+
+def test_host_profile_is_measured_and_complete(quick_profile):
+    prof, path = quick_profile
+    assert prof.source == "measured" and {c.source for c in prof.configs} == {"measured"}
+    assert [e.name for e in prof.engines] == ["CPU[0]", "CPU[1]", "CPU[0,1]"]
+    # 3 models x 5 precisions x 3 core sets x 2 thread counts x XNNPACK on/off
+    assert len(prof.configs) == 3 * 5 * 3 * 2 * 2
+    for c in prof.configs:
+        assert 0 < c.L_min <= c.L_p50 <= c.L_max and c.MF > 0 and c.E > 0
+        assert "E modelled" in c.note or "RAPL" in c.note
+    assert prof.coexecution and all(len(r.configs) == 2 for r in prof.coexecution)
+    assert prof.provenance.host["cpu"] and prof.provenance.created
+    assert load_profile(path) == prof  # written, validates
+    assert not path.with_name("host.json.partial.jsonl").exists()
+
+
+def test_host_profile_solves_single_and_multi_dnn(quick_profile):
+    prof, _ = quick_profile
+    res = rass(DiscreteProblem(prof, "max A; max TP; max L <= 50ms", tasks=["h1"]))
+    assert res.ok and res.triggers[0].startswith("CPU[")
+    multi = DiscreteProblem(prof, "min L; max A; L <= 100ms", tasks=["h3-audio", "h3-vision"])
+    assert multi._coexec  # measured co-execution rows are used where present
+    assert rass(multi).ok
+
+
+def test_a_killed_profile_run_resumes(quick_zoo, tmp_path, monkeypatch):
+    root, data, _ = quick_zoo
+    out = tmp_path / "host.json"
+    real = profiling.measure
+    calls = {"n": 0}
+
+    def dies_after_ten(*a, **k):
+        if calls["n"] == 10:
+            raise KeyboardInterrupt
+        calls["n"] += 1
+        return real(*a, **k)
+
+    monkeypatch.setattr(profiling, "measure", dies_after_ten)
+    with pytest.raises(KeyboardInterrupt):
+        profiling.profile_host(root, out, tasks=["h1"], warmup=0, runs=2, coexec_seconds=0,
+                               data_root=data, progress=False, quick=True)
+    partial = out.with_name("host.json.partial.jsonl")
+    assert len(partial.read_text().splitlines()) == 1 + 10 and not out.exists()
+
+    counted = {"n": 0}
+
+    def counting(*a, **k):
+        counted["n"] += 1
+        return real(*a, **k)
+
+    monkeypatch.setattr(profiling, "measure", counting)
+    prof = profiling.profile_host(root, out, tasks=["h1"], warmup=0, runs=2, coexec_seconds=0,
+                                  data_root=data, progress=False, quick=True)
+    assert counted["n"] == 5 * 12 - 10  # only what the killed run had not measured
+    assert len(prof.configs) == 5 * 12 and not partial.exists()
+
+
+def test_cli_profile_and_solve(quick_zoo, tmp_path, capsys):
+    root, _, _ = quick_zoo
+    out = tmp_path / "cli-host.json"
+    assert main(["profile", "--quick", "--zoo", str(root), "--task", "h3-audio", "--runs", "3",
+                 "--coexec-seconds", "0", "-o", str(out), "--quiet"]) == 0
+    assert "configurations" in capsys.readouterr().out
+    assert main(["solve", "--profile", str(out), "--slo", "max A; min L", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "ok"
+    assert main(["profile", "--zoo", str(tmp_path / "empty"), "-o", str(out)]) == 1
+    assert "no built models" in capsys.readouterr().err

@@ -1,0 +1,49 @@
+"""Peak memory of loading and running one .tflite model, measured in a fresh process.
+
+Usage: ``python -m workbench._memprobe MODEL THREADS XNNPACK(0|1) BATCH RUNS``. Prints one JSON
+line: ``base_mb`` (resident set before loading, with numpy and LiteRT imported), ``peak_mb`` (the
+process's peak resident set after loading and running), ``model_mb = peak_mb - base_mb``.
+Only the standard library, numpy and ai_edge_litert are imported.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+
+def _status_kb(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise RuntimeError(f"/proc/self/status has no {field}")
+
+
+def main(argv: list[str]) -> int:
+    path, threads, xnn, batch, runs = argv[0], int(argv[1]), argv[2] == "1", int(argv[3]), int(argv[4])
+    import numpy as np
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+
+    # Reset the peak so that it covers the model alone (Linux: "5" clears VmHWM).
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        pass
+    base = _status_kb("VmRSS")
+    resolver = OpResolverType.AUTO if xnn else OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
+    it = Interpreter(model_path=path, num_threads=threads, experimental_op_resolver_type=resolver)
+    inp = it.get_input_details()[0]
+    if batch != inp["shape"][0]:
+        it.resize_tensor_input(inp["index"], [batch, *inp["shape"][1:]])
+    it.allocate_tensors()
+    inp = it.get_input_details()[0]
+    it.set_tensor(inp["index"], np.zeros(inp["shape"], dtype=inp["dtype"]))
+    for _ in range(runs):
+        it.invoke()
+    peak = max(_status_kb("VmHWM"), _status_kb("VmRSS"))
+    print(json.dumps({"base_mb": base / 1024, "peak_mb": peak / 1024,
+                      "model_mb": max(peak - base, 0) / 1024}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

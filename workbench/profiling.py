@@ -1,0 +1,503 @@
+"""Measure the host: every zoo variant on every hardware option of this machine, for real.
+
+Hardware options: threads {1, 2} x XNNPACK on/off (``OpResolverType.AUTO`` vs
+``BUILTIN_WITHOUT_DEFAULT_DELEGATES``) x CPU core sets as separate processors (``CPU[0]``,
+``CPU[1]``, ``CPU[0,1]``) pinned with ``os.sched_setaffinity``, so load on one core is a processor
+issue the runtime can escape. Protocol: CARIn's (5 warm-up runs, then 100 timed runs) unless told
+otherwise. Peak memory is measured in an isolated subprocess (``workbench._memprobe``): the peak
+resident set while the model is loaded and run, over the resident set before loading it. Energy
+comes from RAPL when readable, else from a stated power model (and the rows say so).
+Co-execution of the multi-DNN tasks (h3, h4) is measured with the interpreters running at once in
+threads, each pinned to its configuration's cores.
+
+A killed run resumes: every measured row is appended to ``<out>.partial.jsonl`` (with a key of the
+zoo's files and the protocol) and skipped when the run starts again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+
+from . import datasets as ds
+from .errors import InputError
+from .profiles.importers import config_id
+from .profiles.schema import (
+    CoExecution, Config, CpuCluster, Device, Engine, EngineOptions, Profile, Provenance, Task,
+)
+
+#: Modelled power of one busy core when RAPL cannot be read (this is a VM: /sys/class/powercap
+#: is absent). A server core at 2-3 GHz draws 4-7 W (e.g. 350 W TDP / 56 cores); we take 5 W.
+MODELLED_CORE_POWER_W = 5.0
+
+
+@dataclass(frozen=True)
+class Option:
+    """One hardware option: a processor (core set), threads and XNNPACK."""
+
+    processor: str
+    cores: tuple[int, ...]
+    threads: int
+    xnnpack: bool
+
+
+def core_sets() -> list[tuple[int, ...]]:
+    """Each available core alone, then all of them together."""
+    cores = sorted(os.sched_getaffinity(0))
+    sets = [(c,) for c in cores]
+    if len(cores) > 1:
+        sets.append(tuple(cores))
+    return sets
+
+
+def processor_name(cores: tuple[int, ...]) -> str:
+    return "CPU[" + ",".join(map(str, cores)) + "]"
+
+
+def host_options(threads: Iterable[int] = (1, 2)) -> list[Option]:
+    return [Option(processor_name(cs), cs, t, x) for cs in core_sets() for t in threads
+            for x in (True, False)]
+
+
+# --- timing -----------------------------------------------------------------------------------
+
+class Pinned:
+    """Pin the calling thread (and the threads it starts, e.g. LiteRT's pool) to some cores."""
+
+    def __init__(self, cores: Iterable[int]) -> None:
+        self.cores = set(cores)
+
+    def __enter__(self) -> "Pinned":
+        self.saved = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, self.cores)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        os.sched_setaffinity(0, self.saved)
+
+
+def make_interpreter(path: str | os.PathLike, *, threads: int, xnnpack: bool, batch: int = 1):
+    """A LiteRT interpreter with the option's threads and resolver, input resized to ``batch``."""
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+
+    resolver = OpResolverType.AUTO if xnnpack else OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
+    it = Interpreter(model_path=str(path), num_threads=threads,
+                     experimental_op_resolver_type=resolver)
+    inp = it.get_input_details()[0]
+    if batch != inp["shape"][0]:
+        it.resize_tensor_input(inp["index"], [batch, *inp["shape"][1:]])
+    it.allocate_tensors()
+    return it
+
+
+def sample_input(it, x: np.ndarray | None = None) -> np.ndarray:
+    """An input for the interpreter: real samples (quantised if the input is int8) or zeros."""
+    from .quantise import _to_input
+
+    inp = it.get_input_details()[0]
+    shape = inp["shape"]
+    if x is None:
+        return np.zeros(shape, dtype=inp["dtype"])
+    reps = int(np.ceil(shape[0] / len(x)))
+    xb = np.concatenate([x] * reps)[:shape[0]]
+    return _to_input(xb, inp)
+
+
+def time_invocations(invoke, *, warmup: int, runs: int, clock=time.perf_counter_ns) -> np.ndarray:
+    """Latency samples (ms) of ``runs`` calls after ``warmup`` untimed ones (``clock`` in ns)."""
+    if warmup < 0 or runs < 1:
+        raise InputError("need warmup >= 0 and runs >= 1", value=(warmup, runs))
+    for _ in range(warmup):
+        invoke()
+    out = np.empty(runs)
+    for i in range(runs):
+        t0 = clock()
+        invoke()
+        out[i] = (clock() - t0) / 1e6
+    return out
+
+
+def latency_stats(samples: np.ndarray, batch: int = 1) -> dict[str, float]:
+    """Mean, std (population), min, max, p50, p90, p99 in ms and throughput in samples/s."""
+    s = np.asarray(samples, dtype=float)
+    if s.size == 0 or not np.all(np.isfinite(s)) or np.any(s < 0):
+        raise ValueError("latency samples must be finite, non-negative and not empty")
+    mean = float(s.mean())
+    return {"L": mean, "L_std": float(s.std()), "L_min": float(s.min()), "L_max": float(s.max()),
+            "L_p50": float(np.percentile(s, 50)), "L_p90": float(np.percentile(s, 90)),
+            "L_p99": float(np.percentile(s, 99)), "TP": batch * 1000.0 / mean if mean > 0 else 0.0}
+
+
+def measure(path: str | os.PathLike, option: Option, *, batch: int, x: np.ndarray | None,
+            warmup: int, runs: int) -> np.ndarray:
+    """Latency samples of one model file under one hardware option (pinned to its cores)."""
+    with Pinned(option.cores):
+        it = make_interpreter(path, threads=option.threads, xnnpack=option.xnnpack, batch=batch)
+        inp = it.get_input_details()[0]
+        it.set_tensor(inp["index"], sample_input(it, x))
+        return time_invocations(it.invoke, warmup=warmup, runs=runs)
+
+
+def measure_memory(path: str | os.PathLike, *, threads: int, xnnpack: bool, batch: int,
+                   runs: int = 5, timeout: float = 120) -> dict[str, float]:
+    """Peak memory (MB) of loading and running a model, in a fresh process (see _memprobe)."""
+    cmd = [sys.executable, "-m", "workbench._memprobe", str(path), str(threads),
+           "1" if xnnpack else "0", str(batch), str(runs)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                       env=dict(os.environ, OMP_NUM_THREADS="1"))
+    if r.returncode != 0:
+        raise RuntimeError(f"memory probe failed for {path}: {r.stderr.strip()[-300:]}")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def read_rapl_uj() -> int | None:
+    """Package energy counter (uJ) when RAPL is readable here, else None."""
+    p = Path("/sys/class/powercap/intel-rapl:0/energy_uj")
+    try:
+        return int(p.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+# --- the host profile -------------------------------------------------------------------------
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _cpu_ghz() -> float:
+    try:
+        mhz = [float(line.split(":")[1]) for line in Path("/proc/cpuinfo").read_text().splitlines()
+               if line.startswith("cpu MHz")]
+        return round(max(mhz) / 1000, 2) if mhz else 1.0
+    except (OSError, ValueError):
+        return 1.0
+
+
+def _ram_gb() -> float | None:
+    try:
+        kb = next(int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
+                  if line.startswith("MemTotal"))
+        return round(kb / 2 ** 20, 1)
+    except (OSError, StopIteration, ValueError):
+        return None
+
+
+def host_device() -> Device:
+    cores = sorted(os.sched_getaffinity(0))
+    return Device(name="host", display_name=f"this machine ({_cpu_model()})", soc=_cpu_model(),
+                  os=f"{platform.system()} {platform.release()}",
+                  cpu_clusters=[CpuCluster(core=_cpu_model(), count=len(cores), ghz=_cpu_ghz(),
+                                           core_ids=cores)],
+                  ram_gb=_ram_gb(), governors=[])
+
+
+def _versions() -> dict[str, str]:
+    out = {"python": platform.python_version(), "numpy": np.__version__}
+    for mod in ("ai_edge_litert", "tensorflow"):
+        try:
+            from importlib.metadata import version
+            out[mod] = version(mod.replace("_", "-") if mod == "ai_edge_litert" else mod)
+        except Exception:  # noqa: BLE001 - a version we cannot read is simply not reported
+            pass
+    return out
+
+
+@dataclass(frozen=True)
+class Variant:
+    task: str
+    model: str
+    arch: str
+    precision: str
+    path: Path
+    sha256: str
+    size_mb: float
+    params: int
+    flops: int
+    metric: float
+
+
+def zoo_variants(root: Path, tasks: Iterable[str] | None = None) -> list[Variant]:
+    """Every available quantised variant the zoo holds (record.json + variants.json)."""
+    out = []
+    for rec_path in sorted(Path(root).glob("*/*/record.json")):
+        rec = json.loads(rec_path.read_text())
+        if tasks and rec["task"] not in tasks:
+            continue
+        for v in rec.get("variants", []):
+            if v.get("available"):
+                out.append(Variant(rec["task"], rec["model"], rec["arch"], v["precision"],
+                                   rec_path.parent / v["file"], v["sha256"], v["size_mb"],
+                                   v["params"], v["flops"], v["test_metric"]))
+    return out
+
+
+def _run_key(variants: list[Variant], warmup: int, runs: int, threads: tuple[int, ...]) -> str:
+    h = hashlib.sha256(json.dumps([warmup, runs, list(threads)]).encode())
+    for v in variants:
+        h.update(v.sha256.encode())
+    return h.hexdigest()[:16]
+
+
+class Partial:
+    """Rows measured so far, appended one JSON line at a time (flushed), for resuming."""
+
+    def __init__(self, path: Path, key: str) -> None:
+        self.path, self.key = path, key
+        self.rows: dict[str, dict] = {}
+        if path.exists():
+            lines = path.read_text().splitlines()
+            if lines and json.loads(lines[0]).get("key") == key:
+                for line in lines[1:]:
+                    try:
+                        row = json.loads(line)
+                    except json.JSONDecodeError:
+                        break  # a line cut by the kill: measure that row again
+                    self.rows[row["id"]] = row
+            else:
+                path.unlink()
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps({"key": key}) + "\n")
+
+    def add(self, row: dict) -> None:
+        self.rows[row["id"]] = row
+        with self.path.open("a") as fh:
+            fh.write(json.dumps(row) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+
+def profile_host(zoo_root: Path, out: Path, *, tasks: Iterable[str] | None = None,
+                 warmup: int = 5, runs: int = 100, threads: tuple[int, ...] = (1, 2),
+                 coexec_seconds: float = 1.0, data_root: Path | None = None,
+                 progress: bool = True, quick: bool = False) -> Profile:
+    """Measure every zoo variant on every host option and write the host profile.
+
+    Args:
+        zoo_root: Where ``workbench zoo build`` put the models.
+        out: The profile to write (e.g. ``profiles/host.json``); ``<out>.partial.jsonl`` holds
+            progress so a killed run resumes.
+        warmup, runs: CARIn's protocol by default (5 and 100).
+        coexec_seconds: How long each multi-DNN co-execution is measured.
+        quick: Test-sized datasets for the sample inputs.
+
+    Returns:
+        The validated Profile (also saved to ``out``).
+    """
+    from .profiles.store import save_profile
+
+    variants = zoo_variants(zoo_root, tasks)
+    if not variants:
+        raise InputError("no built models: run `workbench zoo build` first", file=zoo_root)
+    options = host_options(threads)
+    key = _run_key(variants, warmup, runs, threads)
+    partial = Partial(Path(str(out) + ".partial.jsonl"), key)
+    rapl = read_rapl_uj() is not None
+    samples = {t: ds.load(t, quick=quick, root=data_root) for t in {v.task for v in variants}}
+    mem_cache: dict[tuple, dict] = {}
+    todo = [(v, o) for v in variants for o in options]
+    it: Iterable = todo
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        it = bar = tqdm(todo, desc="profiling", unit="config")
+    for v, o in it:
+        cid = config_id(v.model, v.precision, o.processor, task=v.task, threads=o.threads,
+                        xnnpack=o.xnnpack)
+        if cid in partial.rows:
+            continue
+        d = samples[v.task]
+        e0 = read_rapl_uj() if rapl else None
+        s = measure(v.path, o, batch=d.batch, x=d.x_test[:d.batch], warmup=warmup, runs=runs)
+        e1 = read_rapl_uj() if rapl else None
+        mkey = (v.path, min(o.threads, len(o.cores)), o.xnnpack)
+        if mkey not in mem_cache:
+            mem_cache[mkey] = measure_memory(v.path, threads=mkey[1], xnnpack=o.xnnpack,
+                                             batch=d.batch)
+        st = latency_stats(s, d.batch)
+        busy = min(o.threads, len(o.cores))
+        if rapl and e1 is not None and e0 is not None and e1 >= e0:
+            energy, e_note = (e1 - e0) / 1000.0 / runs, "E from RAPL (package)"
+        else:
+            energy = MODELLED_CORE_POWER_W * busy * st["L"]
+            e_note = f"E modelled: {MODELLED_CORE_POWER_W:g} W per busy core (RAPL unreadable)"
+        partial.add({
+            "id": cid, "task": v.task, "model": v.model, "arch": v.arch,
+            "precision": v.precision, "processor": o.processor, "threads": o.threads,
+            "xnnpack": o.xnnpack, "batch": d.batch, "A": v.metric, "S": v.size_mb,
+            "params": v.params, "W": v.flops * d.batch, **st, "E": energy,
+            "MF": mem_cache[mkey]["model_mb"], "source": "measured",
+            "note": f"{runs} runs after {warmup} warm-up; MF over a {mem_cache[mkey]['base_mb']:.0f}"
+                    f" MB runtime; {e_note}"})
+    if bar is not None:
+        bar.close()
+    configs = [Config(**row) for row in partial.rows.values()]
+    tasks_present = sorted({c.task for c in configs})
+    coexec = measure_coexecution(configs, variants, samples, seconds=coexec_seconds,
+                                 progress=progress) if coexec_seconds > 0 else []
+    engines = [Engine(name=processor_name(cs), kind="CPU", core_ids=list(cs),
+                      options=EngineOptions(threads=list(threads), xnnpack=[True, False]))
+               for cs in core_sets()]
+    task_objs = [Task(name=t, metric=samples[t].metric, higher_is_better=samples[t].higher_is_better,
+                      dataset=samples[t].description, batch=samples[t].batch) for t in tasks_present]
+    prov = Provenance(
+        method="measured on this machine with the LiteRT interpreter (workbench profile)",
+        tool_version=_versions().get("ai_edge_litert"), created=date.today().isoformat(),
+        host={"cpu": _cpu_model(), **_versions()},
+        notes=[f"MEASURED here: {runs} timed runs after {warmup} warm-up runs per configuration",
+               "MF: peak resident memory while loading and running the model in a fresh process,"
+               " over the resident memory before loading it",
+               "E: " + ("RAPL package energy" if rapl else
+                        f"MODELLED, {MODELLED_CORE_POWER_W:g} W per busy core (RAPL unreadable)"),
+               f"co-execution: {len(coexec)} combinations of the multi-DNN tasks measured with "
+               "the interpreters running at once"])
+    profile = Profile(device=host_device(), source="measured", provenance=prov, engines=engines,
+                      tasks=task_objs, configs=configs, coexecution=coexec,
+                      contention=fit_contention(configs, coexec))
+    save_profile(profile, out)
+    partial.path.unlink(missing_ok=True)
+    return profile
+
+
+# --- co-execution -----------------------------------------------------------------------------
+
+def _candidates(configs: list[Config], task: str, per_processor: int = 1) -> list[Config]:
+    """The fastest configurations of a task on each processor (what a solver would pick)."""
+    out = []
+    for proc in sorted({c.processor for c in configs if c.task == task}):
+        rows = sorted((c for c in configs if c.task == task and c.processor == proc),
+                      key=lambda c: c.L)
+        out += rows[:per_processor]
+    return out
+
+
+def run_concurrently(paths: list[Path], options: list[Option], batches: list[int],
+                     inputs: list[np.ndarray | None], seconds: float) -> list[np.ndarray]:
+    """Run several models at once, each in its own pinned thread, for ``seconds``; latency
+    samples (ms) of each while all are running."""
+    ready = threading.Barrier(len(paths) + 1)
+    stop = threading.Event()
+    results: list[list[float]] = [[] for _ in paths]
+    errors: list[BaseException] = []
+
+    def worker(k: int) -> None:
+        try:
+            with Pinned(options[k].cores):
+                it = make_interpreter(paths[k], threads=options[k].threads,
+                                      xnnpack=options[k].xnnpack, batch=batches[k])
+                inp = it.get_input_details()[0]
+                it.set_tensor(inp["index"], sample_input(it, inputs[k]))
+                for _ in range(3):
+                    it.invoke()
+                ready.wait()
+                clock = time.perf_counter_ns
+                while not stop.is_set():
+                    t0 = clock()
+                    it.invoke()
+                    results[k].append((clock() - t0) / 1e6)
+        except BaseException as exc:  # noqa: BLE001 - reported to the caller below
+            errors.append(exc)
+            try:
+                ready.abort()
+            except threading.BrokenBarrierError:
+                pass
+
+    threads = [threading.Thread(target=worker, args=(k,), daemon=True) for k in range(len(paths))]
+    for t in threads:
+        t.start()
+    try:
+        ready.wait()
+    except threading.BrokenBarrierError:
+        pass
+    time.sleep(seconds)
+    stop.set()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    return [np.array(r) for r in results]
+
+
+def measure_coexecution(configs: list[Config], variants: list[Variant], samples: dict,
+                        *, seconds: float, progress: bool = False) -> list[CoExecution]:
+    """Measure the multi-DNN groups (h3, h4) for the fastest configuration of each task on each
+    processor, every combination, with all models running at once."""
+    from itertools import product
+
+    by_key = {(v.task, v.model, v.precision): v for v in variants}
+    combos = []
+    for group, tasks in ds.GROUPS.items():
+        if len(tasks) < 2 or not all(any(c.task == t for c in configs) for t in tasks):
+            continue
+        combos += list(product(*[_candidates(configs, t) for t in tasks]))
+    out = []
+    it: Iterable = combos
+    if progress and combos:
+        from tqdm import tqdm
+        it = tqdm(combos, desc="co-execution", unit="combo")
+    for combo in it:
+        paths = [by_key[(c.task, c.model, c.precision)].path for c in combo]
+        opts = [Option(c.processor, tuple(_cores_of(c.processor)), c.threads or 1,
+                       bool(c.xnnpack)) for c in combo]
+        batches = [samples[c.task].batch for c in combo]
+        inputs = [samples[c.task].x_test[:b] for c, b in zip(combo, batches)]
+        lat = run_concurrently(paths, opts, batches, inputs, seconds)
+        out.append(CoExecution(configs=[c.id for c in combo],
+                               L=[float(s.mean()) for s in lat],
+                               L_std=[float(s.std()) for s in lat], source="measured",
+                               note=f"{min(len(s) for s in lat)}+ runs each over {seconds:g} s"))
+    return out
+
+
+def _cores_of(processor: str) -> list[int]:
+    return [int(x) for x in processor[processor.index("[") + 1:-1].split(",")]
+
+
+def fit_contention(configs: list[Config], coexec: list[CoExecution]) -> dict[str, float]:
+    """Fit the contention model's CPU parameters to the measured co-execution rows (grid search
+    on the squared log error); defaults from the phone model's parameter file without rows."""
+    from .moo.contention import co_latency
+    from .profiles.phone_model import load_parameters
+
+    base = {k: float(v) for k, v in load_parameters()["contention"].items() if k != "source"}
+    if not coexec:
+        return base
+    by_id = {c.id: c for c in configs}
+    procs = sorted({c.processor for c in configs})
+    rows = []
+    for r in coexec:
+        cs = [by_id[i] for i in r.configs]
+        rows.append(([np.array([c.L]) for c in cs], [np.array([procs.index(c.processor)]) for c in cs],
+                     [np.array([True]) for _ in cs],
+                     [np.array([sum(1 << k for k in _cores_of(c.processor))]) for c in cs],
+                     [np.array([c.threads or 1]) for c in cs], np.log(np.array(r.L))))
+    best, best_err = base, np.inf
+    for o in np.linspace(0, 1.0, 21):
+        for cp in np.linspace(0, 0.5, 26):
+            params = dict(base, cpu_oversubscription=float(o), cross_processor=float(cp))
+            err = 0.0
+            for L, P, C, M, T, target in rows:
+                pred = np.log(np.concatenate(co_latency(L, P, C, M, T, params)))
+                err += float(((pred - target) ** 2).sum())
+            if err < best_err:
+                best, best_err = params, err
+    return {k: round(v, 4) for k, v in best.items()}

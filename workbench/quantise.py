@@ -1,0 +1,245 @@
+"""Post-training quantisation with the TFLite converter, exactly CARIn Table 1's five schemes.
+
+| scheme | converter settings | inputs/outputs | weights | activations |
+|---|---|---|---|---|
+| FP32 | none | fp32 | fp32 | fp32 |
+| FP16 | DEFAULT + supported_types=[float16] | fp32 | fp16 | fp16/fp32 |
+| DR8 | DEFAULT (dynamic range) | fp32 | int8 | fp32 |
+| FX8 | DEFAULT + representative data | fp32 | int8 | int8/fp32 fallback |
+| FFX8 | FX8 + TFLITE_BUILTINS_INT8 only + int8 inputs/outputs | int8 | int8 | int8 |
+
+For every variant: the file size, #params and FLOPs counted from the .tflite graph itself, and the
+task metric on the test split measured with the LiteRT interpreter. A variant that cannot be
+converted is recorded as unavailable with the converter's reason (like '-' in CARIn Table 2).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import sys
+import time
+import warnings
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+from . import datasets as ds
+from .fileio import atomic_write_json
+
+PRECISIONS = ("FP32", "FP16", "DR8", "FX8", "FFX8")
+REPRESENTATIVE_SAMPLES = 100
+
+
+@contextlib.contextmanager
+def _quiet():
+    """Silence the converter: it prints the SavedModel signature to stdout and logs from C++ to
+    file descriptor 2, which would bury a progress bar."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        with warnings.catch_warnings(), open(os.devnull, "w") as sink, \
+                contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, devnull):
+            os.close(fd)
+
+
+class ConversionError(RuntimeError):
+    """The converter refused a variant; the message is its reason."""
+
+
+def convert(model, precision: str, representative: np.ndarray) -> bytes:
+    """Convert a Keras model to a .tflite flatbuffer with one of the five schemes."""
+    import tensorflow as tf
+
+    if precision not in PRECISIONS:
+        raise ValueError(f"unknown precision {precision!r}; expected one of {PRECISIONS}")
+    conv = tf.lite.TFLiteConverter.from_keras_model(model)
+    if precision != "FP32":
+        conv.optimizations = [tf.lite.Optimize.DEFAULT]
+    if precision == "FP16":
+        conv.target_spec.supported_types = [tf.float16]
+    if precision in ("FX8", "FFX8"):
+        def gen():
+            for i in range(len(representative)):
+                yield [representative[i:i + 1]]
+        conv.representative_dataset = gen
+    if precision == "FFX8":
+        conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+        if representative.dtype.kind == "f":  # integer token inputs stay int32 (CARIn Table 1)
+            conv.inference_input_type = tf.int8
+        conv.inference_output_type = tf.int8
+    try:
+        with _quiet():
+            return conv.convert()
+    except Exception as exc:  # noqa: BLE001 - the converter raises many kinds; keep its words
+        msg = " ".join(str(exc).split())
+        raise ConversionError(msg[:400] or type(exc).__name__) from None
+
+
+# --- reading a .tflite graph ------------------------------------------------------------------
+
+def _interpreter(path: str | os.PathLike, threads: int = 1, xnnpack: bool = True):
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+
+    resolver = OpResolverType.AUTO if xnnpack else OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
+    return Interpreter(model_path=str(path), num_threads=threads,
+                       experimental_op_resolver_type=resolver)
+
+
+_ELEMENTWISE = {"ADD", "SUB", "MUL", "DIV", "RELU", "RELU6", "RELU_N1_TO_1", "LOGISTIC", "TANH",
+                "MAXIMUM", "MINIMUM", "HARD_SWISH", "SQUARED_DIFFERENCE", "RSQRT", "SQRT",
+                "POW", "EXP", "LEAKY_RELU", "PRELU", "ABS", "NEG"}
+
+
+def analyse(path: str | os.PathLike) -> dict:
+    """Parameters, FLOPs and operators counted from a .tflite graph.
+
+    A parameter is an element of a constant weight tensor: one no operator produces and the
+    graph does not take as input, holding floats or 8-bit integers, or int32 biases of
+    convolutions and fully-connected layers (int32 shape and axis operands are not parameters). FLOPs count a multiply-add as 2: CONV_2D ``2 * out * kh * kw * cin``,
+    DEPTHWISE_CONV_2D ``2 * out * kh * kw``, FULLY_CONNECTED ``2 * rows * in * out``,
+    BATCH_MATMUL ``2 * batch * m * n * k``; element-wise operators one per output element,
+    SOFTMAX three, pooling and MEAN one per input element. Counted at batch 1.
+    """
+    it = _interpreter(path)
+    tensors = {t["index"]: t for t in it.get_tensor_details()}
+    ops = it._get_ops_details()  # noqa: SLF001 - the documented way to read the graph here
+    produced = {o for op in ops for o in op["outputs"]}
+    graph_inputs = {d["index"] for d in it.get_input_details()}
+    weight_types = (np.float32, np.float16, np.int8, np.uint8)
+    bias_of = {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV"}
+    consts = set()
+    for op in ops:
+        for pos, i in enumerate(op["inputs"]):
+            if i < 0 or i in produced or i in graph_inputs:
+                continue
+            dtype = tensors[i]["dtype"]
+            if dtype in weight_types or (pos == 2 and op["op_name"] in bias_of):
+                consts.add(i)
+    params = int(sum(int(np.prod(tensors[i]["shape"])) for i in consts))
+    shape = lambda i: [int(x) for x in tensors[i]["shape"]]  # noqa: E731
+    flops = 0
+    counts: Counter = Counter()
+    for op in ops:
+        name = op["op_name"]
+        counts[name] += 1
+        ins = [i for i in op["inputs"] if i >= 0]
+        out = shape(op["outputs"][0]) if op["outputs"] else []
+        n_out = int(np.prod(out)) if out else 0
+        if name == "CONV_2D" and len(ins) >= 2:
+            _, kh, kw, cin = shape(ins[1])
+            flops += 2 * n_out * kh * kw * cin
+        elif name == "DEPTHWISE_CONV_2D" and len(ins) >= 2:
+            _, kh, kw, _ = shape(ins[1])
+            flops += 2 * n_out * kh * kw
+        elif name == "FULLY_CONNECTED" and len(ins) >= 2:
+            w = shape(ins[1])
+            rows = int(np.prod(shape(ins[0]))) // max(w[1], 1)
+            flops += 2 * rows * w[0] * w[1]
+        elif name == "BATCH_MATMUL" and len(ins) >= 2:
+            a = shape(ins[0])
+            k = a[-1] if not op.get("adj_x") else a[-2]
+            flops += 2 * n_out * k
+        elif name == "SOFTMAX":
+            flops += 3 * n_out
+        elif name in ("AVERAGE_POOL_2D", "MAX_POOL_2D", "MEAN", "SUM"):
+            flops += int(np.prod(shape(ins[0])))
+        elif name in _ELEMENTWISE:
+            flops += n_out
+    return {"params": params, "flops": int(flops), "ops": dict(sorted(counts.items())),
+            "n_ops": len(ops)}
+
+
+def _to_input(x: np.ndarray, detail: dict) -> np.ndarray:
+    if detail["dtype"] in (np.int8, np.uint8) and x.dtype.kind == "f":
+        scale, zp = detail["quantization"]
+        info = np.iinfo(detail["dtype"])
+        return np.clip(np.round(x / scale + zp), info.min, info.max).astype(detail["dtype"])
+    return x.astype(detail["dtype"])
+
+
+def _from_output(y: np.ndarray, detail: dict) -> np.ndarray:
+    if detail["dtype"] in (np.int8, np.uint8):
+        scale, zp = detail["quantization"]
+        return (y.astype(np.float32) - zp) * scale
+    return y.astype(np.float32)
+
+
+def predict(path: str | os.PathLike, x: np.ndarray, *, batch: int = 64, threads: int = 2
+            ) -> np.ndarray:
+    """Run a .tflite model over inputs with the LiteRT interpreter (quantising int8 inputs and
+    dequantising int8 outputs with the tensors' scale and zero point)."""
+    it = _interpreter(path, threads=threads)
+    inp = it.get_input_details()[0]
+    outs = []
+    size = None
+    for s in range(0, len(x), batch):
+        xb = x[s:s + batch]
+        if size != len(xb):
+            it.resize_tensor_input(inp["index"], [len(xb), *inp["shape"][1:]])
+            it.allocate_tensors()
+            size = len(xb)
+        it.set_tensor(inp["index"], _to_input(xb, inp))
+        it.invoke()
+        out = it.get_output_details()[0]
+        outs.append(_from_output(it.get_tensor(out["index"]), out))
+    return np.concatenate(outs)
+
+
+def quantise_model(spec, *, quick: bool = False, root: Path | None = None,
+                   data_root: Path | None = None, precisions=PRECISIONS) -> list[dict]:
+    """Convert a trained zoo model to every precision and measure each variant.
+
+    Returns:
+        One dict per precision: available (bool), reason (if not), file, sha256, size_mb,
+        params, flops, ops, test metric (LiteRT), conversion time.
+    """
+    from . import zoo
+
+    root = Path(root) if root else zoo.ZOO
+    model = zoo.load_model(spec, root)
+    d = ds.load(spec.task, quick=quick, root=data_root)
+    n_rep = 20 if quick else REPRESENTATIVE_SAMPLES
+    rep = d.x_train[np.random.default_rng(0).permutation(len(d.x_train))[:n_rep]]
+    out = []
+    for prec in precisions:
+        target = zoo.model_dir(spec, root) / f"{prec}.tflite"
+        t0 = time.perf_counter()
+        try:
+            blob = convert(model, prec, rep)
+        except ConversionError as exc:
+            out.append({"precision": prec, "available": False, "reason": str(exc)})
+            continue
+        tmp = target.with_suffix(".tmp")
+        tmp.write_bytes(blob)
+        os.replace(tmp, target)
+        conv_s = time.perf_counter() - t0
+        try:
+            info = analyse(target)
+            metric = d.score(predict(target, d.x_test))
+        except Exception as exc:  # noqa: BLE001 - a variant LiteRT cannot run is unavailable
+            target.unlink(missing_ok=True)
+            out.append({"precision": prec, "available": False,
+                        "reason": f"LiteRT cannot run it: {' '.join(str(exc).split())[:300]}"})
+            continue
+        out.append({"precision": prec, "available": True, "file": target.name,
+                    "sha256": hashlib.sha256(blob).hexdigest(), "size_mb": len(blob) / 1e6,
+                    "params": info["params"], "flops": info["flops"], "n_ops": info["n_ops"],
+                    "ops": info["ops"], "metric": d.metric, "test_metric": metric,
+                    "convert_seconds": round(conv_s, 2)})
+    atomic_write_json(zoo.model_dir(spec, root) / "variants.json", out)
+    return out

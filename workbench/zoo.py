@@ -1,0 +1,382 @@
+"""The host model zoo: Keras builders in the families of the papers' models, trained here.
+
+| task | models (family, the paper's counterpart) |
+|---|---|
+| h1 | MobileNetV2-style at widths 0.5 and 1.0, EfficientNet-Lite-style (5x5 depthwise), RegNet-style (bottleneck stages), VGG-style with an FC-heavy head |
+| h2 | BERT-style encoders as CARIn UC2 (ReLU and BatchNorm instead of GELU and LayerNorm): L2-H64, L4-H96 (XtremeDistil-like), L6-H48 (MobileBERT-like narrow and deep) |
+| h3-vision | EfficientNet-Lite-style at two sizes, MobileNetV2-style |
+| h3-audio | YAMNet-style 1-D depthwise-separable CNN |
+| h4-* | one attribute net each, on a shared MobileNetV2-style backbone design (UC4) |
+
+Everything trains on the 2-core CPU in minutes and is reproducible from a seed (Keras seeding and
+TensorFlow's deterministic ops). Requires the ``ml`` extra (TensorFlow).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from . import datasets as ds
+from .errors import InputError
+from .fileio import atomic_write_json
+
+ZOO = ds.DATASETS / "zoo"
+
+
+def _keras():
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    try:
+        import keras
+        import tensorflow as tf  # noqa: F401
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("the model zoo needs TensorFlow: pip install 'workbench[ml]'") from exc
+    return keras
+
+
+# --- building blocks ------------------------------------------------------------------------------
+# BatchNormalization momentum 0.9 (not Keras's 0.99): these datasets give a few hundred training
+# steps, too few for 0.99's moving statistics to settle, and inference then runs at chance.
+
+def _conv_bn(x, filters, k=3, s=1, act=True, name=None):
+    L = _keras().layers
+    x = L.Conv2D(filters, k, strides=s, padding="same", use_bias=False, name=name)(x)
+    x = L.BatchNormalization(momentum=0.9)(x)
+    return L.ReLU(6.0)(x) if act else x
+
+
+def _inverted_residual(x, out_ch, expand, k=3, s=1):
+    L = _keras().layers
+    in_ch = x.shape[-1]
+    h = _conv_bn(x, in_ch * expand, 1) if expand != 1 else x
+    h = L.DepthwiseConv2D(k, strides=s, padding="same", use_bias=False)(h)
+    h = L.ReLU(6.0)(L.BatchNormalization(momentum=0.9)(h))
+    h = _conv_bn(h, out_ch, 1, act=False)
+    if s == 1 and in_ch == out_ch:
+        h = L.Add()([x, h])
+    return h
+
+
+def _head(x, n_classes):
+    L = _keras().layers
+    x = L.GlobalAveragePooling2D()(x) if len(x.shape) == 4 else L.GlobalAveragePooling1D()(x)
+    if n_classes == 0:
+        return L.Dense(1, name="value")(x)
+    if n_classes == 2:
+        return L.Dense(1, activation="sigmoid", name="prob")(x)
+    return L.Dense(n_classes, activation="softmax", name="probs")(x)
+
+
+def mobilenet_v2(input_shape, n_classes, *, width=1.0, name="mnv2"):
+    """MobileNetV2-style: inverted residuals with 3x3 depthwise convolutions and ReLU6."""
+    keras = _keras()
+    c = lambda ch: max(8, int(ch * width + 4) // 8 * 8)  # noqa: E731
+    inp = keras.Input(input_shape)
+    x = _conv_bn(inp, c(32), 3, 1)
+    for out, n, s in ((16, 1, 1), (24, 2, 2), (32, 2, 2), (64, 2, 2), (96, 1, 1)):
+        for i in range(n):
+            x = _inverted_residual(x, c(out), 1 if out == 16 else 4, 3, s if i == 0 else 1)
+    x = _conv_bn(x, c(256), 1)
+    return keras.Model(inp, _head(x, n_classes), name=name)
+
+
+def efficientnet_lite(input_shape, n_classes, *, width=1.0, depth=1.0, name="effnet-lite"):
+    """EfficientNet-Lite-style: MBConv with 5x5 depthwise stages, ReLU6, no squeeze-excite."""
+    keras = _keras()
+    c = lambda ch: max(8, int(ch * width + 4) // 8 * 8)  # noqa: E731
+    inp = keras.Input(input_shape)
+    x = _conv_bn(inp, c(32), 3, 1)
+    for out, n, s, k in ((16, 1, 1, 3), (24, 2, 2, 3), (40, 2, 2, 5), (80, 2, 2, 3), (112, 1, 1, 5)):
+        for i in range(max(1, round(n * depth))):
+            x = _inverted_residual(x, c(out), 1 if out == 16 else 4, k, s if i == 0 else 1)
+    x = _conv_bn(x, c(320), 1)
+    return keras.Model(inp, _head(x, n_classes), name=name)
+
+
+def regnet(input_shape, n_classes, *, widths=(24, 48, 96), depths=(1, 2, 2), name="regnet"):
+    """RegNet-style: a stem and stages of residual bottleneck blocks whose widths grow."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input(input_shape)
+    x = _conv_bn(inp, 16, 3, 1)
+    for w, d in zip(widths, depths):
+        for i in range(d):
+            s = 2 if i == 0 else 1
+            h = _conv_bn(x, w, 1)
+            h = _conv_bn(h, w, 3, s)
+            h = _conv_bn(h, w, 1, act=False)
+            sc = _conv_bn(x, w, 1, s, act=False) if (s != 1 or x.shape[-1] != w) else x
+            x = L.ReLU()(L.Add()([h, sc]))
+    return keras.Model(inp, _head(x, n_classes), name=name)
+
+
+def vgg_fc(input_shape, n_classes, *, name="vgg-fc"):
+    """VGG-style with an AlexNet/VGG-like fully-connected head, where most weights sit (the model
+    family in which MASA and FlexNN save most memory)."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input(input_shape)
+    x = inp
+    for f in (16, 32, 64):
+        x = _conv_bn(x, f, 3)
+        x = L.MaxPooling2D(2)(x)
+    x = L.Flatten()(x)
+    x = L.Dense(512, activation="relu")(x)
+    x = L.Dense(256, activation="relu")(x)
+    out = L.Dense(n_classes, activation="softmax", name="probs")(x)
+    return keras.Model(inp, out, name=name)
+
+
+def bert(seq_len, vocab, n_classes, *, layers=2, hidden=64, heads=2, ffn=4, name="bert"):
+    """A BERT-style encoder made mobile-friendly as CARIn UC2 did: ReLU for GELU, BatchNorm for
+    LayerNorm."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((seq_len,), dtype="int32")
+    x = L.Embedding(vocab, hidden)(inp)
+    pos = L.Embedding(seq_len, hidden)(keras.ops.arange(seq_len)[None, :])
+    x = L.Add()([x, pos])
+    for _ in range(layers):
+        a = L.MultiHeadAttention(heads, hidden // heads)(x, x)
+        x = L.BatchNormalization(momentum=0.9)(L.Add()([x, a]))
+        f = L.Dense(hidden * ffn, activation="relu")(x)
+        f = L.Dense(hidden)(f)
+        x = L.BatchNormalization(momentum=0.9)(L.Add()([x, f]))
+    return keras.Model(inp, _head(x, n_classes), name=name)
+
+
+def yamnet_1d(input_shape, n_classes, *, width=1.0, name="yamnet-1d"):
+    """YAMNet-style for 1-D signals: a stem and depthwise-separable 1-D convolutions."""
+    keras = _keras()
+    L = keras.layers
+    c = lambda ch: max(8, int(ch * width))  # noqa: E731
+    inp = keras.Input(input_shape)
+    x = L.ReLU()(L.BatchNormalization(momentum=0.9)(L.Conv1D(c(32), 5, strides=2, padding="same",
+                                                  use_bias=False)(inp)))
+    for f, s in ((64, 1), (128, 2), (128, 1), (256, 2)):
+        x = L.DepthwiseConv1D(3, strides=s, padding="same", use_bias=False)(x)
+        x = L.ReLU()(L.BatchNormalization(momentum=0.9)(x))
+        x = L.ReLU()(L.BatchNormalization(momentum=0.9)(L.Conv1D(c(f), 1, use_bias=False)(x)))
+    return keras.Model(inp, _head(x, n_classes), name=name)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A zoo entry: which task, which builder, how long to train."""
+
+    task: str
+    model: str
+    arch: str
+    build: Callable
+    epochs: int
+    lr: float = 3e-3
+
+
+def _spec(task, model, arch, build, epochs, lr=3e-3):
+    return Spec(task, model, arch, build, epochs, lr)
+
+
+SPECS: list[Spec] = [
+    _spec("h1", "MobileNetV2-0.5", "MobileNetV2", lambda d: mobilenet_v2(d.input_shape, 10, width=0.5), 10),
+    _spec("h1", "MobileNetV2-1.0", "MobileNetV2", lambda d: mobilenet_v2(d.input_shape, 10), 10),
+    _spec("h1", "EfficientNetLite-S", "EfficientNetLite",
+          lambda d: efficientnet_lite(d.input_shape, 10, width=0.75), 10),
+    _spec("h1", "RegNet-S", "RegNet", lambda d: regnet(d.input_shape, 10), 10),
+    _spec("h1", "VGG-FC", "VGG", lambda d: vgg_fc(d.input_shape, 10), 10, 1e-3),
+    _spec("h2", "BERT-L2-H64", "BERT", lambda d: bert(d.meta["seq_len"], d.meta["vocab_size"], 6,
+                                                        layers=2, hidden=64), 12, 2e-3),
+    _spec("h2", "XtremeDistil-L4-H96", "BERT",
+          lambda d: bert(d.meta["seq_len"], d.meta["vocab_size"], 6, layers=4, hidden=96, heads=4),
+          12, 2e-3),
+    _spec("h2", "MobileBERT-L6-H48", "MobileBERT",
+          lambda d: bert(d.meta["seq_len"], d.meta["vocab_size"], 6, layers=6, hidden=48, heads=2,
+                         ffn=2), 12, 2e-3),
+    _spec("h3-vision", "EfficientNetLite-S", "EfficientNetLite",
+          lambda d: efficientnet_lite(d.input_shape, 6, width=0.5), 10),
+    _spec("h3-vision", "EfficientNetLite-M", "EfficientNetLite",
+          lambda d: efficientnet_lite(d.input_shape, 6, width=1.0, depth=1.5), 8),
+    _spec("h3-vision", "MobileNetV2-0.5", "MobileNetV2",
+          lambda d: mobilenet_v2(d.input_shape, 6, width=0.5), 10),
+    _spec("h3-audio", "YAMNet-1D", "YAMNet", lambda d: yamnet_1d(d.input_shape, 10), 20),
+    _spec("h4-parity", "ParityNet-MNV2", "MobileNetV2",
+          lambda d: mobilenet_v2(d.input_shape, 2, width=0.5), 12),
+    _spec("h4-value", "ValueNet-MNV2", "MobileNetV2",
+          lambda d: mobilenet_v2(d.input_shape, 0, width=0.5), 15),
+    _spec("h4-group", "GroupNet-MNV2", "MobileNetV2",
+          lambda d: mobilenet_v2(d.input_shape, 5, width=0.5), 12),
+]
+
+
+def specs(tasks: list[str] | None = None, *, quick: bool = False) -> list[Spec]:
+    """Zoo entries for the tasks (default all). Quick: one model per task."""
+    if tasks:
+        unknown = [t for t in tasks if t not in ds.TASKS and t not in ds.GROUPS]
+        if unknown:
+            raise InputError(f"unknown task; known: {', '.join(list(ds.GROUPS) + list(ds.TASKS))}",
+                             where="task", value=unknown[0])
+        tasks = [x for t in tasks for x in ds.GROUPS.get(t, (t,))]
+    out = [s for s in SPECS if tasks is None or s.task in tasks]
+    if quick:
+        seen, first = set(), []
+        for s in out:
+            if s.task not in seen:
+                seen.add(s.task)
+                first.append(s)
+        out = first
+    return out
+
+
+def model_dir(spec: Spec, root: Path = ZOO) -> Path:
+    return root / spec.task / spec.model
+
+
+def train(spec: Spec, *, quick: bool = False, seed: int = 0, root: Path = ZOO,
+          data_root: Path | None = None, verbose: int = 0, isolate: bool = True) -> dict:
+    """Train one zoo model (reproducibly from ``seed``) and save it with its record.
+
+    Training runs in a fresh process by default: TensorFlow's CPU numerics depend on what the
+    process did before (thread pools started by other libraries change oneDNN's reduction
+    order), so only a clean process with fixed threads gives the same weights every time.
+
+    Returns:
+        The record written beside the model: params, epochs, validation and test metric, time.
+    """
+    ds.load(spec.task, quick=quick, root=data_root)  # build the cache outside the trainer
+    if not isolate:
+        return _train_here(spec, quick=quick, seed=seed, root=Path(root), data_root=data_root,
+                           verbose=verbose)
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "workbench.zoo", spec.task, spec.model, "--seed", str(seed),
+           "--root", str(root)] + (["--quick"] if quick else []) + (
+        ["--data-root", str(data_root)] if data_root else [])
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", TF_ENABLE_ONEDNN_OPTS="0",
+               OMP_NUM_THREADS="2", PYTHONHASHSEED=str(seed))
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        raise RuntimeError(f"training {spec.task}/{spec.model} failed:\n{r.stderr[-2000:]}")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def _train_here(spec: Spec, *, quick: bool, seed: int, root: Path, data_root: Path | None,
+                verbose: int = 0) -> dict:
+    keras = _keras()
+    import tensorflow as tf
+
+    # A fresh Keras state (layer names, seed generators) and every seed set.
+    keras.backend.clear_session(free_memory=True)
+    keras.utils.set_random_seed(seed)
+    tf.config.experimental.enable_op_determinism()
+    d = ds.load(spec.task, quick=quick, root=data_root)
+    model = spec.build(d)
+    if d.metric == "MAE":
+        loss, metrics = "mae", ["mae"]
+    elif d.n_classes == 2:
+        loss, metrics = "binary_crossentropy", ["accuracy"]
+    else:
+        loss, metrics = "sparse_categorical_crossentropy", ["accuracy"]
+    # No XLA: its CPU autotuning can pick different kernels from one run to the next.
+    model.compile(optimizer=keras.optimizers.Adam(spec.lr), loss=loss, metrics=metrics,
+                  jit_compile=False)
+    # Quick: the small datasets, fewer epochs, smaller batches (enough steps to beat chance).
+    epochs, batch = (min(spec.epochs, 6), 32) if quick else (spec.epochs, 64)
+    t0 = time.perf_counter()
+    # Shuffle here with a seeded generator (Keras's own shuffle draws from TensorFlow state that
+    # other work in the process, e.g. a converter run, can advance): one pass over all epochs.
+    rng = np.random.default_rng(seed)
+    order = np.concatenate([rng.permutation(len(d.y_train)) for _ in range(epochs)])
+    model.fit(d.x_train[order], d.y_train[order], validation_data=(d.x_val, d.y_val), epochs=1,
+              batch_size=batch, verbose=verbose, shuffle=False)
+    train_s = time.perf_counter() - t0
+    pred = model.predict(d.x_test, batch_size=256, verbose=0)
+    out_dir = model_dir(spec, root)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir / "model.tmp.keras"
+    model.save(tmp)
+    os.replace(tmp, out_dir / "model.keras")
+    record = {"task": spec.task, "model": spec.model, "arch": spec.arch, "seed": seed,
+              "epochs": epochs, "quick": quick, "params": int(model.count_params()),
+              "metric": d.metric, "test_metric": d.score(pred), "chance": d.chance,
+              "val_metric": d.score(model.predict(d.x_val, batch_size=256, verbose=0), d.y_val),
+              "train_seconds": round(train_s, 2), "input_shape": list(d.input_shape)}
+    atomic_write_json(out_dir / "record.json", record)
+    return record
+
+
+def load_model(spec: Spec, root: Path = ZOO):
+    keras = _keras()
+    path = model_dir(spec, root) / "model.keras"
+    if not path.exists():
+        raise InputError("model not built yet: run `workbench zoo build`", file=path)
+    return keras.models.load_model(path)
+
+
+def record(spec: Spec, root: Path = ZOO) -> dict | None:
+    p = model_dir(spec, root) / "record.json"
+    return json.loads(p.read_text()) if p.exists() else None
+
+
+def build(tasks: list[str] | None = None, *, quick: bool = False, seed: int = 0,
+          root: Path = ZOO, data_root: Path | None = None, progress: bool = True,
+          quantise: bool = True) -> list[dict]:
+    """Train every zoo model of the tasks and (by default) quantise each to the five precisions.
+
+    Returns:
+        One record per model (with, when quantised, its variants).
+    """
+    todo = specs(tasks, quick=quick)
+    it = todo
+    if progress:
+        from tqdm import tqdm
+        it = tqdm(todo, desc="zoo", unit="model")
+    out = []
+    for spec in it:
+        if progress:
+            it.set_postfix_str(f"{spec.task}/{spec.model}")
+        rec = train(spec, quick=quick, seed=seed, root=root, data_root=data_root)
+        if quantise:
+            from .quantise import quantise_model
+
+            rec["variants"] = quantise_model(spec, quick=quick, root=root, data_root=data_root)
+            atomic_write_json(model_dir(spec, root) / "record.json", rec)
+        out.append(rec)
+    return out
+
+
+
+
+def _main(argv: list[str] | None = None) -> int:
+    """``python -m workbench.zoo TASK MODEL [--quick] [--seed N] [--root DIR] [--data-root DIR]``:
+    train one model in this (fresh) process and print its record as JSON."""
+    import argparse
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("task")
+    ap.add_argument("model")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--root", default=str(ZOO))
+    ap.add_argument("--data-root", default=None)
+    a = ap.parse_args(argv)
+    import tensorflow as tf
+
+    tf.config.threading.set_intra_op_parallelism_threads(2)
+    tf.config.threading.set_inter_op_parallelism_threads(1)
+    spec = next((s for s in SPECS if s.task == a.task and s.model == a.model), None)
+    if spec is None:
+        raise SystemExit(f"no zoo model {a.task}/{a.model}")
+    rec = _train_here(spec, quick=a.quick, seed=a.seed, root=Path(a.root),
+                      data_root=Path(a.data_root) if a.data_root else None)
+    print(json.dumps(rec))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())
