@@ -136,3 +136,19 @@ def test_cli_profile_and_solve(quick_zoo, tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["status"] == "ok"
     assert main(["profile", "--zoo", str(tmp_path / "empty"), "-o", str(out)]) == 1
     assert "no built models" in capsys.readouterr().err
+
+
+@pytest.mark.notebook
+def test_host_notebook_runs_on_a_measured_profile(quick_zoo, quick_profile, tmp_path):
+    pytest.importorskip("papermill")
+    from workbench.reports import run_report
+
+    root, _, _ = quick_zoo
+    _, prof_path = quick_profile
+    run = run_report("host", reports_dir=tmp_path, progress=False,
+                     parameters={"profile_path": str(prof_path), "zoo_dir": str(root)})
+    m = json.loads(run.metrics.read_text())
+    assert m["source"] == "measured" and m["n_configs"] == 3 * 5 * 12
+    assert m["use_cases"]["h1"]["status"] == "ok"
+    assert m["use_cases"]["h3"]["status"] in ("ok", "infeasible")
+    assert all(z["test_metric"] > z["chance"] for z in m["zoo"])

@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Iterable
 
 import numpy as np
 
@@ -35,7 +35,15 @@ from . import datasets as ds
 from .errors import InputError
 from .profiles.importers import config_id
 from .profiles.schema import (
-    CoExecution, Config, CpuCluster, Device, Engine, EngineOptions, Profile, Provenance, Task,
+    CoExecution,
+    Config,
+    CpuCluster,
+    Device,
+    Engine,
+    EngineOptions,
+    Profile,
+    Provenance,
+    Task,
 )
 
 #: Modelled power of one busy core when RAPL cannot be read (this is a VM: /sys/class/powercap
@@ -445,7 +453,7 @@ def measure_coexecution(configs: list[Config], variants: list[Variant], samples:
 
     by_key = {(v.task, v.model, v.precision): v for v in variants}
     combos = []
-    for group, tasks in ds.GROUPS.items():
+    for tasks in ds.GROUPS.values():
         if len(tasks) < 2 or not all(any(c.task == t for c in configs) for t in tasks):
             continue
         combos += list(product(*[_candidates(configs, t) for t in tasks]))
