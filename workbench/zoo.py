@@ -184,9 +184,9 @@ def _spec(task, model, arch, build, epochs, lr=3e-3):
 
 SPECS: list[Spec] = [
     _spec("h1", "MobileNetV2-0.5", "MobileNetV2", lambda d: mobilenet_v2(d.input_shape, 10, width=0.5), 10),
-    _spec("h1", "MobileNetV2-1.0", "MobileNetV2", lambda d: mobilenet_v2(d.input_shape, 10), 10),
+    _spec("h1", "MobileNetV2-1.0", "MobileNetV2", lambda d: mobilenet_v2(d.input_shape, 10), 8),
     _spec("h1", "EfficientNetLite-S", "EfficientNetLite",
-          lambda d: efficientnet_lite(d.input_shape, 10, width=0.75), 10),
+          lambda d: efficientnet_lite(d.input_shape, 10, width=0.75), 8),
     _spec("h1", "RegNet-S", "RegNet", lambda d: regnet(d.input_shape, 10), 10),
     _spec("h1", "VGG-FC", "VGG", lambda d: vgg_fc(d.input_shape, 10), 10, 1e-3),
     _spec("h2", "BERT-L2-H64", "BERT", lambda d: bert(d.meta["seq_len"], d.meta["vocab_size"], 6,
@@ -200,7 +200,7 @@ SPECS: list[Spec] = [
     _spec("h3-vision", "EfficientNetLite-S", "EfficientNetLite",
           lambda d: efficientnet_lite(d.input_shape, 6, width=0.5), 10),
     _spec("h3-vision", "EfficientNetLite-M", "EfficientNetLite",
-          lambda d: efficientnet_lite(d.input_shape, 6, width=1.0, depth=1.5), 8),
+          lambda d: efficientnet_lite(d.input_shape, 6, width=1.0, depth=1.5), 6),
     _spec("h3-vision", "MobileNetV2-0.5", "MobileNetV2",
           lambda d: mobilenet_v2(d.input_shape, 6, width=0.5), 10),
     _spec("h3-audio", "YAMNet-1D", "YAMNet", lambda d: yamnet_1d(d.input_shape, 10), 20),
