@@ -98,11 +98,9 @@ class Pinned:
 
 def make_interpreter(path: str | os.PathLike, *, threads: int, xnnpack: bool, batch: int = 1):
     """A LiteRT interpreter with the option's threads and resolver, input resized to ``batch``."""
-    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+    from .quantise import _interpreter
 
-    resolver = OpResolverType.AUTO if xnnpack else OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
-    it = Interpreter(model_path=str(path), num_threads=threads,
-                     experimental_op_resolver_type=resolver)
+    it = _interpreter(path, threads=threads, xnnpack=xnnpack)
     inp = it.get_input_details()[0]
     if batch != inp["shape"][0]:
         it.resize_tensor_input(inp["index"], [batch, *inp["shape"][1:]])

@@ -147,8 +147,8 @@ class DiscreteProblem(Problem):
                         and (rows is None or c.id in set(rows.get(t, [])))] for t in tasks}
         self.processors = sorted({c.processor for cs in per_task.values() for c in cs})
         self.n_cores = self._n_cores()
-        masks = {p: self._coremask(p) for p in self.processors}
-        self.tasks = [TaskSpace(t, per_task[t], self.processors, masks) for t in tasks]
+        self._masks = {p: self._coremask(p) for p in self.processors}
+        self.tasks = [TaskSpace(t, per_task[t], self.processors, self._masks) for t in tasks]
         self.objective_terms = self._resolve_objectives()
         self.limits = self._resolve_constraints()
         self._drop_rows_without_values()
@@ -289,8 +289,7 @@ class DiscreteProblem(Problem):
             if not keep.all():
                 self.dropped[ts.name] = int((~keep).sum())
                 self.tasks[k] = TaskSpace(ts.name, [c for c, k2 in zip(ts.configs, keep) if k2],
-                                          self.processors,
-                                          {p: self._coremask(p) for p in self.processors})
+                                          self.processors, self._masks)
             if len(self.tasks[k]) == 0:
                 raise InputError(f"task {ts.name!r} has no configurations to choose from",
                                  where="tasks", value=ts.name)
