@@ -79,3 +79,26 @@ def hand_profile():
         dict(id="d", model="m2", processor="NPU", A=75, L=15, L_max=16, TP=200 / 3, W=2e9, MF=40),
         dict(id="e", model="m3", processor="CPU", threads=4, A=80, L=50, L_max=60, TP=20, W=4e9, MF=60),
     ])
+
+
+@pytest.fixture(scope="session")
+def quick_zoo(tmp_path_factory):
+    """The quick zoo (h1, h3-vision, h3-audio), trained and quantised once per test session."""
+    pytest.importorskip("tensorflow")
+    from workbench import zoo
+
+    root = tmp_path_factory.mktemp("zoo")
+    data = tmp_path_factory.mktemp("data")
+    recs = zoo.build(["h1", "h3"], quick=True, root=root, data_root=data, progress=False)
+    return root, data, recs
+
+
+@pytest.fixture(scope="session")
+def quick_profile(quick_zoo, tmp_path_factory):
+    """The quick zoo measured on this machine (few runs): (Profile, path)."""
+    from workbench import profiling
+
+    root, data, _ = quick_zoo
+    out = tmp_path_factory.mktemp("prof") / "host.json"
+    return profiling.profile_host(root, out, warmup=1, runs=5, coexec_seconds=0.1,
+                                  data_root=data, progress=False, quick=True), out

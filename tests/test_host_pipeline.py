@@ -19,22 +19,6 @@ from workbench.solvers import rass  # noqa: E402
 TOLERANCE_POINTS = 5.0
 
 
-@pytest.fixture(scope="session")
-def quick_zoo(tmp_path_factory):
-    root = tmp_path_factory.mktemp("zoo")
-    data = tmp_path_factory.mktemp("data")
-    recs = zoo.build(["h1", "h3"], quick=True, root=root, data_root=data, progress=False)
-    return root, data, recs
-
-
-@pytest.fixture(scope="session")
-def quick_profile(quick_zoo, tmp_path_factory):
-    root, data, _ = quick_zoo
-    out = tmp_path_factory.mktemp("prof") / "host.json"
-    return profiling.profile_host(root, out, warmup=1, runs=5, coexec_seconds=0.1,
-                                  data_root=data, progress=False, quick=True), out
-
-
 def test_fp32_models_beat_chance_clearly(quick_zoo):
     _, _, recs = quick_zoo
     assert {r["task"] for r in recs} == {"h1", "h3-audio", "h3-vision"}

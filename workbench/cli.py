@@ -227,6 +227,35 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- bundles and the runtime -------------------------------------------------------------------
+
+def _cmd_bundle(args: argparse.Namespace) -> int:
+    from .bundling import make_bundle
+    from .solvers import solve
+
+    problem = _solve_problem(args)
+    res = solve(problem, args.solver)
+    if not res.ok:
+        raise WorkbenchError("the problem is infeasible: nothing to bundle (see `workbench solve`)")
+    models = Path(args.models) if args.models else _zoo_root(args)
+    m = make_bundle(res, problem, args.out, models=models, include="all" if args.all else "designs",
+                    overwrite=args.force)
+    st = m["storage"]
+    print(f"bundle {args.out}: {len(m['designs'])} designs, {len(m['models'])} model files, "
+          f"{st['bundle_bytes'] / 1e6:.3f} MB")
+    print(f"storage (CARIn Table 10 shape): designs {st['designs_mb']:.3f} MB vs all "
+          f"{st['n_all_models']} candidate variants {st['all_candidates_mb']:.3f} MB: "
+          f"{st['reduction']:.2f}x smaller")
+    print(f"run it: workbench run {args.out} --duration 10")
+    return 0
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from .runtime.run import cmd_run
+
+    return cmd_run(args)
+
+
 # --- zoo and host profile ----------------------------------------------------------------------
 
 def _zoo_root(args: argparse.Namespace) -> Path:
@@ -358,6 +387,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=1, help="evolutionary: random seed")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=_cmd_solve)
+
+    p = sub.add_parser("bundle", help="solve and write a deployment bundle (designs, policy, "
+                       "model files with checksums)")
+    src = p.add_argument_group("what to solve (one of)")
+    src.add_argument("--profile", default=None, help="a measured profile (default: host)")
+    src.add_argument("--table", action="append", default=None, help=argparse.SUPPRESS)
+    src.add_argument("--use-case", default=None, help="CARIn use case uc1..uc4 (with --device)")
+    p.add_argument("--device", default=None, help="with --use-case: a profile name, e.g. host")
+    p.add_argument("--task", action="append", default=None, help="task(s) to run together")
+    p.add_argument("--slo", default=None, help='e.g. "max A; max TP; max L <= 41.67ms"')
+    p.add_argument("--weights", default=None, help='objective weights, e.g. "A=2,TP=1"')
+    p.add_argument("--solver", default="rass", help="rass (default) or oodin")
+    p.add_argument("-o", "--out", required=True, help="the bundle folder to write")
+    p.add_argument("--models", default=None, help="zoo folder with the model files "
+                   "(default datasets/zoo)")
+    p.add_argument("--quick", action="store_true", help="use the quick zoo (datasets/zoo-quick)")
+    p.add_argument("--zoo", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--all", action="store_true",
+                   help="store every candidate configuration (what OODIn needs)")
+    p.add_argument("--force", action="store_true", help="replace an existing bundle folder")
+    p.set_defaults(func=_cmd_bundle)
+
+    from .runtime.run import add_run_arguments
+    p = sub.add_parser("run", help="run a bundle: serve requests, monitor, switch designs")
+    add_run_arguments(p)
+    p.set_defaults(func=_cmd_run)
 
     z = sub.add_parser("zoo", help="train and quantise the host model zoo")
     zsub = z.add_subparsers(dest="action", metavar="ACTION")

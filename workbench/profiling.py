@@ -45,6 +45,8 @@ from .profiles.schema import (
     Provenance,
     Task,
 )
+from .runtime.executor import Pinned
+from .runtime.interpreter import fill_batch, open_interpreter, to_input
 
 #: Modelled power of one busy core when RAPL cannot be read (this is a VM: /sys/class/powercap
 #: is absent). A server core at 2-3 GHz draws 4-7 W (e.g. 350 W TDP / 56 cores); we take 5 W.
@@ -81,44 +83,18 @@ def host_options(threads: Iterable[int] = (1, 2)) -> list[Option]:
 
 # --- timing -----------------------------------------------------------------------------------
 
-class Pinned:
-    """Pin the calling thread (and the threads it starts, e.g. LiteRT's pool) to some cores."""
-
-    def __init__(self, cores: Iterable[int]) -> None:
-        self.cores = set(cores)
-
-    def __enter__(self) -> "Pinned":
-        self.saved = os.sched_getaffinity(0)
-        os.sched_setaffinity(0, self.cores)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        os.sched_setaffinity(0, self.saved)
-
-
 def make_interpreter(path: str | os.PathLike, *, threads: int, xnnpack: bool, batch: int = 1):
     """A LiteRT interpreter with the option's threads and resolver, input resized to ``batch``."""
-    from .quantise import _interpreter
-
-    it = _interpreter(path, threads=threads, xnnpack=xnnpack)
-    inp = it.get_input_details()[0]
-    if batch != inp["shape"][0]:
-        it.resize_tensor_input(inp["index"], [batch, *inp["shape"][1:]])
-    it.allocate_tensors()
-    return it
+    return open_interpreter(path, threads=threads, xnnpack=xnnpack, batch=batch)
 
 
 def sample_input(it, x: np.ndarray | None = None) -> np.ndarray:
     """An input for the interpreter: real samples (quantised if the input is int8) or zeros."""
-    from .quantise import _to_input
-
     inp = it.get_input_details()[0]
     shape = inp["shape"]
     if x is None:
         return np.zeros(shape, dtype=inp["dtype"])
-    reps = int(np.ceil(shape[0] / len(x)))
-    xb = np.concatenate([x] * reps)[:shape[0]]
-    return _to_input(xb, inp)
+    return to_input(fill_batch(x, shape[0]), inp)
 
 
 def time_invocations(invoke, *, warmup: int, runs: int, clock=time.perf_counter_ns) -> np.ndarray:

@@ -30,6 +30,9 @@ import numpy as np
 
 from . import datasets as ds
 from .fileio import atomic_write_json
+from .runtime.interpreter import from_output as _from_output
+from .runtime.interpreter import open_interpreter
+from .runtime.interpreter import to_input as _to_input
 
 PRECISIONS = ("FP32", "FP16", "DR8", "FX8", "FFX8")
 REPRESENTATIVE_SAMPLES = 100
@@ -98,14 +101,6 @@ def convert(model, precision: str, representative: np.ndarray) -> bytes:
 
 # --- reading a .tflite graph ------------------------------------------------------------------
 
-def _interpreter(path: str | os.PathLike, threads: int = 1, xnnpack: bool = True):
-    from ai_edge_litert.interpreter import Interpreter, OpResolverType
-
-    resolver = OpResolverType.AUTO if xnnpack else OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
-    return Interpreter(model_path=str(path), num_threads=threads,
-                       experimental_op_resolver_type=resolver)
-
-
 _ELEMENTWISE = {"ADD", "SUB", "MUL", "DIV", "RELU", "RELU6", "RELU_N1_TO_1", "LOGISTIC", "TANH",
                 "MAXIMUM", "MINIMUM", "HARD_SWISH", "SQUARED_DIFFERENCE", "RSQRT", "SQRT",
                 "POW", "EXP", "LEAKY_RELU", "PRELU", "ABS", "NEG"}
@@ -121,7 +116,7 @@ def analyse(path: str | os.PathLike) -> dict:
     BATCH_MATMUL ``2 * batch * m * n * k``; element-wise operators one per output element,
     SOFTMAX three, pooling and MEAN one per input element. Counted at batch 1.
     """
-    it = _interpreter(path)
+    it = open_interpreter(path)
     tensors = {t["index"]: t for t in it.get_tensor_details()}
     ops = it._get_ops_details()  # noqa: SLF001 - the documented way to read the graph here
     produced = {o for op in ops for o in op["outputs"]}
@@ -170,26 +165,11 @@ def analyse(path: str | os.PathLike) -> dict:
             "n_ops": len(ops)}
 
 
-def _to_input(x: np.ndarray, detail: dict) -> np.ndarray:
-    if detail["dtype"] in (np.int8, np.uint8) and x.dtype.kind == "f":
-        scale, zp = detail["quantization"]
-        info = np.iinfo(detail["dtype"])
-        return np.clip(np.round(x / scale + zp), info.min, info.max).astype(detail["dtype"])
-    return x.astype(detail["dtype"])
-
-
-def _from_output(y: np.ndarray, detail: dict) -> np.ndarray:
-    if detail["dtype"] in (np.int8, np.uint8):
-        scale, zp = detail["quantization"]
-        return (y.astype(np.float32) - zp) * scale
-    return y.astype(np.float32)
-
-
 def predict(path: str | os.PathLike, x: np.ndarray, *, batch: int = 64, threads: int = 2
             ) -> np.ndarray:
     """Run a .tflite model over inputs with the LiteRT interpreter (quantising int8 inputs and
     dequantising int8 outputs with the tensors' scale and zero point)."""
-    it = _interpreter(path, threads=threads)
+    it = open_interpreter(path, threads=threads)
     inp = it.get_input_details()[0]
     outs = []
     size = None

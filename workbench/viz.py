@@ -104,3 +104,51 @@ def lines(x: Sequence[float], series: dict[str, Sequence[float]], *, x_title: st
                       template="plotly_white", height=420, yaxis_type="log" if log_y else None,
                       legend=dict(orientation="h", y=-0.2))
     return fig
+
+
+def runtime_timeline(run: dict[str, Any], *, title: str | None = None,
+                     task: str | None = None) -> "go.Figure":
+    """CARIn Figs 7-8's shape from a runtime run (``RunResult.to_dict()``): invoke latency of
+    every served batch coloured by the active design, the expected accuracy of the design and
+    the memory held by processes, with the events marked."""
+    from plotly.subplots import make_subplots
+
+    served, rows = run["served"], run["timeline"]["rows"]
+    tasks = list(dict.fromkeys(served["task"]))
+    task = task or (tasks[-1] if tasks else None)
+    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.06,
+                        row_heights=[0.5, 0.25, 0.25],
+                        subplot_titles=(f"latency per inference ({task})", "accuracy of the design",
+                                        "memory held by processes"))
+    designs = list(dict.fromkeys(d for d, t in zip(served["design"], served["task"]) if t == task))
+    palette = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#ff9da6"]
+    for k, d in enumerate(designs):
+        pts = [i for i, (dd, t) in enumerate(zip(served["design"], served["task"]))
+               if dd == d and t == task]
+        fig.add_trace(go.Scattergl(x=[served["t"][i] for i in pts], y=[served["ms"][i] for i in pts],
+                                   mode="markers", name=str(d), legendgroup=str(d),
+                                   marker=dict(size=4, color=palette[k % len(palette)])),
+                      row=1, col=1)
+    fig.add_trace(go.Scatter(x=rows["t"], y=rows["A"], mode="lines", name="A (expected)",
+                             line=dict(shape="hv", color="#333")), row=2, col=1)
+    used = [u for u in rows.get("mem_used_mb", []) if u is not None]
+    if used:
+        base = used[0]
+        fig.add_trace(go.Scatter(x=rows["t"], y=[None if u is None else u - base
+                                                 for u in rows["mem_used_mb"]],
+                                 mode="lines", name="memory held (MB, vs start)",
+                                 line=dict(color="#b279a2")), row=3, col=1)
+    for e in run["timeline"]["events"]:
+        if e["kind"] == "fault":
+            continue
+        fig.add_vline(x=e["t"], line=dict(color="#999", dash="dot", width=1))
+        fig.add_annotation(x=e["t"], y=1.0, yref="paper", text=":".join([e["kind"], *e.get("args", [])]),
+                           showarrow=False, textangle=-90, xanchor="right", yanchor="top",
+                           font=dict(size=10, color="#666"))
+    fig.update_yaxes(title_text="ms", type="log", row=1, col=1)
+    fig.update_yaxes(title_text="%", row=2, col=1)
+    fig.update_yaxes(title_text="MB", row=3, col=1)
+    fig.update_xaxes(title_text="time (s)", row=3, col=1)
+    fig.update_layout(title=title, template="plotly_white", height=720,
+                      legend=dict(orientation="h", y=-0.12))
+    return fig

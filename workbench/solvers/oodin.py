@@ -103,3 +103,43 @@ class OodinManager:
         idx = np.flatnonzero(ok)
         scores = weighted_sum_scores(self.F[idx], self.problem.maximise, self.problem.weights)
         return int(self.index[idx[int(np.argmax(scores))]])
+
+
+class OodinPolicy:
+    """OODIn's runtime manager as a runtime policy (for comparison with RASS's look-up): on every
+    change of the flags it re-solves the look-up tables without the flagged processors (and,
+    under a memory issue, below the current design's memory), paying the solve each time.
+
+    Use it with a bundle that stores every candidate (``make_bundle(..., include="all")``).
+    """
+
+    name = "oodin"
+
+    def __init__(self, problem: DiscreteProblem) -> None:
+        self.manager = OodinManager(problem)
+        self.problem = problem
+        self.solve_ms: list[float] = []
+        self._normal_mf: float | None = None
+
+    def decide(self, state, usable):  # noqa: ARG002 - the runtime's Policy signature
+        """Re-solve for this device state (a :class:`workbench.runtime.DeviceState`)."""
+        from ..runtime.manager import Choice
+
+        t0 = time.perf_counter()
+        limit = None
+        if state.memory and self._normal_mf is not None:
+            limit = self._normal_mf * 0.999  # a smaller design than the one memory ran short on
+        flat = self.manager.resolve(state.flagged, memory_limit_mb=limit)
+        if flat is None and limit is not None:
+            flat = self.manager.resolve((), memory_limit_mb=limit)
+        if flat is None:
+            flat = self.manager.resolve(())
+        self.solve_ms.append((time.perf_counter() - t0) * 1e3)
+        if flat is None:
+            return None
+        if not state.memory:
+            mf = self.problem.metrics(np.array([flat]))["MF"][0]
+            self._normal_mf = None if mf != mf else float(mf)
+        configs = tuple(c.id for c in self.problem.configs_of(flat))
+        return Choice("oodin:" + "+".join(c.label() for c in self.problem.configs_of(flat)),
+                      configs)

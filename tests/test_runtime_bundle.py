@@ -1,0 +1,202 @@
+"""Bundles and the switching policy without running models: round trip, tampering, bad
+manifests, the policy on every flag combination, fallback, hysteresis, event parsing."""
+
+import itertools
+import json
+import math
+
+import pytest
+from conftest import make_profile
+
+from workbench.bundling import make_bundle, storage
+from workbench.errors import InputError
+from workbench.moo.problem import DiscreteProblem
+from workbench.runtime import BundleError, DeviceState, SwitchingPolicy, load_bundle, parse_events
+from workbench.runtime.monitor import Debounce
+from workbench.solvers import rass
+
+SLO = "max A; min L; avg L <= 100ms"
+
+
+@pytest.fixture
+def cpu_problem():
+    """Three core sets of a 2-core CPU, two models, three precisions: RASS finds d0..d2, dm, dw."""
+    rows = []
+    for proc, speed in (("CPU[0,1]", 1.0), ("CPU[0]", 1.6), ("CPU[1]", 1.7)):
+        for model, acc, lat, mf, w in (("big", 90, 20, 40, 4e9), ("small", 80, 8, 10, 1e9)):
+            for prec, da, dl, dm in (("FP32", 0, 1.0, 1.0), ("FP16", -0.1, 0.9, 0.6),
+                                     ("FFX8", -1.0, 0.5, 0.3)):
+                rows.append(dict(id=f"{model}-{prec}-{proc}", model=model, precision=prec,
+                                 processor=proc, threads=1, xnnpack=True, A=acc + da,
+                                 L=lat * dl * speed, MF=mf * dm, W=w, S=mf * dm / 4))
+    prof = make_profile(rows, cores=2)
+    return DiscreteProblem(prof, SLO)
+
+
+@pytest.fixture
+def fake_zoo(tmp_path, cpu_problem):
+    """A zoo folder laid out like datasets/zoo, with stand-in bytes for the model files."""
+    root = tmp_path / "zoo"
+    models = {}
+    for c in cpu_problem.tasks[0].configs:
+        models.setdefault((c.task, c.model), set()).add(c.precision)
+    for (task, model), precs in models.items():
+        d = root / task / model
+        d.mkdir(parents=True)
+        variants = []
+        for p in sorted(precs):
+            (d / f"{p}.tflite").write_bytes(f"{model}-{p}".encode() * 100)
+            variants.append({"precision": p, "available": True, "file": f"{p}.tflite"})
+        (d / "record.json").write_text(json.dumps({"task": task, "model": model,
+                                                   "variants": variants}))
+    return root
+
+
+@pytest.fixture
+def bundle_dir(tmp_path, cpu_problem, fake_zoo):
+    res = rass(cpu_problem)
+    make_bundle(res, cpu_problem, tmp_path / "b", models=fake_zoo)
+    return tmp_path / "b", res
+
+
+def test_bundle_round_trip_keeps_designs_policy_and_only_needed_files(bundle_dir, cpu_problem):
+    path, res = bundle_dir
+    b = load_bundle(path)
+    assert set(b.designs) == set(res.designs) and b.problems == {}
+    for role, d in res.designs.items():
+        assert b.designs[role].configs == d.configs
+        for cid in d.configs:
+            exp = b.configs[cid].expected
+            row = cpu_problem.profile.config(cid)
+            assert exp["L"] == row.L and exp["MF"] == row.MF and exp["A"] == row.A
+    assert b.triggers == res.triggers and b.policy_vector == res.policy_vector
+    needed = {b.configs[c].file for d in res.designs.values() for c in d.configs}
+    on_disk = {str(p.relative_to(path)) for p in path.rglob("*.tflite")}
+    assert on_disk == needed and len(needed) < 6  # 6 = every candidate model file
+    st = b.manifest["storage"]
+    assert st["n_all_models"] == 6 and st["n_design_models"] == len(needed)
+    assert st["reduction"] == pytest.approx(storage(res, cpu_problem).reduction, rel=1e-3)
+    assert st["reduction"] > 1
+
+
+def test_bundle_refuses_to_overwrite_and_is_replaced_whole(bundle_dir, cpu_problem, fake_zoo):
+    path, res = bundle_dir
+    with pytest.raises(InputError, match="already exists"):
+        make_bundle(res, cpu_problem, path, models=fake_zoo)
+    m = make_bundle(res, cpu_problem, path, models=fake_zoo, include="all", overwrite=True)
+    assert len(m["configs"]) == len(cpu_problem.tasks[0].configs)
+    assert sorted(p.name for p in path.parent.iterdir()) == ["b", "zoo"]  # no temporaries left
+
+
+def test_bundle_names_the_configuration_without_a_model_file(tmp_path, cpu_problem):
+    with pytest.raises(InputError, match="no model file") as e:
+        make_bundle(rass(cpu_problem), cpu_problem, tmp_path / "b", models=tmp_path / "empty")
+    assert "configs[" in str(e.value)
+    assert not (tmp_path / "b").exists()
+
+
+def test_a_tampered_or_missing_model_removes_only_the_designs_that_need_it(bundle_dir):
+    path, res = bundle_dir
+    b = load_bundle(path)
+    d1_file = b.configs[b.designs["d1"].configs[0]].file
+    (path / d1_file).write_bytes(b"tampered")
+    b = load_bundle(path)
+    users = {r for r, d in b.designs.items() if b.configs[d.configs[0]].file == d1_file}
+    assert set(b.problems) == users and "d1" in users
+    assert all("checksum mismatch" in why for why in b.problems.values())
+    assert set(b.usable) == set(res.designs) - users
+    (path / d1_file).unlink()
+    assert all("missing" in why for why in load_bundle(path).problems.values())
+
+
+def test_a_bundle_with_no_intact_design_is_rejected(bundle_dir):
+    path, _ = bundle_dir
+    for f in path.rglob("*.tflite"):
+        f.write_bytes(b"x")
+    with pytest.raises(BundleError, match="no usable design"):
+        load_bundle(path)
+
+
+@pytest.mark.parametrize("edit, where", [
+    (lambda m: m.update(format="other"), "format"),
+    (lambda m: m.update(version=99), "version"),
+    (lambda m: m.update(policy_vector=m["policy_vector"][:3]), "policy_vector"),
+    (lambda m: m["policy_vector"].__setitem__(0, "d9"), "policy_vector[0]"),
+    (lambda m: m["designs"]["d0"]["configs"].__setitem__(0, "nope"), "designs['d0'].configs[0]"),
+    (lambda m: next(iter(m["configs"].values())).update(file="../../etc/passwd"), ".file"),
+    (lambda m: next(iter(m["configs"].values())).update(threads="two"), ".threads"),
+    (lambda m: m.pop("tasks"), "tasks"),
+])
+def test_a_bad_manifest_names_the_field(bundle_dir, edit, where):
+    path, _ = bundle_dir
+    m = json.loads((path / "manifest.json").read_text())
+    edit(m)
+    (path / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(BundleError) as e:
+        load_bundle(path)
+    assert where in str(e.value) and "manifest.json" in str(e.value)
+
+
+def test_not_a_bundle(tmp_path):
+    with pytest.raises(BundleError, match="no manifest.json"):
+        load_bundle(tmp_path)
+    (tmp_path / "manifest.json").write_text("{oops")
+    with pytest.raises(BundleError, match="not valid JSON"):
+        load_bundle(tmp_path)
+
+
+def test_the_policy_matches_rass_on_every_flag_combination(bundle_dir):
+    path, res = bundle_dir
+    b = load_bundle(path)
+    pol = SwitchingPolicy(b)
+    procs = sorted({c.processor for c in b.configs.values()})
+    assert len(res.triggers) == 3
+    for bits in range(1 << (len(procs) + 1)):
+        flags = {p: bool(bits >> k & 1) for k, p in enumerate(procs)}
+        state = DeviceState(flags, bool(bits >> len(procs) & 1))
+        want = res.decide({**flags, "memory": state.memory})
+        assert pol.decide(state, set(b.designs)).name == want
+
+
+def test_the_policy_falls_back_to_the_best_design_avoiding_flagged_processors(bundle_dir):
+    path, res = bundle_dir
+    b = load_bundle(path)
+    pol = SwitchingPolicy(b)
+    t0 = res.triggers[0]
+    state = DeviceState({t0: True}, False)
+    assert pol.decide(state, set(b.designs)).name == "d1"
+    usable = set(b.designs) - {"d1"}
+    got = pol.decide(state, usable)
+    assert got.name in usable
+    assert t0 not in {b.configs[c].processor for c in got.configs}
+    # Nothing avoids the flag: still some usable design rather than none.
+    assert pol.decide(state, {"d0"}).name == "d0"
+    assert pol.decide(state, set()) is None
+
+
+def test_debounce_needs_consecutive_readings_and_ignores_gaps():
+    d = Debounce(raise_after=3, clear_after=2)
+    seq = [True, True, False, True, True, None, math.nan, True, False, True, False, False]
+    out = [d.update(x) for x in seq]
+    # One-off spikes and NaN/None never flip it; three in a row raise, two in a row clear.
+    assert out == [False, False, False, False, False, False, False, True, True, True, True, False]
+
+
+@pytest.mark.parametrize("flips", list(itertools.product([True, False], repeat=6)))
+def test_isolated_spikes_never_raise_a_flag(flips):
+    d = Debounce(raise_after=3, clear_after=3)
+    # Spikes separated by a normal reading: never three positives in a row.
+    seq = [x for f in flips for x in (f, False)]
+    assert not any(d.update(x) for x in seq)
+
+
+def test_events_parse_and_bad_items_name_themselves():
+    ev = parse_events("8:memory:64, 2:stress:0+1, 6:unstress, 4:slow:CPU[0,1]:3, 9:flag:GPU")
+    assert [e.at for e in ev] == [2, 4, 6, 8, 9]
+    assert ev[1].args == ("CPU[0,1]", "3")
+    for bad, msg in [("x:stress:0", "time"), ("1:boom", "unknown event"), ("1:stress", "takes 1"),
+                     ("1:slow:CPU[0]:0.5", "factor"), ("1:flag:TPU", "processor"),
+                     ("1:memory:lots", "megabytes")]:
+        with pytest.raises(InputError, match=msg) as e:
+            parse_events(bad)
+        assert "--inject item" in str(e.value)

@@ -1,0 +1,187 @@
+"""The runtime running real LiteRT models from the quick zoo: correct outputs, multi-DNN,
+batching, switch storms without lost requests, fault fallback, a real CPU stress, OODIn's
+re-solving policy and the CLI."""
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("ai_edge_litert")
+
+from workbench import datasets as ds  # noqa: E402
+from workbench.bundling import make_bundle  # noqa: E402
+from workbench.cli import main  # noqa: E402
+from workbench.moo.problem import DiscreteProblem  # noqa: E402
+from workbench.runtime import Event, Rejected, RuntimeManager, load_bundle  # noqa: E402
+from workbench.runtime.bundle import cores_of  # noqa: E402
+from workbench.runtime.run import run  # noqa: E402
+from workbench.solvers import rass  # noqa: E402
+from workbench.solvers.oodin import OodinPolicy  # noqa: E402
+
+SLO = "max A; max TP; avg L <= 50ms"
+
+
+@pytest.fixture(scope="module")
+def h1_problem(quick_profile):
+    prof, _ = quick_profile
+    return DiscreteProblem(prof, SLO, tasks=["h1"])
+
+
+@pytest.fixture
+def h1_bundle(h1_problem, quick_zoo, tmp_path):
+    res = rass(h1_problem)
+    make_bundle(res, h1_problem, tmp_path / "h1", models=quick_zoo[0])
+    return tmp_path / "h1", res
+
+
+def _cores(b, role):
+    return set().union(*(set(cores_of(b.configs[c].processor)) for c in b.designs[role].configs))
+
+
+def test_outputs_equal_the_model_run_directly(h1_bundle, quick_zoo):
+    from workbench.quantise import predict
+
+    path, res = h1_bundle
+    b = load_bundle(path)
+    d = ds.load("h1", quick=True, root=quick_zoo[1])
+    x = d.x_test[:6]
+    with RuntimeManager(b, preload="none") as rm:
+        got = np.concatenate([rm.submit("h1", x[i:i + 1]).result(timeout=10) for i in range(6)])
+        assert rm.current.name == "d0"
+    want = predict(b.path_of(b.designs["d0"].configs[0]), x, batch=1)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_unknown_task_and_stopped_runtime_are_rejected_not_lost(h1_bundle):
+    b = load_bundle(h1_bundle[0])
+    rm = RuntimeManager(b, preload="none").start()
+    with pytest.raises(Rejected, match="unknown task"):
+        rm.submit("nope").result(timeout=5)
+    rm.stop()
+    with pytest.raises(Rejected, match="not running"):
+        rm.submit("h1").result(timeout=5)
+    assert rm.stats["submitted"] == rm.stats["served"] + rm.stats["rejected"]
+
+
+def test_batched_configurations_batch_requests_and_answer_each(h1_bundle):
+    path, _ = h1_bundle
+    m = json.loads((path / "manifest.json").read_text())
+    for c in m["configs"].values():
+        c["batch"] = 4
+    (path / "manifest.json").write_text(json.dumps(m))
+    b = load_bundle(path)
+    with RuntimeManager(b, preload="none", batch_wait_ms=50) as rm:
+        futs = [rm.submit("h1") for _ in range(10)]
+        outs = [f.result(timeout=10) for f in futs]
+    assert all(o.shape[0] == 1 for o in outs)
+    assert max(s[4] for s in rm.served_log) > 1
+
+
+def test_a_switch_storm_loses_no_request(h1_bundle):
+    path, res = h1_bundle
+    b = load_bundle(path)
+    events = []
+    for k in range(40):  # flip every trigger and the memory flag, 25 ms apart
+        t = 0.2 + 0.025 * k
+        trig = res.triggers[k % len(res.triggers)]
+        events.append(Event(t, "flag" if k % 2 == 0 else "unflag", (trig,)))
+        if k % 5 == 0:
+            events.append(Event(t, "memflag" if k % 10 == 0 else "unmemflag"))
+    events.sort(key=lambda e: e.at)
+    out = run(b, duration=1.6, rate=400, events=events, period_s=0.01)
+    assert out.lost == 0
+    assert out.stats["submitted"] == out.stats["served"] > 300
+    assert out.stats["rejected"] == 0
+    assert out.summary["switches"] >= 10
+    assert len(set(out.summary["designs"])) >= 3
+
+
+def test_a_model_that_fails_to_load_is_removed_and_the_policy_falls_back(h1_bundle):
+    path, res = h1_bundle
+    b = load_bundle(path)  # checksums pass now; d0's file breaks afterwards
+    d0_file = b.path_of(b.designs["d0"].configs[0])
+    if all(b.path_of(d.configs[0]) == d0_file for d in b.designs.values()):
+        pytest.skip("every design uses d0's model file")
+    d0_file.write_bytes(b"not a model")
+    out = run(b, duration=0.8, rate=200, preload="none",
+              events=[Event(0.3, "flag", (res.triggers[0],)), Event(0.5, "unflag",
+                                                                    (res.triggers[0],))])
+    faults = out.summary["faults"]
+    assert faults and faults[0]["config"] == b.designs["d0"].configs[0]
+    assert "d0" in faults[0]["removed"] and "d0" in b.problems
+    serving = {s["to"] for s in out.timeline["switches"]}
+    assert serving and all(b.path_of(b.designs[r].configs[0]) != d0_file for r in serving)
+    assert out.lost == 0 and out.stats["rejected"] == 0 and out.stats["served"] > 100
+
+
+def test_a_real_cpu_stress_moves_the_design_off_the_loaded_core(h1_bundle):
+    path, res = h1_bundle
+    b = load_bundle(path)
+    core = min(_cores(b, "d0"))
+    out = run(b, duration=2.5, rate=100, events=[Event(0.5, "stress", (str(core),))])
+    moved = [s for s in out.timeline["switches"] if s["t"] > 0.5 and s["reason"] == "flags"]
+    assert moved, out.timeline["switches"]
+    assert core not in _cores(b, moved[0]["to"])
+    assert out.lost == 0
+
+
+def test_memory_pressure_from_a_real_process_selects_the_memory_design(h1_bundle):
+    from workbench.runtime.monitor import anon_mb
+
+    path, res = h1_bundle
+    if "dm" not in res.designs:
+        pytest.skip("no memory design")
+    b = load_bundle(path)
+    out = run(b, duration=2.0, rate=100, memory_used_high_mb=anon_mb() + 256,
+              events=[Event(0.4, "memory", ("512",)), Event(1.2, "unmemory")])
+    to = [(s["to"], s["flags"]) for s in out.timeline["switches"]]
+    assert any(r == res.decide({"memory": True}) and "memory" in f for r, f in to), to
+    assert to[-1][0] == "d0"  # back once the memory is freed
+    assert out.lost == 0
+
+
+def test_multi_dnn_bundle_runs_both_tasks_concurrently(quick_profile, quick_zoo, tmp_path):
+    prof, _ = quick_profile
+    pb = DiscreteProblem(prof, "max A[h3-vision]; max A[h3-audio]; max STP",
+                         tasks=["h3-vision", "h3-audio"])
+    make_bundle(rass(pb), pb, tmp_path / "h3", models=quick_zoo[0])
+    out = run(tmp_path / "h3", duration=1.0, rate=100)
+    tasks = out.to_dict()["served"]["task"]
+    assert {"h3-vision", "h3-audio"} <= set(tasks) and out.lost == 0
+
+
+def test_oodin_policy_re_solves_on_every_change(h1_problem, quick_zoo, tmp_path):
+    res = rass(h1_problem)
+    make_bundle(res, h1_problem, tmp_path / "all", models=quick_zoo[0], include="all")
+    b = load_bundle(tmp_path / "all")
+    pol = OodinPolicy(h1_problem)
+    d0_proc = b.configs[res.designs["d0"].configs[0]].processor
+    out = run(b, duration=1.0, rate=100, policy=pol,
+              events=[Event(0.3, "flag", (d0_proc,)), Event(0.6, "unflag", (d0_proc,))])
+    sw = out.timeline["switches"]
+    assert len(sw) >= 3 and len(pol.solve_ms) >= 3
+    assert sw[0]["to"].startswith("oodin:")
+    assert d0_proc not in {b.configs[c].processor for c in
+                           next(s for s in sw if s["t"] > 0.3)["configs"]}
+    assert out.lost == 0
+
+
+def test_cli_bundle_check_and_run(quick_profile, quick_zoo, tmp_path, capsys):
+    _, prof_path = quick_profile
+    out = tmp_path / "cli"
+    assert main(["bundle", "--profile", str(prof_path), "--task", "h1", "--slo", SLO,
+                 "--models", str(quick_zoo[0]), "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "Table 10" in text and "smaller" in text
+    assert main(["bundle", "--profile", str(prof_path), "--task", "h1", "--slo", SLO,
+                 "--models", str(quick_zoo[0]), "-o", str(out)]) == 1
+    assert "already exists" in capsys.readouterr().err
+    assert main(["run", str(out), "--duration", "1", "--inject", "0.3:flag:CPU[0]",
+                 "--timeline", str(tmp_path / "tl.json")]) == 0
+    text = capsys.readouterr().out
+    assert "0 lost" in text and "-> d0" in text
+    tl = json.loads((tmp_path / "tl.json").read_text())
+    assert tl["lost"] == 0 and tl["timeline"]["rows"]["t"]
+    assert main(["run", str(out), "--inject", "soon:stress:0"]) == 1
+    assert "--inject item" in capsys.readouterr().err

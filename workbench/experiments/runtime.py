@@ -1,0 +1,129 @@
+"""Runtime adaptation on this machine, in the shape of CARIn Figs 7-8 and OODIn Figs 7-8.
+
+A measured host profile is solved (RASS, and OODIn for comparison), bundled with the zoo's model
+files and run for real by :mod:`workbench.runtime` while events happen: a real CPU stress process
+pinned to the core the design uses, a real memory-hungry process, and an injected throttling-like
+slowdown (there is no DVFS control in this VM, so throttling is emulated by making invokes on a
+core take longer while keeping it busy). Functions return plain data; notebooks draw it.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import papers
+from ..bundling import make_bundle, storage
+from ..moo.problem import DiscreteProblem
+from ..profiles import Profile
+from ..runtime import Event, load_bundle
+from ..runtime.bundle import cores_of
+from ..runtime.monitor import anon_mb
+from ..runtime.run import run
+from ..solvers import rass
+from ..solvers.oodin import OodinPolicy
+
+#: The host scenarios: CARIn UC1 (single DNN, Fig. 7) and UC3 (multi-DNN, Fig. 8) on the host.
+SCENARIOS = {
+    "single": {"tasks": ["h1"], "slo": "max A; max TP; max L <= 41.67ms",
+               "paper": "CARIn Fig. 7 (UC1 on S20 FE) and OODIn Figs 7-8"},
+    "multi": {"tasks": ["h3-vision", "h3-audio"],
+              "slo": "max A[h3-vision]; max A[h3-audio]; max STP; avg L <= 50ms",
+              "paper": "CARIn Fig. 8 (UC3 on A71)"},
+}
+
+
+@dataclass
+class AdaptationRun:
+    """One run: the scenario, the policy, the events and what the runtime did."""
+
+    scenario: str
+    policy: str
+    tasks: list[str]
+    slo: str
+    designs: dict[str, list[str]]
+    events: list[dict[str, Any]]
+    run: dict[str, Any]
+    detections: list[dict[str, Any]]
+    decision_ms: dict[str, float | None]
+    storage: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def scenario_events(d0_cores: set[int], *, scale: float = 1.0, memory_mb: int = 512
+                    ) -> list[Event]:
+    """Overload on d0's core, then memory pressure, relief, then throttling on the same core."""
+    core = str(min(d0_cores))
+    t = [x * scale for x in (1.0, 3.0, 4.5, 5.5, 6.5, 9.0)]
+    return [Event(t[0], "stress", (core,)), Event(t[1], "memory", (str(memory_mb),)),
+            Event(t[2], "unmemory"), Event(t[3], "unstress"),
+            Event(t[4], "slow", (f"CPU[{core}]", "4")), Event(t[5], "unslow")]
+
+
+def _detections(out: dict[str, Any]) -> list[dict[str, Any]]:
+    """For each event, the first flag-driven switch after it and the delay."""
+    found = []
+    sw = [s for s in out["timeline"]["switches"] if s["reason"] == "flags"]
+    evs = [e for e in out["timeline"]["events"] if e["kind"] != "fault"]
+    for i, e in enumerate(evs):
+        nxt = evs[i + 1]["t"] if i + 1 < len(evs) else float("inf")
+        hit = next((s for s in sw if e["t"] <= s["t"] < nxt), None)
+        found.append({"event": ":".join([e["kind"], *e.get("args", [])]), "t": e["t"],
+                      "switch_to": hit["to"] if hit else None,
+                      "delay_ms": (hit["t"] - e["t"]) * 1e3 if hit else None})
+    return found
+
+
+def adaptation(profile: Profile, zoo: str | Path, scenario: str = "single", *,
+               policy: str = "rass", duration: float = 10.0, rate: float = 100.0,
+               memory_mb: int = 512, scale: float | None = None) -> AdaptationRun:
+    """Solve, bundle and run one scenario for real on this machine.
+
+    Args:
+        profile: A measured profile of this machine (profiles/host.json).
+        zoo: The zoo folder with the model files.
+        scenario: ``"single"`` (h1) or ``"multi"`` (h3-vision + h3-audio).
+        policy: ``"rass"`` (look up the switching policy) or ``"oodin"`` (re-solve each change).
+        duration: Seconds; the events are spread over it (scale = duration / 10).
+        rate: Requests per second per task.
+        memory_mb: Size of the memory-pressure process.
+        scale: Stretch of the event times (default duration / 10).
+    """
+    sc = SCENARIOS[scenario]
+    pb = DiscreteProblem(profile, sc["slo"], tasks=sc["tasks"])
+    res = rass(pb)
+    with tempfile.TemporaryDirectory() as tmp:
+        make_bundle(res, pb, Path(tmp) / "b", models=zoo,
+                    include="all" if policy == "oodin" else "designs")
+        b = load_bundle(Path(tmp) / "b")
+        d0_cfg = b.configs[res.designs["d0"].configs[-1]]
+        events = scenario_events(set(cores_of(d0_cfg.processor)),
+                                 scale=duration / 10 if scale is None else scale,
+                                 memory_mb=memory_mb)
+        used = anon_mb()
+        pol = OodinPolicy(pb) if policy == "oodin" else None
+        out = run(b, duration=duration, rate=rate, events=events, policy=pol,
+                  memory_used_high_mb=None if used is None else used + memory_mb / 2).to_dict()
+    # The decision behind each switch: a list index for RASS, a re-solve for OODIn.
+    costs = [s["decision_us"] / 1e3 for s in out["timeline"]["switches"]]
+    st = storage(res, pb).to_dict()
+    return AdaptationRun(
+        scenario=scenario, policy=policy, tasks=sc["tasks"], slo=sc["slo"],
+        designs={r: list(d.labels) for r, d in res.designs.items()},
+        events=[{"t": e.at, "event": str(e)} for e in events], run=out,
+        detections=_detections(out),
+        decision_ms={"median": statistics.median(costs) if costs else None,
+                     "max": max(costs) if costs else None, "n": len(costs)},
+        storage=st)
+
+
+def paper_runtime() -> dict[str, Any]:
+    """What the papers report for runtime adaptation (data with citations)."""
+    return {"carin": papers.paper("carin")["runtime_adaptation"],
+            "carin_citation": papers.citation("carin"),
+            "oodin": papers.paper("oodin")["runtime"], "oodin_citation": papers.citation("oodin")}

@@ -1,0 +1,124 @@
+"""Events for runtime experiments: real CPU stress and memory pressure, and injected ones.
+
+Syntax (``workbench run --inject``): comma-separated ``SECONDS:KIND[:ARG[:ARG]]``, e.g.
+``2:stress:0, 6:unstress, 8:memory:2048, 12:unmemory, 14:slow:CPU[0]:3, 18:unslow``.
+
+| kind | what happens | real or injected |
+|---|---|---|
+| ``stress:CORES`` | a busy-looping process pinned to CORES (``0`` or ``0+1``) | real |
+| ``unstress`` | stop every stress process | real |
+| ``memory:MB`` | a process holding MB of touched memory | real |
+| ``unmemory`` | free it | real |
+| ``slow:PROC:FACTOR`` | invokes on PROC's cores take FACTOR times longer (busy), like DVFS throttling | injected |
+| ``unslow`` | end every slowdown | injected |
+| ``flag:PROC`` / ``unflag:PROC`` | declare / clear an issue on a processor (e.g. GPU, DSP) | injected |
+| ``memflag`` / ``unmemflag`` | declare / clear a memory issue | injected |
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+
+from ..errors import InputError
+
+KINDS = {"stress": 1, "unstress": 0, "memory": 1, "unmemory": 0, "slow": 2, "unslow": 0,
+         "flag": 1, "unflag": 1, "memflag": 0, "unmemflag": 0}
+_PROC_RE = re.compile(r"^(CPU|GPU|NPU|DSP)(\[\d+(,\d+)*\])?$")
+
+
+@dataclass(frozen=True)
+class Event:
+    at: float
+    kind: str
+    args: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return ":".join((self.kind, *self.args))
+
+
+def _split_top(text: str) -> list[str]:
+    """Split on commas outside brackets (``CPU[0,1]`` stays whole)."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch == "["
+        depth -= ch == "]"
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    out.append(cur)
+    return [p.strip() for p in out if p.strip()]
+
+
+def parse_events(text: str) -> list[Event]:
+    """Parse ``--inject`` text into events sorted by time; a bad item names itself."""
+    events = []
+    for item in _split_top(text):
+        parts = item.split(":")
+        where = f"--inject item {item!r}"
+        try:
+            at = float(parts[0])
+        except ValueError:
+            raise InputError("must start with the time in seconds", where=where,
+                             value=parts[0]) from None
+        if at < 0 or len(parts) < 2:
+            raise InputError("expected SECONDS:KIND[:ARG]", where=where, value=item)
+        kind, args = parts[1], tuple(parts[2:])
+        if kind not in KINDS:
+            raise InputError(f"unknown event kind; use one of {', '.join(KINDS)}", where=where,
+                             value=kind)
+        if len(args) != KINDS[kind]:
+            raise InputError(f"'{kind}' takes {KINDS[kind]} argument(s)", where=where, value=args)
+        if kind == "stress":
+            if not all(c.isdigit() for c in args[0].split("+")):
+                raise InputError("cores must look like 0 or 0+1", where=where, value=args[0])
+        if kind == "memory" and not args[0].isdigit():
+            raise InputError("memory takes megabytes", where=where, value=args[0])
+        if kind in ("slow", "flag", "unflag") and not _PROC_RE.match(args[0]):
+            raise InputError("not a processor name like CPU[0] or GPU", where=where, value=args[0])
+        if kind == "slow":
+            try:
+                if float(args[1]) < 1:
+                    raise ValueError
+            except ValueError:
+                raise InputError("slowdown factor must be a number >= 1", where=where,
+                                 value=args[1]) from None
+        events.append(Event(at, kind, args))
+    return sorted(events, key=lambda e: e.at)
+
+
+def start_stress(cores: set[int]) -> subprocess.Popen:
+    """A real busy-looping process pinned to ``cores``."""
+    code = f"import os\nos.sched_setaffinity(0, {sorted(cores)!r})\nwhile True:\n    pass\n"
+    return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL)
+
+
+def start_memory_hog(mb: int) -> subprocess.Popen:
+    """A real process that allocates and touches ``mb`` MB, then waits."""
+    code = f"import time\nb = b'\\x01' * ({int(mb)} << 20)\ntime.sleep(1e9)\n"
+    # Not waiting for the allocation: the monitor thread that injects it must not stall.
+    return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL)
+
+
+def stop(procs: list[subprocess.Popen]) -> None:
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+        p.wait()
+        if p.stdout:
+            p.stdout.close()
+    procs.clear()
+
+
+def parse_cores(arg: str) -> set[int]:
+    cores = {int(c) for c in arg.split("+")}
+    n = os.cpu_count() or 1
+    bad = [c for c in cores if c >= n]
+    if bad:
+        raise InputError(f"this machine has cores 0..{n - 1}", where="stress", value=arg)
+    return cores

@@ -1,0 +1,107 @@
+"""One configuration ready to run: a LiteRT interpreter built on the configuration's cores.
+
+Affinity on Linux is per thread: the thread that builds an interpreter passes its core set to the
+interpreter's worker threads, and the thread that invokes it must be pinned too. ``Executor.load``
+builds on the configuration's cores and the Runtime Manager's serving thread pins itself before
+invoking, so a design runs where its profile row was measured.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Iterable
+
+import numpy as np
+
+from .bundle import ConfigSpec, cores_of
+from .interpreter import fill_batch, from_output, open_interpreter, to_input
+
+
+class Pinned:
+    """Pin the calling thread (and the threads it starts, e.g. LiteRT's pool) to some cores."""
+
+    def __init__(self, cores: Iterable[int]) -> None:
+        self.cores = set(cores)
+
+    def __enter__(self) -> "Pinned":
+        self.saved = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, self.cores)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        os.sched_setaffinity(0, self.saved)
+
+
+class ExecutorError(RuntimeError):
+    """A configuration that cannot run here (unreadable model, unknown core, failed invoke)."""
+
+
+def spin(seconds: float) -> None:
+    """Keep the core busy for ``seconds`` (a throttled core is slower and busy, not idle)."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+class Executor:
+    """A loaded configuration. Not thread-safe: one serving thread invokes it."""
+
+    def __init__(self, spec: ConfigSpec, path: os.PathLike | str) -> None:
+        self.spec, self.path = spec, str(path)
+        cores = cores_of(spec.processor)
+        if cores is None:
+            raise ExecutorError(f"{spec.id}: processor {spec.processor} is not a CPU core set")
+        self.cores = frozenset(cores)
+        self.batch = spec.batch
+        self.it = None
+        self.load_ms = float("nan")
+
+    def load(self) -> "Executor":
+        """Build the interpreter on the configuration's cores and run it once (warm-up)."""
+        t0 = time.perf_counter()
+        try:
+            with Pinned(self.cores):
+                it = open_interpreter(self.path, threads=self.spec.threads,
+                                      xnnpack=self.spec.xnnpack, batch=self.batch)
+                self._inp = it.get_input_details()[0]
+                self._out = it.get_output_details()[0]
+                it.set_tensor(self._inp["index"], np.zeros(self._inp["shape"], self._inp["dtype"]))
+                it.invoke()
+        except OSError as e:  # e.g. a core this machine does not have
+            raise ExecutorError(f"{self.spec.id}: cannot use cores {sorted(self.cores)}: {e}"
+                                ) from None
+        except (ValueError, RuntimeError) as e:
+            raise ExecutorError(f"{self.spec.id}: cannot load {self.path}: "
+                                f"{' '.join(str(e).split())[:300]}") from None
+        self.it = it
+        self.load_ms = (time.perf_counter() - t0) * 1e3
+        return self
+
+    @property
+    def input_shape(self) -> tuple[int, ...]:
+        return tuple(int(s) for s in self._inp["shape"][1:])
+
+    def run(self, x: np.ndarray | None, slowdown: float = 1.0) -> tuple[np.ndarray, float]:
+        """Run one batch (``x`` padded to the batch size; None = zeros). Returns the float32
+        outputs for the given samples and the invoke time in ms (including any slowdown)."""
+        it = self.it
+        if it is None:
+            raise ExecutorError(f"{self.spec.id}: not loaded")
+        n = self.batch if x is None else len(x)
+        if x is None:
+            it.set_tensor(self._inp["index"], np.zeros(self._inp["shape"], self._inp["dtype"]))
+        else:
+            it.set_tensor(self._inp["index"], to_input(fill_batch(np.asarray(x), self.batch),
+                                                       self._inp))
+        t0 = time.perf_counter()
+        it.invoke()
+        dt = time.perf_counter() - t0
+        if slowdown > 1.0:
+            spin(dt * (slowdown - 1.0))
+            dt *= slowdown
+        y = from_output(it.get_tensor(self._out["index"]), self._out)[:n]
+        return y, dt * 1e3
+
+    def close(self) -> None:
+        self.it = None

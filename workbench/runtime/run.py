@@ -1,0 +1,199 @@
+"""Drive a bundle with a request stream for a while and keep what happened (``workbench run``).
+
+Standard library + numpy + LiteRT: this is what runs on a device.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+import time
+from concurrent.futures import Future, wait
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import WorkbenchError
+from ..fileio import atomic_write_text
+from .bundle import Bundle, load_bundle
+from .events import Event, parse_events
+from .manager import Policy, Rejected, RuntimeManager, summarise
+from .monitor import anon_mb
+
+
+@dataclass
+class RunResult:
+    """A finished run: request counts (``lost`` is always 0 unless something is badly wrong),
+    the manager's timeline, and the served batches (t, task, invoke ms, design, batch size)."""
+
+    stats: dict[str, Any]
+    lost: int
+    timeline: dict[str, Any]
+    served: list[tuple[float, str, float, str | None, int]]
+    summary: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"stats": self.stats, "lost": self.lost, "summary": self.summary,
+                "timeline": self.timeline,
+                "served": {"t": [round(s[0], 5) for s in self.served],
+                           "task": [s[1] for s in self.served],
+                           "ms": [round(s[2], 5) for s in self.served],
+                           "design": [s[3] for s in self.served],
+                           "batch": [s[4] for s in self.served]}}
+
+
+def run(bundle: Bundle | str | Path, *, duration: float = 10.0, rate: float = 30.0,
+        events: list[Event] | None = None, policy: Policy | None = None,
+        inputs: dict[str, np.ndarray] | None = None, on_switch=None,
+        **options: Any) -> RunResult:
+    """Serve ``rate`` requests per second per task for ``duration`` seconds.
+
+    Args:
+        bundle: A bundle folder or a loaded bundle.
+        duration: Seconds to run.
+        rate: Requests per second per task (open loop, evenly spaced; 0 = back to back).
+        events: Timed events (real stress/memory processes or injected flags).
+        policy: Replace the bundle's switching policy (e.g. an OODIn re-solving policy).
+        inputs: Samples per task to cycle through (default: zeros).
+        on_switch: Called with each switch record as it happens (progress output).
+        **options: Passed to :class:`RuntimeManager` (period_s, memory_low_mb, ...).
+    """
+    b = bundle if isinstance(bundle, Bundle) else load_bundle(bundle)
+    rm = RuntimeManager(b, policy=policy, events=events, **options)
+    futures: list[Future] = []
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def generate(task: str) -> None:
+        xs = None if inputs is None else inputs.get(task)
+        k = 0
+        t_next = time.perf_counter()
+        while not stop.is_set():
+            x = None if xs is None else xs[k % len(xs)][None]
+            f = rm.submit(task, x)
+            with lock:
+                futures.append(f)
+            k += 1
+            if rate > 0:
+                t_next += 1.0 / rate
+                time.sleep(max(0.0, t_next - time.perf_counter()))
+            else:
+                f.exception()  # closed loop: wait for the answer before the next request
+
+    rm.start()
+    seen = 0
+    gens = [threading.Thread(target=generate, args=(t,), daemon=True) for t in rm.tasks]
+    for g in gens:
+        g.start()
+    t_end = time.monotonic() + duration
+    while time.monotonic() < t_end:
+        time.sleep(min(0.05, max(0.0, t_end - time.monotonic())))
+        if on_switch:
+            for s in rm.timeline.switches[seen:]:
+                on_switch(s)
+            seen = len(rm.timeline.switches)
+    stop.set()
+    for g in gens:
+        g.join()
+    stats = rm.stop()
+    wait(futures, timeout=10)
+    answered = sum(1 for f in futures if f.done() and f.exception() is None)
+    rejected = sum(1 for f in futures if f.done() and isinstance(f.exception(), Rejected))
+    lost = len(futures) - answered - rejected
+    return RunResult(stats, lost, rm.timeline.to_dict(), list(rm.served_log),
+                     summarise(rm.timeline))
+
+
+def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="python -m workbench.runtime",
+                                 description="the workbench's device runtime")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("check", help="verify a bundle's manifest and model checksums")
+    p.add_argument("bundle")
+    p = sub.add_parser("run", help="serve a request stream with a bundle and adapt")
+    add_run_arguments(p)
+    return ap.parse_args(argv)
+
+
+def add_run_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("bundle", help="a bundle folder (from `workbench bundle`)")
+    p.add_argument("--duration", type=float, default=10.0, help="seconds to run (default 10)")
+    p.add_argument("--rate", type=float, default=30.0,
+                   help="requests per second per task (default 30; 0 = back to back)")
+    p.add_argument("--inject", default="", metavar="EVENTS",
+                   help='timed events, e.g. "2:stress:0, 6:unstress, 8:memory:2048, 12:unmemory,'
+                        ' 14:slow:CPU[0]:3"')
+    p.add_argument("--memory-low-mb", type=float, default=None,
+                   help="MemAvailable below this is a memory issue (default 10%% of RAM)")
+    p.add_argument("--memory-used-high-mb", type=float, default=None,
+                   help="memory held by processes above this is a memory issue (default with a "
+                        "memory event: what is held at start plus half the event's MB)")
+    p.add_argument("--period-ms", type=float, default=50.0, help="monitor period (default 50)")
+    p.add_argument("--timeline", default=None, metavar="JSON",
+                   help="write the timeline and every served batch to this file")
+
+
+def cmd_check(bundle: str) -> int:
+    b = load_bundle(bundle)
+    st = b.manifest.get("storage", {})
+    print(f"bundle {bundle}: {b.manifest.get('solver')} designs for "
+          f"{b.manifest.get('device', {}).get('name')} ({b.manifest.get('device', {}).get('source')}"
+          f" profile), tasks {', '.join(b.task_names)}")
+    print(f"SLO: {b.manifest.get('slo')}")
+    for role, d in b.designs.items():
+        state = "ok" if role not in b.problems else f"REMOVED: {b.problems[role]}"
+        print(f"  {role:4s} {' + '.join(d.labels)}  [{state}]")
+    if st:
+        print(f"models: {st.get('bundle_bytes', 0) / 1e6:.2f} MB "
+              f"({st.get('n_design_models')} files) vs {st.get('all_candidates_mb')} MB for all "
+              f"{st.get('n_all_models')} candidates: {st.get('reduction')}x smaller")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    events = parse_events(args.inject) if args.inject else []
+    b = load_bundle(args.bundle)
+    for role, why in b.problems.items():
+        print(f"design {role} removed: {why}", file=sys.stderr)
+    print(f"running {args.bundle} for {args.duration:g} s at {args.rate:g} req/s per task"
+          + (f"; events: {', '.join(f'{e.at:g}s {e}' for e in events)}" if events else ""))
+
+    def show(s: dict) -> None:
+        flags = ",".join(s["flags"]) or "none"
+        how = "cold" if s["cold"] else "preloaded"
+        print(f"  t={s['t']:7.3f}s  {s['from'] or '-':>4} -> {s['to']:<4} flags: {flags}  "
+              f"({s['reason']}; {how} switch {s['switch_ms']:.3f} ms)", flush=True)
+
+    high = args.memory_used_high_mb
+    hogs = [int(e.args[0]) for e in events if e.kind == "memory"]
+    if high is None and hogs:
+        used = anon_mb()
+        if used is not None:
+            high = used + min(hogs) / 2
+            print(f"memory issue above {high:.0f} MB held by processes (now {used:.0f} MB)")
+    res = run(b, duration=args.duration, rate=args.rate, events=events, on_switch=show,
+              period_s=args.period_ms / 1e3, memory_low_mb=args.memory_low_mb,
+              memory_used_high_mb=high)
+    st = res.stats
+    print(f"requests: {st['submitted']} submitted, {st['served']} served, {st['rejected']} "
+          f"rejected, {res.lost} lost" + (f"; rejections: {st['rejected_reasons']}"
+                                          if st['rejected'] else ""))
+    for f in res.summary["faults"]:
+        print(f"  fault at {f['t']:.3f}s: {f['config']} ({f['reason']}); removed {f['removed']}")
+    if args.timeline:
+        atomic_write_text(args.timeline, json.dumps(res.to_dict()) + "\n")
+        print(f"timeline: {args.timeline}")
+    return 0 if res.lost == 0 else 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parse_args(argv)
+    try:
+        return cmd_check(args.bundle) if args.cmd == "check" else cmd_run(args)
+    except WorkbenchError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
