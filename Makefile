@@ -46,6 +46,8 @@ lint: setup
 
 bench: setup
 	$(BIN)/python benchmarks/bench_profiles.py
+	$(BIN)/python benchmarks/bench_solvers.py
+	$(BIN)/python benchmarks/bench_runtime.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -185,3 +185,24 @@ def test_cli_bundle_check_and_run(quick_profile, quick_zoo, tmp_path, capsys):
     assert tl["lost"] == 0 and tl["timeline"]["rows"]["t"]
     assert main(["run", str(out), "--inject", "soon:stress:0"]) == 1
     assert "--inject item" in capsys.readouterr().err
+
+
+def test_runtime_notebook_runs_both_managers_without_losing_requests(quick_zoo, quick_profile,
+                                                                    tmp_path):
+    pytest.importorskip("papermill")
+    from workbench.reports import run_report
+
+    _, prof_path = quick_profile
+    rep = run_report("runtime", reports_dir=tmp_path, progress=False, quick=True,
+                     parameters={"profile_path": str(prof_path), "zoo_dir": str(quick_zoo[0])})
+    m = json.loads(rep.metrics.read_text())
+    assert m["source"] == "measured"
+    runs = {(r["policy"], r["scenario"]): r for r in m["runs"]}
+    assert set(runs) == {("rass", "single"), ("oodin", "single"), ("rass", "multi")}
+    for r in runs.values():
+        assert r["lost"] == 0 and r["served"] == r["submitted"] > 0
+    single = runs[("rass", "single")]
+    stress = next(d for d in single["detections"] if d["event"].startswith("stress"))
+    assert stress["switch_to"] not in (None, "d0")  # the real stress moved the design
+    assert all(x.startswith("oodin:") for x in runs[("oodin", "single")]["designs_visited"])
+    assert m["paper"]["oodin"]["throttling"]["detection_ms"] == [800, 1150]
