@@ -206,3 +206,5 @@ def test_runtime_notebook_runs_both_managers_without_losing_requests(quick_zoo, 
     assert stress["switch_to"] not in (None, "d0")  # the real stress moved the design
     assert all(x.startswith("oodin:") for x in runs[("oodin", "single")]["designs_visited"])
     assert m["paper"]["oodin"]["throttling"]["detection_ms"] == [800, 1150]
+    table10 = [r for r in m["storage_modelled"] if r["status"] == "ok"]
+    assert len(table10) == 12 and all(r["reduction"] > 1 and r["paper_reduction"] for r in table10)

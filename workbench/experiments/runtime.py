@@ -129,3 +129,26 @@ def paper_runtime() -> dict[str, Any]:
     return {"carin": papers.paper("carin")["runtime_adaptation"],
             "carin_citation": papers.citation("carin"),
             "oodin": papers.paper("oodin")["runtime"], "oodin_citation": papers.citation("oodin")}
+
+
+def storage_table(devices: tuple[str, ...] = ("a71", "s20fe", "pixel7")) -> list[dict[str, Any]]:
+    """CARIn Table 10's shape on the modelled phones: model storage of RASS's designs against
+    every candidate variant (what OODIn keeps), beside the paper's numbers. Sizes are the
+    profiles' S column (the models' file sizes from CARIn Tables 2-5)."""
+    from ..usecases import NAMES, problem
+
+    paper = {(r[0], r[1]): r[2:] for r in papers.paper("carin")["storage_mb"]["rows"]}
+    rows = []
+    for uc in NAMES:
+        for dev in devices:
+            pb = problem(uc, dev)
+            res = rass(pb)
+            st = storage(res, pb) if res.ok else None
+            p = paper.get((uc, dev), [None, None, None])
+            rows.append({"use_case": uc, "device": dev, "status": res.status,
+                         "carin_mb": None if st is None else round(st.designs_mb, 2),
+                         "oodin_mb": None if st is None else round(st.all_mb, 2),
+                         "reduction": None if st is None else round(st.reduction, 2),
+                         "paper_carin_mb": p[0], "paper_oodin_mb": p[1], "paper_reduction": p[2],
+                         "source": pb.profile.source})
+    return rows
