@@ -256,6 +256,39 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return cmd_run(args)
 
 
+# --- the explorer dashboard ----------------------------------------------------------------------
+
+def explore_command(*, port: int, profile: str, use_case: str | None) -> tuple[list[str], dict]:
+    """The Voila command line and environment that serve the explorer on localhost."""
+    import os
+
+    from .reports import NOTEBOOKS
+
+    env = dict(os.environ, WORKBENCH_EXPLORE_PROFILE=profile,
+               WORKBENCH_EXPLORE_USE_CASE=use_case or "")
+    cmd = [sys.executable, "-m", "voila", str(NOTEBOOKS / "explorer.ipynb"), f"--port={port}",
+           "--no-browser", "--Voila.ip=127.0.0.1", "--theme=light",
+           f"--Voila.root_dir={NOTEBOOKS.parent}"]
+    return cmd, env
+
+
+def _cmd_explore(args: argparse.Namespace) -> int:
+    import importlib.util
+    import subprocess
+
+    from .profiles import resolve_profile
+
+    resolve_profile(args.profile)  # a clear error for an unknown profile, before Voila starts
+    if importlib.util.find_spec("voila") is None:
+        raise WorkbenchError("the dashboard needs Voila: pip install 'workbench[notebooks]'")
+    cmd, env = explore_command(port=args.port, profile=args.profile, use_case=args.use_case)
+    print(f"serving the explorer on http://127.0.0.1:{args.port}/ (Ctrl-C stops it)", flush=True)
+    try:
+        return subprocess.run(cmd, env=env, check=False).returncode
+    except KeyboardInterrupt:
+        return 0
+
+
 # --- zoo and host profile ----------------------------------------------------------------------
 
 def _zoo_root(args: argparse.Namespace) -> Path:
@@ -413,6 +446,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="run a bundle: serve requests, monitor, switch designs")
     add_run_arguments(p)
     p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser("explore", help="serve the interactive Pareto explorer on localhost "
+                       "(Voila)")
+    p.add_argument("--port", type=int, default=8866, help="port (default 8866)")
+    p.add_argument("--profile", default="s20fe", help="profile to open (default s20fe)")
+    p.add_argument("--use-case", default=None, help="use case to open (uc1..uc4, h1..h4)")
+    p.set_defaults(func=_cmd_explore)
 
     z = sub.add_parser("zoo", help="train and quantise the host model zoo")
     zsub = z.add_subparsers(dest="action", metavar="ACTION")

@@ -34,8 +34,10 @@ class ReportRun:
 
 
 def available(notebooks_dir: Path = NOTEBOOKS) -> list[str]:
-    """Report names: the notebooks' file stems, e.g. ``00_quickstart``."""
-    return sorted(p.stem for p in Path(notebooks_dir).glob("*.ipynb"))
+    """Report names: the numbered notebooks' file stems, e.g. ``00_quickstart`` (an unnumbered
+    notebook such as ``explorer.ipynb`` is interactive, not a report)."""
+    return sorted(p.stem for p in Path(notebooks_dir).glob("*.ipynb")
+                  if p.stem.partition("_")[0].isdigit())
 
 
 def _report_name(stem: str) -> str:

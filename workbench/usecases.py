@@ -55,3 +55,22 @@ def problem(name: str, device: str, *, slo: str | None = None, weights: str | No
     uc = use_case(name)
     prof = load_profile(resolve_profile(device))
     return DiscreteProblem(prof, slo or uc.slo, tasks=list(uc.tasks), weights=weights)
+
+
+#: The host's use cases (measured profile ``host``), mirroring UC1-UC4 on the host datasets:
+#: name -> (tasks, SLO).
+HOST_USE_CASES: dict[str, tuple[tuple[str, ...], str]] = {
+    "h1": (("h1",), "max A; max TP; max L <= 20ms"),
+    "h2": (("h2",), "min L; min S; max A; MF <= 20MB"),
+    "h3": (("h3-audio", "h3-vision"), "min L; min std L; max A; avg L <= 50ms; std L <= 5ms"),
+    "h4": (("h4-parity", "h4-value", "h4-group"), "min L; max A; max L <= 50ms"),
+}
+
+
+def scenarios_for(profile) -> dict[str, tuple[tuple[str, ...], str]]:
+    """The use cases that fit a profile: UC1-UC4 for the phones, h1-h4 for the host (those whose
+    tasks the profile has). name -> (tasks, SLO)."""
+    have = {c.task for c in profile.configs}
+    cases = {n: (tuple(uc.tasks), uc.slo) for n, uc in ((n, use_case(n)) for n in NAMES)}
+    cases |= HOST_USE_CASES
+    return {n: v for n, v in cases.items() if set(v[0]) <= have}

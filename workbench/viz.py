@@ -152,3 +152,69 @@ def runtime_timeline(run: dict[str, Any], *, title: str | None = None,
     fig.update_layout(title=title, template="plotly_white", height=720,
                       legend=dict(orientation="h", y=-0.12))
     return fig
+
+
+#: Trace order of :func:`explorer_figure` (the widget updates the traces in place).
+EXPLORER_TRACES = ("infeasible", "feasible", "Pareto front", "NSGA-II front", "OODIn", "RASS designs",
+                   "runtime picks")
+
+
+def explorer_figure(e: Any, *, title: str | None = None) -> "go.Figure":
+    """The explorer's scatter from an :class:`workbench.explore.Exploration`: the space (grey
+    infeasible, blue feasible), the exact Pareto front, NSGA-II's front, OODIn's choice, RASS's
+    designs d0..d_wm as labelled stars, and a ring on the design the runtime would pick."""
+    fig = go.Figure()
+    for trace in explorer_traces(e):
+        fig.add_trace(trace)
+    fig.update_layout(title=title or f"SLO: {e.slo}", xaxis_title=e.x_name, yaxis_title=e.y_name,
+                      template="plotly_white", height=520, legend=dict(orientation="h", y=-0.18),
+                      uirevision="explorer")
+    return fig
+
+
+def explorer_traces(e: Any) -> list:
+    """The traces of :func:`explorer_figure`, in :data:`EXPLORER_TRACES` order."""
+    import numpy as np
+
+    x, y, lab = np.asarray(e.x), np.asarray(e.y), e.labels
+    hover = "%{text}<br>%{x:.4g}, %{y:.4g}<extra></extra>"
+
+    def pts(mask):
+        idx = np.flatnonzero(mask)
+        return x[idx], y[idx], [lab[i] for i in idx]
+
+    out = []
+    for mask, name, color, size in ((~e.feasible, "infeasible", "#d0d0d0", 5),
+                                    (e.feasible, "feasible", "#4c78a8", 6)):
+        px, py, pt = pts(mask)
+        out.append(go.Scattergl(x=px, y=py, text=pt, mode="markers", name=name,
+                                marker=dict(color=color, size=size, opacity=0.75),
+                                hovertemplate=hover))
+    order = np.flatnonzero(e.pareto)
+    order = order[np.argsort(x[order], kind="stable")]
+    out.append(go.Scatter(x=x[order], y=y[order], text=[lab[i] for i in order],
+                          mode="lines+markers", name="Pareto front", line=dict(color="#f58518"),
+                          marker=dict(size=8, color="#f58518"), hovertemplate=hover))
+    ns = np.asarray(e.nsga2 if e.nsga2 is not None else [], dtype=int)
+    out.append(go.Scatter(x=x[ns], y=y[ns], text=[lab[i] for i in ns], mode="markers",
+                          name="NSGA-II front", marker=dict(symbol="x", size=10, color="#54a24b"),
+                          hovertemplate=hover))
+    oo = [] if e.oodin is None else [e.oodin]
+    out.append(go.Scatter(x=x[oo], y=y[oo], text=[lab[i] for i in oo], mode="markers",
+                          name="OODIn", marker=dict(symbol="diamond", size=14, color="#b279a2",
+                                                    line=dict(width=1, color="black")),
+                          hovertemplate="OODIn: %{text}<extra></extra>"))
+    roles = list(e.designs)
+    dp = [e.designs[r] for r in roles]
+    out.append(go.Scatter(x=x[dp], y=y[dp], text=roles, customdata=[lab[i] for i in dp],
+                          mode="markers+text", textposition="top center", name="RASS designs",
+                          marker=dict(symbol="star", size=16, color="#e45756",
+                                      line=dict(width=1, color="black")),
+                          hovertemplate="%{text}: %{customdata}<extra></extra>"))
+    pk = [] if e.picked is None or e.picked not in e.designs else [e.designs[e.picked]]
+    out.append(go.Scatter(x=x[pk], y=y[pk], mode="markers", name="runtime picks",
+                          text=[e.picked] * len(pk),
+                          marker=dict(symbol="circle-open", size=28, color="#000",
+                                      line=dict(width=3)),
+                          hovertemplate="runtime runs %{text}<extra></extra>"))
+    return out

@@ -123,7 +123,8 @@ class DiscreteProblem(Problem):
     def __init__(self, profile: Profile, slo: SLO | str, *, tasks: list[str] | None = None,
                  weights: dict[str, float] | str | None = None,
                  exclude_processors: tuple[str, ...] | list[str] = (),
-                 rows: dict[str, list[str]] | None = None) -> None:
+                 rows: dict[str, list[str]] | None = None,
+                 _spaces: tuple[list[str], list["TaskSpace"]] | None = None) -> None:
         self.profile = profile
         self.slo = (SLO.parse(slo) if isinstance(slo, str) else slo).with_weights(weights)
         self._args = dict(tasks=tasks, exclude_processors=tuple(exclude_processors), rows=rows)
@@ -143,12 +144,23 @@ class DiscreteProblem(Problem):
         self.task_names = list(tasks)
         self.multi = len(tasks) > 1
         excluded = set(exclude_processors)
-        per_task = {t: [c for c in profile.configs if c.task == t and c.processor not in excluded
-                        and (rows is None or c.id in set(rows.get(t, [])))] for t in tasks}
-        self.processors = sorted({c.processor for cs in per_task.values() for c in cs})
-        self.n_cores = self._n_cores()
-        self._masks = {p: self._coremask(p) for p in self.processors}
-        self.tasks = [TaskSpace(t, per_task[t], self.processors, self._masks) for t in tasks]
+        if _spaces is not None:
+            # A variant with other SLOs over the same rows: reuse the tables (the explorer
+            # re-solves on every slider move and building them is most of the cost).
+            self.processors = list(_spaces[0])
+            self.n_cores = self._n_cores()
+            self._masks = {p: self._coremask(p) for p in self.processors}
+            self.tasks = list(_spaces[1])
+        else:
+            wanted = {t: set(ids) for t, ids in rows.items()} if rows is not None else None
+            per_task = {t: [c for c in profile.configs if c.task == t
+                            and c.processor not in excluded
+                            and (wanted is None or c.id in wanted.get(t, ()))] for t in tasks}
+            self.processors = sorted({c.processor for cs in per_task.values() for c in cs})
+            self.n_cores = self._n_cores()
+            self._masks = {p: self._coremask(p) for p in self.processors}
+            self.tasks = [TaskSpace(t, per_task[t], self.processors, self._masks) for t in tasks]
+        self._spaces = (self.processors, list(self.tasks))
         self.objective_terms = self._resolve_objectives()
         self.limits = self._resolve_constraints()
         self._drop_rows_without_values()
@@ -164,7 +176,9 @@ class DiscreteProblem(Problem):
         """The same problem with some constructor arguments changed (``slo``, ``tasks``,
         ``exclude_processors``, ``rows``), e.g. restricted to one architecture."""
         args = dict(self._args, slo=self.slo) | changes
-        return DiscreteProblem(self.profile, args.pop("slo"), **args)
+        same_rows = all(args[k] == self._args[k] for k in self._args)
+        return DiscreteProblem(self.profile, args.pop("slo"), **args,
+                               _spaces=self._spaces if same_rows else None)
 
     def task_slo(self, task: str) -> SLO:
         """The part of the SLO that concerns one task alone (system metrics dropped): what a

@@ -1,0 +1,97 @@
+"""The explorer's computation and its widget, headless: SLO edits re-solve, flags pick designs,
+bad input is shown rather than raised."""
+
+import numpy as np
+import pytest
+
+from workbench import explore
+from workbench.errors import InputError
+from workbench.explore import Session
+from workbench.solvers import rass
+
+UC1 = "max A; max TP; max L <= 41.67ms"
+
+
+@pytest.fixture(scope="module")
+def a71():
+    return Session("a71", UC1, tasks=["uc1"])
+
+
+def test_exploration_matches_rass_and_is_aligned(a71):
+    e = a71.explore()
+    n = len(e.index)
+    assert len(e.x) == len(e.y) == len(e.labels) == len(e.feasible) == len(e.pareto) == n
+    assert e.x_name == "max L" and e.y_name == "A"
+    res = rass(a71.base)
+    for role, d in res.designs.items():
+        assert e.index[e.designs[role]] == d.index
+    assert e.pareto.sum() >= 1 and not (e.pareto & ~e.feasible).any()
+    assert e.feasible.sum() == res.n_feasible
+    assert e.oodin is not None and e.feasible[e.oodin]
+
+
+def test_tightening_the_latency_bound_moves_d0(a71):
+    before = a71.explore().design_label("d0")
+    e = a71.explore(bounds=[16.0])
+    assert e.slo.endswith("max L <= 16ms")
+    assert e.design_label("d0") != before and "DSP" in e.design_label("d0")
+    assert (e.x[e.feasible] <= 16.0).all()
+
+
+def test_an_impossible_bound_is_infeasible_with_the_nearest_designs(a71):
+    e = a71.explore(bounds=[0.5])
+    assert not e.result.ok and e.designs == {} and not e.feasible.any()
+    assert e.result.nearest and e.picked is None
+
+
+def test_flags_pick_what_the_switching_policy_says(a71):
+    e = a71.explore()
+    for flags in ({}, {e.triggers[0]: True}, {e.triggers[0]: True, e.triggers[1]: True},
+                  {"memory": True}):
+        got = a71.explore(flags=flags)
+        assert got.picked == e.result.decide(flags)
+    assert a71.explore(flags={e.triggers[0]: True}).picked == "d1"
+
+
+def test_objective_toggles_and_weights_edit_the_slo(a71):
+    e = a71.explore(enabled=[True, False], weights=[2.0, 1.0])
+    assert str(e.slo).startswith("max A;") and "TP" not in str(e.slo).split(";")[1]
+    assert e.result.ok
+    with pytest.raises(InputError, match="at least one objective"):
+        a71.explore(enabled=[False, False])
+    with pytest.raises(InputError, match="not an objective"):
+        a71.explore(x="nonsense")
+
+
+def test_huge_spaces_are_sampled_but_keep_the_designs(monkeypatch):
+    monkeypatch.setattr(explore, "MAX_POINTS", 200)
+    s = Session("a71", "max STP; max A[uc3-vision]; max A[uc3-audio]; avg L <= 100ms",
+                tasks=["uc3-vision", "uc3-audio"])
+    assert s.base.size > 200 and len(s.points) == 200
+    e = s.explore()
+    for role, d in e.result.designs.items():
+        assert e.index[e.designs[role]] == d.index
+    assert len(e.index) == len(e.x) == len(e.labels) >= 200
+
+
+def test_the_widget_rewires_on_every_control(tmp_path):
+    pytest.importorskip("ipywidgets")
+    pytest.importorskip("anywidget")
+    from workbench.widgets import Explorer
+
+    ex = Explorer("a71", "uc1")
+    d0 = ex.last.design_label("d0")
+    assert "d0 = " + d0 in ex.w_designs.value
+    ex.w_bounds[0].value = 16.0
+    assert ex.last.design_label("d0") != d0 and "DSP" in ex.w_designs.value
+    assert len(ex.fig.data) == 7 and len(ex.fig.data[1].x) == ex.last.feasible.sum()
+    trig = ex.last.triggers[0]
+    ex.w_flags[trig].value = True
+    assert ex.last.picked == "d1" and "runtime runs: <b>d1</b>" in ex.w_pick.value
+    ex.w_enabled[1].value = False
+    assert "TP" not in ex.last.slo
+    ex.w_slo.value = "max A; max TP; bogus <= 3"
+    assert "unknown metric" in ex.w_status.value and "^" in ex.w_status.value
+    ex.w_profile.value = "host"
+    assert set(ex.w_scenario.options) <= {"h1", "h2", "h3", "h4"}
+    assert ex.last.result.ok and np.isfinite(ex.update_ms)

@@ -1,0 +1,89 @@
+"""The explorer as a page in a real browser: `workbench explore` (Voila) on localhost, driven by
+Debian's Chromium through Playwright (never a downloaded browser). Changing a constraint must
+move the highlighted design; a screenshot goes to reports/explorer/."""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+from conftest import ROOT
+
+CHROMIUM = os.environ.get("WORKBENCH_CHROMIUM", "/usr/bin/chromium")
+
+pytestmark = pytest.mark.skipif(not (os.path.exists(CHROMIUM) or shutil.which("chromium")),
+                                reason="Debian chromium is not installed (.ci/run installs it)")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def dashboard(tmp_path):
+    pytest.importorskip("voila")
+    port = _free_port()
+    log = (tmp_path / "voila.log").open("w")
+    proc = subprocess.Popen([sys.executable, "-m", "workbench", "explore", "--port", str(port),
+                             "--profile", "a71", "--use-case", "uc1"],
+                            stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        for _ in range(240):
+            if proc.poll() is not None:
+                pytest.fail(f"workbench explore exited: {(tmp_path / 'voila.log').read_text()}")
+            try:
+                urllib.request.urlopen(url, timeout=2)
+                break
+            except OSError:
+                time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.mark.timeout(600)
+def test_changing_a_constraint_in_the_browser_moves_the_highlighted_design(dashboard):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    exe = CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium")
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=exe,
+                                     args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+        try:
+            page = browser.new_page(viewport={"width": 1300, "height": 1700})
+            page.goto(dashboard, timeout=180_000)
+            page.wait_for_selector(".wb-d0", timeout=180_000)
+            before = page.inner_text(".wb-d0")
+            assert before.startswith("d0 = EfficientNet Lite0")
+            page.wait_for_selector(".js-plotly-plot", timeout=60_000)  # the FigureWidget drew
+            box = page.locator(".wb-bound-0 input")
+            box.fill("16")
+            box.press("Enter")
+            page.wait_for_function(
+                "b => document.querySelector('.wb-d0') && "
+                "document.querySelector('.wb-d0').innerText !== b", arg=before, timeout=60_000)
+            after = page.inner_text(".wb-d0")
+            assert after != before and "DSP" in after
+            # The flags: an issue on the DSP sends the runtime to d1.
+            page.locator(".wb-flag-DSP input").check()
+            page.wait_for_function(
+                "() => document.querySelector('.wb-picked').innerText.includes('d1')",
+                timeout=60_000)
+            out = ROOT / "reports" / "explorer"
+            out.mkdir(parents=True, exist_ok=True)
+            tmp = out / ".explorer.png.tmp"
+            page.screenshot(path=str(tmp), full_page=True, type="png")
+            os.replace(tmp, out / "explorer.png")
+        finally:
+            browser.close()

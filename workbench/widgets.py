@@ -1,0 +1,246 @@
+"""The interactive Pareto explorer: ipywidgets controls wired to :class:`workbench.explore.Session`
+and drawn with :func:`workbench.viz.explorer_traces` in a plotly ``FigureWidget``.
+
+Works in JupyterLab (``Explorer().widget``) and as a page (``workbench explore`` serves
+``notebooks/explorer.ipynb`` with Voila). Needs the ``notebooks`` extra (ipywidgets, plotly,
+anywidget).
+"""
+
+from __future__ import annotations
+
+import html
+import time
+from pathlib import Path
+from typing import Any
+
+try:
+    import ipywidgets as W
+    import plotly.graph_objects as go
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError("the explorer needs ipywidgets and plotly: "
+                      "pip install 'workbench[notebooks]'") from exc
+
+from .errors import WorkbenchError
+from .explore import Exploration, Session
+from .profiles import list_profiles, load_profile, resolve_profile
+from .usecases import scenarios_for
+from .viz import explorer_figure, explorer_traces
+
+
+def _table(rows: list[dict[str, Any]], *, css: str = "") -> str:
+    if not rows:
+        return "<i>none</i>"
+    head = "".join(f"<th>{html.escape(str(k))}</th>" for k in rows[0])
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in r.values())
+                   + "</tr>" for r in rows)
+    return f'<table class="wb-table {css}"><tr>{head}</tr>{body}</table>'
+
+
+def _error(e: Exception) -> str:
+    return f'<pre class="wb-error" style="color:#b00">{html.escape(str(e))}</pre>'
+
+
+class Explorer:
+    """The explorer. ``Explorer(...).widget`` is the ipywidgets box to display.
+
+    Args:
+        profile: A profile name in ``profiles/`` or a path (default: the modelled S20 FE).
+        scenario: A use case of that profile (``uc1``..``uc4`` for phones, ``h1``..``h4`` for
+            the host); default: the first that fits.
+        slo: Start from this SLO instead of the use case's.
+        profiles_dir: Where to list profiles from (default ``profiles/``).
+    """
+
+    def __init__(self, profile: str = "s20fe", scenario: str | None = None, *,
+                 slo: str | None = None, profiles_dir: str | Path | None = None) -> None:
+        self.profiles_dir = profiles_dir
+        names = [p.stem for p in list_profiles(profiles_dir)]
+        self.w_profile = W.Dropdown(options=names or [profile], value=profile,
+                                    description="device")
+        self.w_scenario = W.Dropdown(description="use case")
+        self.w_slo = W.Text(description="SLO", layout=W.Layout(width="520px"),
+                            continuous_update=False)
+        self.w_x = W.Dropdown(description="x axis")
+        self.w_y = W.Dropdown(description="y axis")
+        self.w_nsga2 = W.Checkbox(description="overlay NSGA-II (~1 s)", value=False)
+        self.w_status = W.HTML()
+        self.w_designs = W.HTML()
+        self.w_policy = W.HTML()
+        self.w_pick = W.HTML()
+        self.objective_box = W.VBox()
+        self.constraint_box = W.VBox()
+        self.flag_box = W.HBox()
+        self.fig: go.FigureWidget | None = None
+        self.fig_box = W.Box()
+        self.last: Exploration | None = None
+        self.update_ms: float | None = None
+        self._quiet = False
+        self.widget = W.VBox([
+            W.HTML("<h3>workbench explorer: SLOs, Pareto front, RASS designs and policy</h3>"),
+            W.HBox([self.w_profile, self.w_scenario]), self.w_slo,
+            W.HBox([W.VBox([W.HTML("<b>objectives</b> (on/off, weight)"), self.objective_box]),
+                    W.VBox([W.HTML("<b>constraints</b>"), self.constraint_box])]),
+            W.HBox([self.w_x, self.w_y, self.w_nsga2]),
+            self.fig_box, self.w_status,
+            W.HTML("<b>device flags</b>: which design would the runtime run?"), self.flag_box,
+            self.w_pick, self.w_designs, W.HTML("<b>switching policy</b> (CARIn Table 7 shape)"),
+            self.w_policy])
+        self.w_profile.observe(self._on_profile, "value")
+        self.w_scenario.observe(self._on_scenario, "value")
+        self.w_slo.observe(self._on_slo, "value")
+        for w in (self.w_x, self.w_y, self.w_nsga2):
+            w.observe(lambda _c: self.update(), "value")
+        self._load_profile(profile, scenario=scenario, slo=slo)
+
+    # --- building the controls ------------------------------------------------------------
+    def _load_profile(self, name: str, *, scenario: str | None = None,
+                      slo: str | None = None) -> None:
+        self.profile = load_profile(resolve_profile(name, directory=self.profiles_dir))
+        self.cases = scenarios_for(self.profile)
+        self._quiet = True
+        self.w_scenario.options = list(self.cases) or ["(none)"]
+        self.w_scenario.value = scenario if scenario in self.cases else self.w_scenario.options[0]
+        self._quiet = False
+        self._new_session(slo)
+
+    def _new_session(self, slo: str | None = None) -> None:
+        tasks, case_slo = self.cases.get(self.w_scenario.value, (None, None))
+        text = slo or case_slo
+        try:
+            self.session = Session(self.profile, text, tasks=list(tasks) if tasks else None)
+        except WorkbenchError as e:
+            self.w_status.value = _error(e)
+            return
+        self._quiet = True
+        self.w_slo.value = str(self.session.slo)
+        s = self.session
+        self.w_enabled, self.w_weights = [], []
+        rows = []
+        for o in s.objectives:
+            en = W.Checkbox(value=True, description=str(o), indent=False,
+                            layout=W.Layout(width="180px"))
+            wt = W.FloatSlider(value=o.weight, min=0.0, max=5.0, step=0.1, description="weight",
+                               layout=W.Layout(width="300px"))
+            en.observe(lambda _c: self.update(), "value")
+            wt.observe(lambda _c: self.update(), "value")
+            self.w_enabled.append(en)
+            self.w_weights.append(wt)
+            rows.append(W.HBox([en, wt]))
+        self.objective_box.children = rows
+        self.w_bounds, rows = [], []
+        for k, c in enumerate(s.constraints):
+            lo, hi = s.constraint_range(k)
+            lo, hi = min(lo, c.value), max(hi, c.value)
+            step = (hi - lo) / 200 or 0.01
+            sl = W.FloatSlider(value=c.value, min=lo, max=hi, step=step,
+                               description=f"{str(c).rsplit(' ', 1)[0]}", readout_format=".4g",
+                               continuous_update=False, layout=W.Layout(width="420px"),
+                               style={"description_width": "120px"})
+            box = W.FloatText(value=c.value, layout=W.Layout(width="110px"))
+            box.add_class(f"wb-bound-{k}")
+            sl.add_class(f"wb-slider-{k}")
+            W.jslink((sl, "value"), (box, "value"))
+            # jslink syncs in the browser; keep the kernel side in step too (headless use).
+            box.observe(lambda ch, sl=sl: setattr(sl, "value", ch["new"])
+                        if sl.value != ch["new"] else None, "value")
+            sl.observe(lambda ch, box=box: (setattr(box, "value", ch["new"])
+                                            if box.value != ch["new"] else None,
+                                            self.update()), "value")
+            self.w_bounds.append(sl)
+            rows.append(W.HBox([sl, box]))
+        self.constraint_box.children = rows or [W.HTML("<i>no constraints</i>")]
+        self.w_x.options = s.axis_names
+        self.w_y.options = s.axis_names
+        xi, yi = s._axes(None, None)
+        self.w_x.value, self.w_y.value = s.axis_names[xi], s.axis_names[yi]
+        self._quiet = False
+        self._build_flags()
+        self.update()
+
+    def _build_flags(self) -> None:
+        procs = sorted({c.processor for ts in self.session.base.tasks for c in ts.configs})
+        self.w_flags = {}
+        for p in procs + ["memory"]:
+            cb = W.Checkbox(value=False, description=f"issue on {p}" if p != "memory"
+                            else "memory issue", indent=False, layout=W.Layout(width="150px"))
+            cb.add_class(f"wb-flag-{p.replace('[', '-').replace(']', '').replace(',', '-')}")
+            cb.observe(lambda _c: self.update(), "value")
+            self.w_flags[p] = cb
+        self.flag_box.children = list(self.w_flags.values())
+
+    # --- events ---------------------------------------------------------------------------
+    def _on_profile(self, change: dict) -> None:
+        self._load_profile(change["new"])
+
+    def _on_scenario(self, change: dict) -> None:
+        if not self._quiet:
+            self._new_session()
+
+    def _on_slo(self, change: dict) -> None:
+        if not self._quiet and change["new"] != str(self.session.slo):
+            self._new_session(change["new"])
+
+    # --- the update -----------------------------------------------------------------------
+    def state(self) -> dict[str, Any]:
+        """The controls' values as :meth:`Session.explore` arguments."""
+        return {"enabled": [w.value for w in self.w_enabled],
+                "weights": [w.value for w in self.w_weights],
+                "bounds": [w.value for w in self.w_bounds],
+                "flags": {p: w.value for p, w in self.w_flags.items()},
+                "x": self.w_x.value, "y": self.w_y.value, "nsga2": self.w_nsga2.value}
+
+    def update(self) -> Exploration | None:
+        """Re-solve from the controls and redraw (called on every change)."""
+        if self._quiet:
+            return None
+        t0 = time.perf_counter()
+        try:
+            e = self.session.explore(**self.state())
+        except WorkbenchError as err:
+            self.w_status.value = _error(err)
+            return None
+        if self.fig is None:
+            # Built once with its traces; later updates change the traces' data in place.
+            self.fig = go.FigureWidget(explorer_figure(e))
+            self.fig_box.children = [self.fig]
+        else:
+            traces = explorer_traces(e)
+            with self.fig.batch_update():
+                for old, new in zip(self.fig.data, traces):
+                    old.x, old.y, old.text = new.x, new.y, new.text
+                    if new.customdata is not None:
+                        old.customdata = new.customdata
+                self.fig.layout.title.text = f"SLO: {e.slo}"
+                self.fig.layout.xaxis.title.text = e.x_name
+                self.fig.layout.yaxis.title.text = e.y_name
+        self.last = e
+        self._show(e)
+        self.update_ms = (time.perf_counter() - t0) * 1e3
+        self.w_status.value = (
+            f"{e.n_feasible} of {e.result.n_total} combinations feasible; "
+            f"solved and drawn in {self.update_ms:.0f} ms "
+            f"(RASS {e.timing_ms['rass']:.1f} ms, front {e.timing_ms['front']:.1f} ms)")
+        return e
+
+    def _show(self, e: Exploration) -> None:
+        if not e.result.ok:
+            near = "; ".join(" + ".join(v.labels) + " breaks " + ", ".join(v.broken)
+                             for v in e.result.nearest[:3])
+            self.w_designs.value = ('<b class="wb-infeasible">infeasible</b>: no combination meets '
+                                    f"every constraint. Nearest: {html.escape(near)}")
+            self.w_pick.value = '<span class="wb-picked">runtime runs: nothing</span>'
+            self.w_policy.value = ""
+            return
+        rows = [{"role": r, "design": " + ".join(d.labels), "optimality": f"{d.optimality:.3g}",
+                 **{k: f"{v:.4g}" for k, v in d.objectives.items()}}
+                for r, d in e.result.designs.items()]
+        if e.oodin is not None:
+            rows.append({"role": "OODIn", "design": e.labels[e.oodin], "optimality": "",
+                         **{k: "" for k in e.result.designs["d0"].objectives}})
+        d0 = html.escape(e.design_label("d0") or "")
+        self.w_designs.value = (f'<div class="wb-d0">d0 = {d0}</div>' + _table(rows))
+        picked = e.picked
+        label = html.escape(e.design_label(picked) or "") if picked else "nothing"
+        self.w_pick.value = (f'<span class="wb-picked">runtime runs: <b>{picked}</b> = {label}'
+                             "</span>")
+        self.w_policy.value = _table(e.policy)
