@@ -182,7 +182,7 @@ class Session:
             nsga_pos = np.array([self._position(pos, f, extra)
                                  for f in ev.extra.get("front", [])], dtype=np.int64)
         t5 = time.perf_counter()
-        index, xs, ys, labels = self.points, self._F, None, self._labels
+        index, xs, labels = self.points, self._F, self._labels
         if extra:  # designs outside the drawn sample: append them
             add = np.array(extra, dtype=np.int64)
             index = np.concatenate([self.points, add])
