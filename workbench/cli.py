@@ -332,12 +332,16 @@ def _cmd_profile(args: argparse.Namespace) -> int:
 def _cmd_report(args: argparse.Namespace) -> int:
     from . import reports
 
-    names = args.only or reports.available()
-    for name in names:
-        run = reports.run_report(name, quick=args.quick, progress=not args.quiet)
-        print(f"{run.name}: {run.html}")
+    png = True if args.png else (False if args.no_png else None)
+    out = Path(args.reports_dir) if args.reports_dir else reports.REPORTS
+    runs = reports.run_all(names=args.only, quick=args.quick, progress=not args.quiet, png=png,
+                           reports_dir=out)
+    for run in runs:
+        print(f"{run.name}: {run.html}  ({run.seconds:.0f} s"
+              + (f", {len(run.figures)} PNG figures" if run.figures else "") + ")")
         if run.metrics:
             print(f"  metrics: {run.metrics}")
+    print(f"index: {out / 'index.html'}  (total {sum(r.seconds for r in runs):.0f} s)")
     return 0
 
 
@@ -484,6 +488,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a notebook name such as quickstart (repeatable; default: all)")
     p.add_argument("--quick", action="store_true", help="small, fast configuration of each report")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--png", action="store_true",
+                   help="save every figure as PNG (default: when Chromium is installed, not quick)")
+    g.add_argument("--no-png", action="store_true", help="no PNG figures")
+    p.add_argument("--reports-dir", default=None, help="where reports go (default reports/)")
     p.set_defaults(func=_cmd_report)
     return parser
 

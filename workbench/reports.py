@@ -11,6 +11,7 @@ import hashlib
 import os
 import re
 import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,8 @@ class ReportRun:
     notebook: Path
     html: Path
     metrics: Path | None
+    figures: list[Path]
+    seconds: float
 
 
 def available(notebooks_dir: Path = NOTEBOOKS) -> list[str]:
@@ -96,7 +99,7 @@ def _share_styles(html: str, reports_dir: Path, out_dir: Path) -> str:
 def run_report(name: str, *, parameters: dict[str, Any] | None = None,
                reports_dir: str | os.PathLike = REPORTS,
                notebooks_dir: str | os.PathLike = NOTEBOOKS, quick: bool = False,
-               progress: bool = True) -> ReportRun:
+               progress: bool = True, png: bool = False) -> ReportRun:
     """Execute one notebook with papermill and render it to HTML.
 
     Args:
@@ -105,6 +108,8 @@ def run_report(name: str, *, parameters: dict[str, Any] | None = None,
             are always passed.
         reports_dir: Folder that receives ``<report name>/``.
         quick: Ask the notebook for its small, fast configuration.
+        png: Also save every figure as a PNG under ``<report>/figures/`` (kaleido + a system
+            Chromium; skipped with a note when that fails).
 
     Returns:
         ReportRun naming the executed notebook, its HTML and its metrics.json (if written).
@@ -113,8 +118,9 @@ def run_report(name: str, *, parameters: dict[str, Any] | None = None,
     import papermill as pm
     from nbconvert import HTMLExporter
 
-    from .viz import REPORT_ENV
+    from .viz import PNG_ENV, REPORT_ENV
 
+    t_start = time.perf_counter()
     notebooks_dir, reports_dir = Path(notebooks_dir), Path(reports_dir)
     stems = {s: s for s in available(notebooks_dir)} | {_report_name(s): s
                                                          for s in available(notebooks_dir)}
@@ -131,20 +137,32 @@ def run_report(name: str, *, parameters: dict[str, Any] | None = None,
     params = dict(parameters or {}, output_dir=str(shown), quick=quick)
     executed = out_dir / f"{_report_name(stem)}.ipynb"
     tmp = out_dir / f".{_report_name(stem)}.partial.ipynb"
-    env_before = os.environ.get(REPORT_ENV)
+    figures_tmp = out_dir / ".figures.partial"
+    shutil.rmtree(figures_tmp, ignore_errors=True)
+    saved = {k: os.environ.get(k) for k in (REPORT_ENV, PNG_ENV)}
     os.environ[REPORT_ENV] = os.path.relpath(js, out_dir)
+    if png:
+        os.environ[PNG_ENV] = str(figures_tmp.resolve())
+    else:
+        os.environ.pop(PNG_ENV, None)
     try:
         pm.execute_notebook(str(notebooks_dir / f"{stem}.ipynb"), str(tmp), parameters=params,
                             cwd=str(ROOT), progress_bar=progress, kernel_name="python3")
     except BaseException:
         tmp.unlink(missing_ok=True)  # no half-executed notebook left where a report belongs
+        shutil.rmtree(figures_tmp, ignore_errors=True)
         raise
     finally:
-        if env_before is None:
-            os.environ.pop(REPORT_ENV, None)
-        else:
-            os.environ[REPORT_ENV] = env_before
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
     os.replace(tmp, executed)
+    figures = out_dir / "figures"
+    if png and figures_tmp.exists():
+        shutil.rmtree(figures, ignore_errors=True)
+        os.replace(figures_tmp, figures)
     nb = nbformat.read(executed, as_version=4)
     exporter = HTMLExporter(template_name="lab")
     exporter.exclude_input_prompt = True
@@ -154,4 +172,37 @@ def run_report(name: str, *, parameters: dict[str, Any] | None = None,
     html = atomic_write_text(out_dir / f"{_report_name(stem)}.html", body)
     metrics = out_dir / "metrics.json"
     return ReportRun(name=_report_name(stem), notebook=executed, html=html,
-                     metrics=metrics if metrics.exists() else None)
+                     metrics=metrics if metrics.exists() else None,
+                     figures=sorted(figures.glob("*.png")) if figures.exists() else [],
+                     seconds=time.perf_counter() - t_start)
+
+
+def chromium() -> str | None:
+    """A system Chromium for kaleido and the browser test (never a downloaded one)."""
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None
+
+
+def run_all(*, names: list[str] | None = None, reports_dir: str | os.PathLike = REPORTS,
+            quick: bool = False, progress: bool = True, png: bool | None = None
+            ) -> list[ReportRun]:
+    """Execute every report (or ``names``) and rewrite ``reports/index.html``. PNG figures by
+    default when a Chromium is installed and not ``quick``."""
+    from tqdm.auto import tqdm
+
+    if png is None:
+        png = not quick and chromium() is not None
+    from .report_index import write_index
+
+    names = names or [_report_name(s) for s in available()]
+    runs = []
+    bar = tqdm(names, desc="reports", unit="report", disable=not progress)
+    for name in bar:
+        bar.set_postfix_str(name)
+        runs.append(run_report(name, reports_dir=reports_dir, quick=quick, progress=False,
+                               png=png))
+    write_index(Path(reports_dir))
+    return runs

@@ -16,11 +16,30 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 #: Set by ``workbench report`` while executing notebooks: figures then load the shared plotly.js.
 REPORT_ENV = "WORKBENCH_REPORT_PLOTLYJS"
+#: Set by ``workbench report`` when PNG figures are wanted: the folder they go to.
+PNG_ENV = "WORKBENCH_REPORT_PNG_DIR"
 _LOADED = False  # the shared plotly.js is included once per executed notebook
+_PNG = {"n": 0, "failed": False}
+
+
+def _save_png(fig: "go.Figure") -> None:
+    """Also write the figure as a PNG (kaleido + a system Chromium); never fails the report."""
+    folder = os.environ.get(PNG_ENV)
+    if not folder or _PNG["failed"]:
+        return
+    _PNG["n"] += 1
+    try:
+        os.makedirs(folder, exist_ok=True)
+        fig.write_image(os.path.join(folder, f"figure-{_PNG['n']:02d}.png"), width=1000,
+                        height=int(fig.layout.height or 500), scale=1)
+    except Exception as e:  # noqa: BLE001 - no Chromium, kaleido missing, ...: HTML still works
+        _PNG["failed"] = True
+        print(f"(PNG figures skipped: {type(e).__name__}: {str(e)[:200]})")
 
 
 def show(fig: "go.Figure") -> Any:
     """Display a figure: interactive in Jupyter, or as HTML sharing one plotly.js in reports."""
+    _save_png(fig)
     src = os.environ.get(REPORT_ENV)
     if not src:
         fig.show()

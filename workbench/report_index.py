@@ -1,0 +1,199 @@
+"""``reports/index.html``: one page linking every report, each paper's published figure or table
+beside the workbench's result, and where the data came from (measured, modelled, paper).
+
+Built from what the reports wrote (their ``metrics.json``) and the papers' data
+(:mod:`workbench.papers`); a report not run yet is listed as such.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from datetime import date
+from pathlib import Path
+from typing import Any, Callable
+
+from . import papers
+from .fileio import atomic_write_text
+
+Metrics = dict[str, Any]
+
+
+def _fmt(x: float | None, digits: int = 3) -> str:
+    return "-" if x is None else f"{x:.{digits}g}"
+
+
+def _quickstart(m: Metrics) -> str:
+    d0 = m["d0"]["label"]
+    return f"d0 = {d0} ({'matches' if m.get('matches_carin_table7_d0') else 'differs from'} the paper)"
+
+
+def _gains(m: Metrics) -> str:
+    rows = m.get("gains_vs_paper", [])
+    return "; ".join(f"{r['use cases']} vs {r['baseline']}: {_fmt(r.get('workbench mean'))}x mean "
+                     f"(paper {_fmt(r.get('paper mean'))}x)" for r in rows[:4])
+
+
+def _policy(key: str) -> Callable[[Metrics], str]:
+    def f(m: Metrics) -> str:
+        match = m.get(key, {}).get("match", {})
+        return f"{sum(match.values())} of {len(match)} roles give the paper's design"
+    return f
+
+
+def _solve_time(m: Metrics) -> str:
+    rows = m.get("rows", [])
+    big = [r for r in rows if r.get("space") == max((x.get("space", 0) for x in rows), default=0)]
+    avg = max((r.get("oodin_avg_ms", 0) for r in big), default=None)
+    return (f"OODIn re-solve up to {_fmt(avg)} ms at {big[0]['space'] if big else '?'} combinations "
+            f"on this host; RASS's policy look-up at least {_fmt(m.get('min_speedup'))}x faster")
+
+
+def _nsga(m: Metrics) -> str:
+    s = m.get("summary", {})
+    return (f"NSGA-II optimality ratio {_fmt(s.get('mean_optimality_ratio'))} mean, HV ratio "
+            f"{_fmt(s.get('mean_hv_ratio'))}; same d0 in {_fmt(100 * s.get('same_d0_share', 0), 2)}%")
+
+
+def _host(m: Metrics) -> str:
+    ok = [k for k, v in m.get("use_cases", {}).items() if v.get("status") == "ok"]
+    return f"{m.get('n_configs')} configurations measured; RASS solves {', '.join(ok)}"
+
+
+def _runtime_run(policy: str, scenario: str) -> Callable[[Metrics], str]:
+    def f(m: Metrics) -> str:
+        r = next((r for r in m.get("runs", []) if r["policy"] == policy
+                  and r["scenario"] == scenario), None)
+        if r is None:
+            return "-"
+        det = [d for d in r["detections"] if d["delay_ms"] is not None]
+        seq = " -> ".join(r["designs_visited"][:6]) if policy == "rass" else \
+            f"{len(r['designs_visited'])} designs"
+        delays = ", ".join(f"{d['event'].split(':')[0]} {d['delay_ms']:.0f} ms" for d in det[:4])
+        return f"{seq}; detected: {delays}; {r['lost']} of {r['submitted']} requests lost"
+    return f
+
+
+def _table10(m: Metrics) -> str:
+    rows = [r for r in m.get("storage_modelled", []) if r.get("reduction")]
+    if not rows:
+        return "-"
+    red = [r["reduction"] for r in rows]
+    return (f"{min(red):.1f}-{max(red):.1f}x less storage (modelled phones); host h1 "
+            f"{m.get('storage_host', {}).get('reduction', 0):.1f}x")
+
+
+def _carin_fig(key: str) -> str:
+    ra = papers.paper("carin")["runtime_adaptation"][key]
+    return ra["text"]
+
+
+#: (report, paper, item, what the paper reports, the workbench's result from metrics.json, data).
+ROWS: list[tuple[str, str, str, Callable[[], str], Callable[[Metrics], str], str]] = [
+    ("quickstart", "CARIn", "Table 7 (d0)",
+     lambda: "UC1 on S20 FE: d0 = EfficientNet Lite0 FFX8, CPU 4 threads, XNNPACK", _quickstart,
+     "modelled"),
+    ("carin_designs", "CARIn", "Figs 3-6",
+     lambda: "mean optimality gains of CARIn's d0 over the baselines (section 7.1)", _gains,
+     "modelled"),
+    ("carin_designs", "CARIn", "Table 7", lambda: "UC1 on S20 FE: designs and switching policy",
+     _policy("policy_uc1_s20fe"), "modelled"),
+    ("carin_designs", "CARIn", "Table 8", lambda: "UC3 on A71: designs and switching policy",
+     _policy("policy_uc3_a71"), "modelled"),
+    ("oodin_solve_time", "CARIn", "Table 9",
+     lambda: "OODIn's solve time 0.55-34 ms on phones (500-10,000 combinations)", _solve_time,
+     "modelled profiles, times measured here"),
+    ("rass_vs_nsga2", "CARIn", "RASS vs evolutionary search",
+     lambda: "RASS finds the exact optimum in one pass", _nsga,
+     "modelled profiles, times measured here"),
+    ("host", "CARIn", "UC1-UC4 on a device",
+     lambda: "the pipeline on real phones (train/quantise/profile/solve)", _host, "measured"),
+    ("runtime", "CARIn", "Fig. 7", lambda: _carin_fig("uc1_s20fe"),
+     _runtime_run("rass", "single"), "measured"),
+    ("runtime", "CARIn", "Fig. 8", lambda: _carin_fig("uc3_a71"), _runtime_run("rass", "multi"),
+     "measured"),
+    ("runtime", "OODIn", "Figs 7-8",
+     lambda: papers.paper("oodin")["runtime"]["throttling"]["text"],
+     _runtime_run("oodin", "single"), "measured"),
+    ("runtime", "CARIn", "Table 10",
+     lambda: "CARIn stores 1.66-19.98x less than OODIn", _table10, "modelled (phones), measured (host)"),
+]
+
+TITLES = {
+    "quickstart": "Quickstart: UC1 on the Galaxy S20 FE",
+    "carin_designs": "CARIn designs against the baselines (Figs 3-6, Tables 7-8)",
+    "oodin_solve_time": "OODIn's solve time against RASS's look-up (Table 9)",
+    "rass_vs_nsga2": "RASS against pymoo NSGA-II",
+    "host": "The host end to end, measured",
+    "runtime": "Runtime adaptation, measured (CARIn Figs 7-8, OODIn Figs 7-8, Table 10)",
+}
+
+_CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;
+color:#222}table{border-collapse:collapse;margin:1em 0;width:100%}th,td{border-bottom:1px solid #ddd;
+padding:.4em .6em;text-align:left;vertical-align:top;font-size:.92em}th{background:#f4f4f4}
+.src{white-space:nowrap;font-size:.85em;color:#555}code{background:#f4f4f4;padding:0 .3em}
+.missing{color:#a00}"""
+
+
+def _load(path: Path) -> Metrics | None:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def write_index(reports_dir: Path) -> Path:
+    """Write ``index.html`` from the reports present under ``reports_dir``."""
+    e = html.escape
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>workbench reports</title>"
+             f"<style>{_CSS}</style></head><body>",
+             "<h1>workbench: every evaluation</h1>",
+             "<p>Rebuild with <code>workbench report</code> (<code>--quick</code> for a small "
+             "run). Phones are not available here: their profiles are <b>modelled</b> (an "
+             "analytical model with documented parameters); this machine's are <b>measured</b>; "
+             "the papers' numbers are data with citations. Each report says which it shows.</p>",
+             "<h2>Reports</h2><table><tr><th>report</th><th>data</th><th>files</th></tr>"]
+    for name, title in TITLES.items():
+        d = reports_dir / name
+        m = _load(d / "metrics.json")
+        if not (d / f"{name}.html").exists():
+            parts.append(f"<tr><td>{e(title)}</td><td></td><td class='missing'>not run yet</td></tr>")
+            continue
+        figs = sorted((d / "figures").glob("*.png")) if (d / "figures").exists() else []
+        files = [f"<a href='{name}/{name}.html'>page</a>", f"<a href='{name}/{name}.ipynb'>notebook</a>"]
+        if m is not None:
+            files.append(f"<a href='{name}/metrics.json'>metrics.json</a>")
+        if figs:
+            files.append(f"<a href='{name}/figures/'>{len(figs)} PNG figures</a>")
+        src = e(str(m.get("source", m.get("profile_source", "")))) if m else ""
+        parts.append(f"<tr><td><a href='{name}/{name}.html'>{e(title)}</a></td>"
+                     f"<td class='src'>{src}</td><td>{' · '.join(files)}</td></tr>")
+    parts.append("</table><h2>The papers' figures beside the workbench's</h2><table><tr>"
+                 "<th>paper</th><th>figure / table</th><th>the paper</th><th>the workbench</th>"
+                 "<th>data</th></tr>")
+    for name, paper, item, theirs, ours, data in ROWS:
+        m = _load(reports_dir / name / "metrics.json")
+        try:
+            mine = ours(m) if m else "<not run yet>"
+        except (KeyError, TypeError, ValueError, IndexError) as err:
+            mine = f"<metrics lack {err}>"
+        parts.append(f"<tr><td><span title='{e(papers.citation(paper.lower()), quote=True)}'>"
+                     f"{e(paper)}</span></td><td><a href='{name}/{name}.html'>{e(item)}</a></td>"
+                     f"<td>{e(theirs())}</td><td>{e(mine)}</td><td class='src'>{e(data)}</td></tr>")
+    parts.append("</table><h2>Benchmarks</h2><table><tr><th>file</th><th>targets</th></tr>")
+    for b in sorted((reports_dir / "bench").glob("*.json")):
+        m = _load(b) or {}
+        targets = m.get("targets", {})
+        text = "; ".join(f"{k}: {_fmt(v.get('measured', v.get('measured_max')))}"
+                         + ("" if "met" not in v else (" (met)" if v["met"] else " (MISSED)"))
+                         for k, v in targets.items() if isinstance(v, dict))
+        parts.append(f"<tr><td><a href='bench/{b.name}'>{e(b.name)}</a></td>"
+                     f"<td>{e(text) or 'see file'}</td></tr>")
+    parts.append("</table><h2>Explorer</h2><p><code>workbench explore</code> serves the "
+                 "interactive Pareto explorer on localhost (Voila); in JupyterLab open "
+                 "<code>notebooks/explorer.ipynb</code>.")
+    if (reports_dir / "explorer" / "explorer.png").exists():
+        parts.append(" The browser test's screenshot: <a href='explorer/explorer.png'>"
+                     "explorer.png</a>.")
+    parts.append(f"</p><p class='src'>written {date.today().isoformat()}</p></body></html>")
+    return atomic_write_text(reports_dir / "index.html", "\n".join(parts) + "\n")
