@@ -48,6 +48,7 @@ bench: setup
 	$(BIN)/python benchmarks/bench_profiles.py
 	$(BIN)/python benchmarks/bench_solvers.py
 	$(BIN)/python benchmarks/bench_runtime.py
+	$(BIN)/python benchmarks/bench_explorer.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache
