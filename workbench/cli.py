@@ -345,6 +345,21 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_problem_arguments(p: argparse.ArgumentParser, *, tables: bool) -> None:
+    """What to solve: a profile, CSV tables (solve only: a bundle needs model files) or a use case."""
+    src = p.add_argument_group("what to solve (one of)")
+    src.add_argument("--profile", default=None, help="a profile file or name in profiles/")
+    src.add_argument("--table", action="append", default=None, metavar="CSV",
+                     help="a configuration table; repeat for multi-DNN (one task per table)"
+                     if tables else argparse.SUPPRESS)
+    src.add_argument("--use-case", default=None, help="CARIn use case uc1..uc4 (with --device)")
+    p.add_argument("--device", default=None, help="with --use-case: a profile name, e.g. s20fe")
+    p.add_argument("--task", action="append", default=None,
+                   help="task(s) to run together (default: the use case's, or the only one)")
+    p.add_argument("--slo", default=None, help='e.g. "max A; max TP; max L <= 41.67ms"')
+    p.add_argument("--weights", default=None, help='objective weights, e.g. "A=2,TP=1"')
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``workbench`` command."""
     from . import __version__
@@ -407,16 +422,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("solve", help="solve SLOs on a profile with RASS, OODIn or a pymoo "
                        "algorithm")
-    src = p.add_argument_group("what to solve (one of)")
-    src.add_argument("--profile", default=None, help="a profile file or name in profiles/")
-    src.add_argument("--table", action="append", default=None, metavar="CSV",
-                     help="a configuration table; repeat for multi-DNN (one task per table)")
-    src.add_argument("--use-case", default=None, help="CARIn use case uc1..uc4 (with --device)")
-    p.add_argument("--device", default=None, help="with --use-case: a profile name, e.g. s20fe")
-    p.add_argument("--task", action="append", default=None,
-                   help="task(s) to run together (default: the use case's, or the only one)")
-    p.add_argument("--slo", default=None, help='e.g. "max A; max TP; max L <= 41.67ms"')
-    p.add_argument("--weights", default=None, help='objective weights, e.g. "A=2,TP=1"')
+    _add_problem_arguments(p, tables=True)
     p.add_argument("--solver", default="rass",
                    help="rass (default), oodin, or a pymoo algorithm: nsga2, nsga3, spea2, ...")
     p.add_argument("--pop-size", type=int, default=100, help="evolutionary: population")
@@ -427,14 +433,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("bundle", help="solve and write a deployment bundle (designs, policy, "
                        "model files with checksums)")
-    src = p.add_argument_group("what to solve (one of)")
-    src.add_argument("--profile", default=None, help="a measured profile (default: host)")
-    src.add_argument("--table", action="append", default=None, help=argparse.SUPPRESS)
-    src.add_argument("--use-case", default=None, help="CARIn use case uc1..uc4 (with --device)")
-    p.add_argument("--device", default=None, help="with --use-case: a profile name, e.g. host")
-    p.add_argument("--task", action="append", default=None, help="task(s) to run together")
-    p.add_argument("--slo", default=None, help='e.g. "max A; max TP; max L <= 41.67ms"')
-    p.add_argument("--weights", default=None, help='objective weights, e.g. "A=2,TP=1"')
+    _add_problem_arguments(p, tables=False)
     p.add_argument("--solver", default="rass", help="rass (default) or oodin")
     p.add_argument("-o", "--out", required=True, help="the bundle folder to write")
     p.add_argument("--models", default=None, help="zoo folder with the model files "
