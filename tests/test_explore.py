@@ -92,6 +92,11 @@ def test_the_widget_rewires_on_every_control(tmp_path):
     assert "TP" not in ex.last.slo
     ex.w_slo.value = "max A; max TP; bogus <= 3"
     assert "unknown metric" in ex.w_status.value and "^" in ex.w_status.value
+    ex.w_scenario.value = "uc3"
+    assert set(ex.w_tasks.value) == {"uc3-vision", "uc3-audio"} and ex.last.result.ok
+    ex.w_slo.value = "max A; min L"
+    ex.w_tasks.value = ("uc3-audio",)
+    assert ex.session.base.task_names == ["uc3-audio"] and ex.last.slo == "max A; min L"
     ex.w_profile.value = "host"
     assert set(ex.w_scenario.options) <= {"h1", "h2", "h3", "h4"}
     assert ex.last.result.ok and np.isfinite(ex.update_ms)

@@ -58,6 +58,8 @@ class Explorer:
         self.w_profile = W.Dropdown(options=names or [profile], value=profile,
                                     description="device")
         self.w_scenario = W.Dropdown(description="use case")
+        self.w_tasks = W.SelectMultiple(description="tasks", rows=3,
+                                        layout=W.Layout(width="300px"))
         self.w_slo = W.Text(description="SLO", layout=W.Layout(width="520px"),
                             continuous_update=False)
         self.w_x = W.Dropdown(description="x axis")
@@ -77,7 +79,7 @@ class Explorer:
         self._quiet = False
         self.widget = W.VBox([
             W.HTML("<h3>workbench explorer: SLOs, Pareto front, RASS designs and policy</h3>"),
-            W.HBox([self.w_profile, self.w_scenario]), self.w_slo,
+            W.HBox([self.w_profile, self.w_scenario, self.w_tasks]), self.w_slo,
             W.HBox([W.VBox([W.HTML("<b>objectives</b> (on/off, weight)"), self.objective_box]),
                     W.VBox([W.HTML("<b>constraints</b>"), self.constraint_box])]),
             W.HBox([self.w_x, self.w_y, self.w_nsga2]),
@@ -88,6 +90,7 @@ class Explorer:
         self.w_profile.observe(self._on_profile, "value")
         self.w_scenario.observe(self._on_scenario, "value")
         self.w_slo.observe(self._on_slo, "value")
+        self.w_tasks.observe(self._on_tasks, "value")
         for w in (self.w_x, self.w_y, self.w_nsga2):
             w.observe(lambda _c: self.update(), "value")
         self._load_profile(profile, scenario=scenario, slo=slo)
@@ -100,11 +103,14 @@ class Explorer:
         self._quiet = True
         self.w_scenario.options = list(self.cases) or ["(none)"]
         self.w_scenario.value = scenario if scenario in self.cases else self.w_scenario.options[0]
+        self.w_tasks.options = list(dict.fromkeys(c.task for c in self.profile.configs))
         self._quiet = False
         self._new_session(slo)
 
-    def _new_session(self, slo: str | None = None) -> None:
-        tasks, case_slo = self.cases.get(self.w_scenario.value, (None, None))
+    def _new_session(self, slo: str | None = None, tasks: tuple[str, ...] | None = None
+                     ) -> None:
+        case_tasks, case_slo = self.cases.get(self.w_scenario.value, (None, None))
+        tasks = tasks or case_tasks
         text = slo or case_slo
         try:
             self.session = Session(self.profile, text, tasks=list(tasks) if tasks else None)
@@ -113,6 +119,7 @@ class Explorer:
             return
         self._quiet = True
         self.w_slo.value = str(self.session.slo)
+        self.w_tasks.value = tuple(self.session.base.task_names)
         s = self.session
         self.w_enabled, self.w_weights = [], []
         rows = []
@@ -176,9 +183,14 @@ class Explorer:
         if not self._quiet:
             self._new_session()
 
+    def _on_tasks(self, change: dict) -> None:
+        if not self._quiet and change["new"] and tuple(change["new"]) != tuple(
+                self.session.base.task_names):
+            self._new_session(self.w_slo.value, tasks=tuple(change["new"]))
+
     def _on_slo(self, change: dict) -> None:
         if not self._quiet and change["new"] != str(self.session.slo):
-            self._new_session(change["new"])
+            self._new_session(change["new"], tasks=tuple(self.w_tasks.value) or None)
 
     # --- the update -----------------------------------------------------------------------
     def state(self) -> dict[str, Any]:
