@@ -186,7 +186,8 @@ def explorer_figure(e: Any, *, title: str | None = None) -> "go.Figure":
     for trace in explorer_traces(e):
         fig.add_trace(trace)
     fig.update_layout(title=title or f"SLO: {e.slo}", xaxis_title=e.x_name, yaxis_title=e.y_name,
-                      template="plotly_white", height=520, legend=dict(orientation="h", y=-0.18),
+                      template="plotly_white", height=520, width=960,
+                      legend=dict(orientation="h", y=-0.18),
                       uirevision="explorer")
     return fig
 
