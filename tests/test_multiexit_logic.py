@@ -1,0 +1,263 @@
+"""Delen's logic on hand-built exit profiles: every criterion and operator, JSON round trip,
+each policy's choice, the Pareto look-up, max-min shares on known cases, the limiter under a
+burst (nothing lost)."""
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from workbench.multiexit import criteria as C
+from workbench.multiexit.policies import (
+    ExitProfile,
+    ParetoPolicy,
+    dynamic_exit,
+    full,
+    oracle,
+    per_request,
+    run_criteria,
+    static_exit,
+    threshold_exits,
+)
+from workbench.multiexit.sharing import (
+    CrossAppAdapter,
+    Tenant,
+    TokenBucket,
+    delen_shares,
+    limit_trace,
+    max_min_shares,
+    redistribute,
+)
+
+STATE = C.ExitState(response_time=25.0, confidence=0.6, accuracy=0.8, energy_used=120.0,
+                    flops_used=2e9, exit_number=2)
+
+
+@pytest.mark.parametrize("param, value", [
+    ("response_time", 25.0), ("confidence", 0.6), ("accuracy", 0.8), ("energy_used", 120.0),
+    ("flops_used", 2e9), ("exit_number", 2)])
+def test_every_parameter_with_every_operator(param, value):
+    below, above = value * 0.5, value * 1.5
+    if param == "confidence":
+        below, above = 0.3, 0.9
+    if param == "exit_number":
+        below, above = 1, 3
+    for op, thr, want in [("<", above, True), ("<", below, False), (">", below, True),
+                          (">", above, False), ("==", value, True), ("==", above, False)]:
+        assert C.Criterion(param, op, thr).evaluate(STATE) is want, (param, op, thr)
+
+
+def test_boolean_combinations_and_null():
+    a, b = C.Criterion("response_time", ">", 20), C.Criterion("confidence", ">", 0.7)
+    assert (a | b).evaluate(STATE) and not (a & b).evaluate(STATE)
+    assert (~b).evaluate(STATE) and not (~a).evaluate(STATE)
+    assert not C.Null().evaluate(STATE)
+    assert C.combine_criteria("and", a, ~b, C.Criterion("exit_number", "==", 2)).evaluate(STATE)
+    assert C.combine_criteria("not", a).evaluate(STATE) is False
+
+
+def test_text_form_parses_units_precedence_and_round_trips():
+    n = C.parse_criteria("(response_time > 20ms) || (confidence > 0.7)")
+    assert n == C.Or(C.Criterion("response_time", ">", 20.0), C.Criterion("confidence", ">", 0.7))
+    assert C.parse_criteria("energy_used > 0.1 J") == C.Criterion("energy_used", ">", 100.0)
+    assert C.parse_criteria("flops_used < 2 G") == C.Criterion("flops_used", "<", 2e9)
+    # && binds tighter than ||; ! tighter than &&; words work too.
+    n = C.parse_criteria("confidence > 0.9 || exit_number == 2 && not response_time < 10")
+    assert n == C.Or(C.Criterion("confidence", ">", 0.9),
+                     C.And(C.Criterion("exit_number", "==", 2),
+                           C.Not(C.Criterion("response_time", "<", 10))))
+    assert C.parse_criteria(str(n)) == n
+    assert C.parse_criteria("null") == C.Null()
+
+
+def test_json_round_trip():
+    n = C.parse_criteria("!(exit_number == 1) && (confidence > 0.5 || energy_used > 50)")
+    text = C.dumps(n)
+    assert C.loads(text) == n and json.loads(text)["and"][0] == {"not": {
+        "param": "exit_number", "op": "==", "value": 1.0}}
+    assert C.from_dict({"null": True}) == C.Null()
+
+
+@pytest.mark.parametrize("text, msg", [
+    ("latency > 3", "unknown parameter"), ("confidence > 1.5", "[0, 1]"),
+    ("exit_number == 1.5", "whole exit number"), ("(confidence > 0.3", "missing '\\)'"),
+    ("confidence >= 3", "unexpected character"), ("confidence > x", "expected a number"),
+    ("response_time > 3 kg", "unknown unit"),
+    ("", "empty"), ("confidence > 0.3 ||", "ends too early"), ("0.3 > confidence", "expected a")])
+def test_bad_text_is_rejected_with_a_pointer(text, msg):
+    with pytest.raises(C.CriteriaError, match=msg) as e:
+        C.parse_criteria(text)
+    assert "^" in str(e.value)
+
+
+@pytest.mark.parametrize("data, where", [
+    ({"param": "confidence", "op": ">"}, "criteria"),
+    ({"or": [{"param": "confidence", "op": ">", "value": 0.5}]}, "criteria.or"),
+    ({"and": [{"null": True}, {"param": "nope", "op": ">", "value": 1}]}, "criteria.and[1]"),
+    ({"xor": []}, "criteria"), ({"param": "confidence", "op": "!=", "value": 0.5}, "criteria")])
+def test_bad_json_names_the_node(data, where):
+    with pytest.raises(C.CriteriaError) as e:
+        C.from_dict(data)
+    assert str(e.value).startswith(where)
+
+
+def test_the_table_updates_at_run_time_and_keeps_the_old_criteria_on_error():
+    t = C.CriteriaTable()
+    assert not t.should_exit("cam", STATE)  # no criteria: full execution
+    t.set("cam", "confidence > 0.5")
+    assert t.should_exit("cam", STATE)
+    t.set("cam", C.Criterion("confidence", ">", 0.9))
+    assert not t.should_exit("cam", STATE)
+    with pytest.raises(C.CriteriaError):
+        t.set("cam", "confidence >> 1")
+    assert t.get("cam") == C.Criterion("confidence", ">", 0.9)
+
+
+# --- policies on a hand-built profile ---------------------------------------------------------
+
+@pytest.fixture
+def hand():
+    """3 exits, 4 samples: sample k's confidences and correctness per exit."""
+    conf = [[0.95, 0.97, 0.99],   # easy: right everywhere
+            [0.40, 0.80, 0.90],   # right from exit 2
+            [0.30, 0.50, 0.95],   # right only at exit 3
+            [0.60, 0.60, 0.60]]   # never right
+    correct = [[1, 1, 1], [0, 1, 1], [0, 0, 1], [0, 0, 0]]
+    return ExitProfile(flops=[1e6, 2e6, 4e6], latency_ms=[2.0, 5.0, 10.0],
+                       energy_mj=[10.0, 25.0, 60.0], confidence=conf, correct=correct)
+
+
+def test_static_dynamic_oracle_full(hand):
+    assert hand.accuracy.tolist() == [0.25, 0.5, 0.75]
+    assert static_exit(hand, 0.5).exits.tolist() == [1] * 4        # first exit with error <= 0.5
+    assert static_exit(hand, 0.1).exits.tolist() == [2] * 4        # none meets it: the last
+    assert str(static_exit(hand, 0.5).criteria) == "(exit_number == 2)"
+    assert dynamic_exit(hand, 6.0).exits.tolist() == [1] * 4       # deepest that fits 6 ms
+    assert dynamic_exit(hand, 1.0).exits.tolist() == [0] * 4       # nothing fits: the first
+    o = oracle(hand)
+    assert o.exits.tolist() == [0, 1, 2, 0] and o.accuracy == 0.75
+    f = full(hand)
+    assert f.exits.tolist() == [2] * 4 and f.energy_mj == 60.0
+
+
+def test_per_request_criteria_decide_after_each_exit(hand):
+    o = per_request(hand, C.parse_criteria("confidence > 0.7"))
+    assert o.exits.tolist() == [0, 1, 2, 2]
+    o = per_request(hand, C.parse_criteria("confidence > 0.7 || response_time > 4"))
+    assert o.exits.tolist() == [0, 1, 1, 1]
+    assert per_request(hand, C.Null()).exits.tolist() == [2, 2, 2, 2]
+    assert per_request(hand, C.parse_criteria("exit_number == 1")).exits.tolist() == [0] * 4
+    assert o.distribution == (0.25, 0.75, 0.0)
+
+
+def test_pareto_front_is_non_dominated_and_lookup_is_the_cheapest_meeting_the_target(hand):
+    pp = ParetoPolicy.fit(hand, metric="energy", n=400)
+    fc, fe = pp.front_cost, pp.front_error
+    assert (np.diff(fc) >= 0).all() and (np.diff(fe) < 0).all()
+    for i in range(len(pp.cost)):   # nothing sampled dominates a front point
+        dominated = (pp.cost[i] <= fc) & (pp.error[i] <= fe) & ((pp.cost[i] < fc) |
+                                                                 (pp.error[i] < fe))
+        assert not dominated.any()
+    for target in (0.3, 0.5, 0.76, 0.9):
+        k = pp.lookup(target)
+        ok = pp.error < target
+        assert k is not None and pp.error[k] < target
+        assert pp.cost[k] == pytest.approx(pp.cost[ok].min())
+    assert pp.lookup(0.0) is None  # nothing is perfect here
+    # What the runtime does with the looked-up criteria equals the vectorised outcome.
+    k = pp.lookup(0.5)
+    assert run_criteria(hand, pp.criteria(k)).exits.tolist() == pp.outcome(hand, k).exits.tolist()
+    assert pp.lookup_budget(1e9) == pp.front[-1] and pp.lookup_budget(0.0) == pp.front[0]
+
+
+def test_threshold_exits_vectorised_matches_the_definition(hand):
+    T = np.array([[0.5, 0.5], [0.99, 0.0], [1.0, 1.0]])
+    got = threshold_exits(hand, T)
+    assert got.tolist() == [[0, 1, 2, 0], [1, 1, 1, 1], [2, 2, 2, 2]]
+
+
+def test_bad_profiles_are_named():
+    with pytest.raises(Exception, match="latency_ms"):
+        ExitProfile(flops=[1, 2], latency_ms=[1], energy_mj=[1, 2], confidence=[[0.5, 0.5]],
+                    correct=[[1, 1]])
+    with pytest.raises(Exception, match="confidence"):
+        ExitProfile(flops=[1, 2], latency_ms=[1, 2], energy_mj=[1, 2], confidence=[[0.5]],
+                    correct=[[1, 1]])
+
+
+# --- sharing ---------------------------------------------------------------------------------
+
+def test_max_min_shares_on_known_cases():
+    assert delen_shares([5, 10]) == pytest.approx([1 / 3, 2 / 3])          # Delen 4.2's example
+    assert max_min_shares([1, 1, 1], [0.1, 0.5, 1.0]) == pytest.approx([0.1, 0.45, 0.45])
+    assert max_min_shares([1, 2], [1.0, 1.0]) == pytest.approx([1 / 3, 2 / 3])
+    assert max_min_shares([1, 1], [0.2, 0.3]) == pytest.approx([0.2, 0.3])  # under-loaded
+    assert max_min_shares([1, 0], None) == pytest.approx([1.0, 0.0])
+    # Demands from rate x latency: 10/s x 20 ms = 0.2 is all app 0 needs.
+    assert delen_shares([10, 10], latency_ms=[20, 500]) == pytest.approx([0.2, 0.8])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.floats(0.01, 10), st.floats(0, 2)), min_size=1, max_size=6))
+def test_max_min_is_feasible_capped_and_fair(apps):
+    w = np.array([a[0] for a in apps])
+    d = np.array([a[1] for a in apps])
+    s = max_min_shares(w, d)
+    assert (s <= d + 1e-9).all() and s.sum() <= 1 + 1e-9
+    if d.sum() >= 1:
+        assert s.sum() == pytest.approx(1.0)       # work-conserving when demand exceeds supply
+    unsated = s < d - 1e-9
+    if unsated.sum() > 1:                          # the unsated share by weight
+        ratio = s[unsated] / w[unsated]
+        assert ratio.max() == pytest.approx(ratio.min(), rel=1e-6)
+
+
+def test_redistribution_gives_unused_share_to_the_hungry():
+    out = redistribute([0.5, 0.3, 0.2], [0.1, 0.3, 0.2], [1, 1, 2])
+    assert out[0] == pytest.approx(0.1) and out.sum() == pytest.approx(1.0)
+    assert out[2] - 0.2 == pytest.approx(2 * (out[1] - 0.3))
+
+
+def test_cooperative_tenants_absorb_a_burst_non_cooperative_keep_their_share():
+    mk = lambda coop: [Tenant("img1", 15, cooperative=coop), Tenant("img2", 15, cooperative=coop),  # noqa: E731
+                       Tenant("audio", 5, cooperative=coop, to_criteria=lambda b: f"<= {b:.0f} ms")]
+    calm = CrossAppAdapter(mk(False)).step()
+    assert calm.shares["img1"] == pytest.approx(15 / 35)
+    burst = {"img1": 30, "img2": 15, "audio": 5}
+    local = CrossAppAdapter(mk(False)).step(burst)
+    assert local.shares == pytest.approx(calm.shares)
+    assert local.budget_ms["img1"] == pytest.approx(calm.budget_ms["img1"] / 2)  # halves its time
+    coop = CrossAppAdapter(mk(True)).step(burst)
+    assert coop.shares["img1"] > calm.shares["img1"] and coop.shares["img2"] < calm.shares["img2"]
+    assert sum(coop.shares.values()) == pytest.approx(1.0)
+    assert coop.criteria["audio"].endswith("ms")
+
+
+@pytest.mark.parametrize("mode", ["delay", "drop"])
+def test_the_limiter_under_a_burst_loses_nothing_and_respects_the_share(mode):
+    rng = np.random.default_rng(3)
+    arrivals = np.sort(np.concatenate([rng.uniform(0, 1, 50), rng.uniform(0.2, 0.3, 200)]))
+    costs = rng.uniform(0.002, 0.02, len(arrivals))
+    ds = limit_trace(arrivals, costs, 0.5, interval=0.5, mode=mode)
+    assert len(ds) == len(arrivals)
+    actions = [d.action for d in ds]
+    assert set(actions) <= {"serve", "delay", "drop"}
+    assert ("delay" in actions) == (mode == "delay") and ("drop" in actions) == (mode == "drop")
+    run = [(d.start, c) for d, c in zip(ds, costs) if d.action != "drop"]
+    assert all(d.start >= a - 1e-12 for d, a in zip(ds, arrivals))
+    # In any window, admitted work <= share x window + the burst allowance.
+    starts = np.array([r[0] for r in run])
+    work = np.array([r[1] for r in run])
+    for t0, t1 in itertools.combinations(np.linspace(0, starts.max() + 0.01, 25), 2):
+        inside = (starts >= t0) & (starts < t1)
+        assert work[inside].sum() <= 0.5 * (t1 - t0) + 0.5 * 0.5 + 0.02 + 1e-9
+
+
+def test_limiter_rejects_bad_settings():
+    with pytest.raises(Exception, match="share"):
+        TokenBucket(1.5)
+    with pytest.raises(Exception, match="mode"):
+        TokenBucket(0.5, mode="queue")
