@@ -57,6 +57,10 @@ class Storage:
 
 
 def _model_key(c) -> tuple[str, str, str]:
+    # "ARCH@POINT" names an operating point (e.g. an exit) of one stored model ARCH: count the
+    # stored model once, however many of its points are candidates or designs.
+    if "@" in c.model and c.arch:
+        return (c.task, c.arch, c.precision)
     return (c.task, c.model, c.precision)
 
 

@@ -1,0 +1,80 @@
+"""Measure an exported multi-exit net on this machine (Delen's profiling engine) and turn its
+operating points into configuration rows the optimiser can choose (one stored model, many
+operating points)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from .policies import ExitProfile, ParetoPolicy
+from .runner import CORE_POWER_W, SegmentedNet
+
+
+def measure_exit_profile(net: SegmentedNet, x: np.ndarray, y: np.ndarray, *,
+                         flops: Sequence[float], repeats: int = 3, name: str = ""
+                         ) -> ExitProfile:
+    """Run every sample through every exit (batch 1, ``repeats`` times, the median kept):
+    cumulative latency per exit (median over samples), each exit's confidence and correctness
+    per sample; energy MODELLED as latency x 5 W per busy core (RAPL is unreadable here)."""
+    n = len(x)
+    conf = np.empty((n, net.n_exits))
+    right = np.empty((n, net.n_exits), bool)
+    times = np.empty((n, net.n_exits))
+    y = np.asarray(y)
+    for i in range(n):
+        runs = [net.run_all(x[i:i + 1]) for _ in range(max(1, repeats))]
+        probs = runs[0][0]
+        times[i] = np.median(np.array([r[1] for r in runs]), axis=0)
+        conf[i] = [p.max() for p in probs]
+        right[i] = [int(p.argmax()) == int(y[i]) for p in probs]
+    lat = np.median(times, axis=0)
+    return ExitProfile(flops=np.asarray(flops, float), latency_ms=lat,
+                       energy_mj=lat * CORE_POWER_W * net.threads, confidence=conf,
+                       correct=right, source="measured (energy modelled: 5 W per busy core)",
+                       name=name)
+
+
+def operating_points(p: ExitProfile, *, pareto: ParetoPolicy | None = None,
+                     max_points: int = 20) -> list[dict[str, Any]]:
+    """Every exit (``exit_number == k``) and up to ``max_points`` Pareto threshold vectors as
+    operating points: name, criteria, accuracy, latency, energy, FLOPs (means over samples)."""
+    rows = []
+    for k in range(p.n_exits):
+        rows.append({"point": f"exit{k + 1}", "criteria": f"(exit_number == {k + 1})",
+                     "A": float(p.accuracy[k]) * 100, "L": float(p.latency_ms[k]),
+                     "E": float(p.energy_mj[k]), "W": float(p.flops[k])})
+    if pareto is not None:
+        front = pareto.front
+        pick = front if len(front) <= max_points else front[
+            np.unique(np.linspace(0, len(front) - 1, max_points).round().astype(int))]
+        for j, idx in enumerate(pick):
+            o = pareto.outcome(p, int(idx))
+            ex = o.exits
+            rows.append({"point": f"pf{j + 1}", "criteria": str(o.criteria),
+                         "A": o.accuracy * 100, "L": float(p.latency_ms[ex].mean()),
+                         "E": float(p.energy_mj[ex].mean()), "W": float(p.flops[ex].mean())})
+    return rows
+
+
+def exit_configs(p: ExitProfile, *, task: str, arch: str, processor: str, threads: int,
+                 size_mb: float, pareto: ParetoPolicy | None = None, max_points: int = 20,
+                 source: str = "measured") -> list[dict[str, Any]]:
+    """Configuration rows (profile schema) for every operating point of one stored multi-exit
+    model: ``model`` is ``ARCH@POINT`` and ``arch`` the stored model, so storage accounting
+    counts the file once (:func:`workbench.bundling.storage`)."""
+    out = []
+    for r in operating_points(p, pareto=pareto, max_points=max_points):
+        out.append({"id": f"{task}:{arch.lower()}@{r['point']}:FP32:{processor}:t{threads}",
+                    "task": task, "model": f"{arch}@{r['point']}", "arch": arch,
+                    "precision": "FP32", "processor": processor, "threads": threads,
+                    "batch": 1, "A": r["A"], "L": r["L"], "E": r["E"], "W": r["W"],
+                    "S": size_mb, "TP": 1000.0 / r["L"] if r["L"] > 0 else None,
+                    "source": source, "note": f"multi-exit operating point: {r['criteria']}"})
+    return out
+
+
+def folder_size_mb(folder: str | Path, files: Sequence[str]) -> float:
+    return sum((Path(folder) / f).stat().st_size for f in files) / 1e6

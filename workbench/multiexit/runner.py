@@ -1,0 +1,99 @@
+"""Run an exported multi-exit net segment by segment with onnxruntime, evaluating the exit
+criteria after each exit (Delen's conditional runtime execution). numpy + onnxruntime only.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .criteria import ExitState
+
+#: Modelled power of one busy CPU core (RAPL is unreadable in this VM), as the host profile uses.
+CORE_POWER_W = 5.0
+
+
+def _session(path: str | Path, threads: int):
+    try:
+        import onnxruntime as ort
+    except ImportError as e:  # pragma: no cover - depends on the install
+        raise ImportError("running exported multi-exit nets needs onnxruntime") from e
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    opts.log_severity_level = 3
+    return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+
+
+def softmax(z: np.ndarray) -> np.ndarray:
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+class SegmentedNet:
+    """An exported multi-exit net: one onnxruntime session per exit segment.
+
+    Args:
+        folder: Where :func:`workbench.multiexit.training.export_onnx` wrote the segments.
+        files: The segment file names, in exit order.
+        accuracy: Each exit's profiled accuracy (for ``accuracy`` criteria), optional.
+        flops: Cumulative FLOPs per exit (for ``flops_used`` criteria), optional.
+        threads: onnxruntime intra-op threads.
+    """
+
+    def __init__(self, folder: str | Path, files: Sequence[str], *,
+                 accuracy: Sequence[float] | None = None, flops: Sequence[float] | None = None,
+                 threads: int = 1) -> None:
+        self.sessions = [_session(Path(folder) / f, threads) for f in files]
+        n = len(self.sessions)
+        self.accuracy = list(accuracy) if accuracy is not None else [0.0] * n
+        self.flops = list(flops) if flops is not None else [0.0] * n
+        self.threads = threads
+
+    @property
+    def n_exits(self) -> int:
+        return len(self.sessions)
+
+    def run(self, x: np.ndarray, should_exit: Callable[[ExitState], bool] | None = None
+            ) -> tuple[np.ndarray, int, ExitState]:
+        """One sample (batch 1, channels first) through the segments until ``should_exit``
+        holds (None: every exit). Returns the softmax, the 0-based exit and the last state."""
+        feat = np.ascontiguousarray(x, dtype=np.float32)
+        t0 = time.perf_counter()
+        last = self.n_exits - 1
+        for k, s in enumerate(self.sessions):
+            feat, logits = s.run(None, {"x": feat})
+            p = softmax(logits[0])
+            ms = (time.perf_counter() - t0) * 1e3
+            state = ExitState(ms, float(p.max()), self.accuracy[k],
+                              ms * CORE_POWER_W * self.threads, self.flops[k], k + 1)
+            if k == last or (should_exit is not None and should_exit(state)):
+                return p, k, state
+        raise AssertionError("unreachable")
+
+    def run_all(self, x: np.ndarray) -> tuple[list[np.ndarray], list[float]]:
+        """Every exit's softmax for one sample and the cumulative time (ms) to each exit."""
+        feat = np.ascontiguousarray(x, dtype=np.float32)
+        probs, times = [], []
+        t0 = time.perf_counter()
+        for s in self.sessions:
+            feat, logits = s.run(None, {"x": feat})
+            times.append((time.perf_counter() - t0) * 1e3)
+            probs.append(softmax(logits[0]))
+        return probs, times
+
+
+def time_plain(path: str | Path, x: np.ndarray, *, runs: int, threads: int = 1) -> np.ndarray:
+    """Latency samples (ms) of the single-exit model on one input."""
+    s = _session(path, threads)
+    feed = {"x": np.ascontiguousarray(x, dtype=np.float32)}
+    s.run(None, feed)
+    out = np.empty(runs)
+    for i in range(runs):
+        t0 = time.perf_counter()
+        s.run(None, feed)
+        out[i] = (time.perf_counter() - t0) * 1e3
+    return out
