@@ -49,6 +49,7 @@ bench: setup
 	$(BIN)/python benchmarks/bench_solvers.py
 	$(BIN)/python benchmarks/bench_runtime.py
 	$(BIN)/python benchmarks/bench_explorer.py
+	$(BIN)/python benchmarks/bench_multiexit.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache

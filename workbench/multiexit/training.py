@@ -189,6 +189,17 @@ def train(net: MultiExitNet, data, *, epochs: int = 10, lr: float = 1e-3, batch:
     gen = torch.Generator().manual_seed(seed)
     hist = []
     t0 = time.perf_counter()
+    # oneDNN's CPU backward corrupted the heap here (torch 2.13, 2 threads, 8-channel convs:
+    # "free(): invalid next size"); the native kernels are safe and as fast at these sizes.
+    with torch.backends.mkldnn.flags(enabled=False):
+        hist = _epochs(net, x, y, w, opt, ce, gen, epochs, batch)
+    secs = time.perf_counter() - t0
+    acc = evaluate(net, data.x_test, data.y_test)
+    return TrainResult(net.arch, task, acc, w, epochs, secs, hist)
+
+
+def _epochs(net, x, y, w, opt, ce, gen, epochs: int, batch: int) -> list[dict[str, Any]]:
+    hist = []
     for ep in range(epochs):
         net.train()
         perm = torch.randperm(len(x), generator=gen)
@@ -202,9 +213,7 @@ def train(net: MultiExitNet, data, *, epochs: int = 10, lr: float = 1e-3, batch:
             opt.step()
             total += float(loss.detach()) * len(idx)
         hist.append({"epoch": ep + 1, "loss": total / len(x)})
-    secs = time.perf_counter() - t0
-    acc = evaluate(net, data.x_test, data.y_test)
-    return TrainResult(net.arch, task, acc, w, epochs, secs, hist)
+    return hist
 
 
 @torch.no_grad()

@@ -1,0 +1,146 @@
+"""Delen's overheads on this machine (Table 3 and Fig. 16 shape): exit-criteria evaluation per
+exit, Pareto-policy update, and the worst-case cost of running a multi-exit net through all its
+exits against the same backbone without exits.
+
+Writes reports/bench/multiexit.json. Targets (issue 5): criteria <= 5 us per exit (Delen:
+100 us), Pareto update <= 0.5 ms (Delen: 2.6 ms), all-exit overhead <= 3% (Delen: 6.9% mean).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from workbench import datasets as ds
+from workbench.fileio import atomic_write_json
+from workbench.multiexit.criteria import ExitState, parse_criteria
+from workbench.multiexit.policies import ParetoPolicy
+from workbench.multiexit.profiling import measure_exit_profile
+from workbench.multiexit.runner import SegmentedNet, _session
+from workbench.multiexit.training import MultiExitNet, count_flops, export_onnx, to_torch, train
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pct(xs, q):
+    return float(np.percentile(np.asarray(xs, float), q))
+
+
+def criteria_cost(n: int) -> dict:
+    out = {}
+    texts = {"per-request": "(response_time > 20ms) || (confidence > 0.7)",
+             "pareto (4 exits)": "(exit_number == 1 && confidence > 0.9) || (exit_number == 2 && "
+                                 "confidence > 0.8) || (exit_number == 3 && confidence > 0.7)"}
+    rng = np.random.default_rng(0)
+    states = [ExitState(float(rng.uniform(0, 40)), float(rng.uniform()), 0.8, 10.0, 1e6,
+                        int(rng.integers(1, 5))) for _ in range(256)]
+    for name, text in texts.items():
+        fn = parse_criteria(text).compile()
+        ns = np.empty(n)
+        clock = time.perf_counter_ns
+        for i in range(n):
+            s = states[i & 255]
+            t0 = clock()
+            fn(s)
+            ns[i] = clock() - t0
+        out[name] = {"p50_us": pct(ns / 1e3, 50), "p99_us": pct(ns / 1e3, 99)}
+    return out
+
+
+def overhead(widths, runs: int, quick: bool) -> tuple[list[dict], dict]:
+    data = ds.load("h1", quick=quick)
+    rows, pareto = [], {}
+    for w in widths:
+        net = MultiExitNet("resnet", 1, data.n_classes, width=w)
+        train(net, data, epochs=1 if w != widths[0] else (3 if quick else 8))
+        with tempfile.TemporaryDirectory() as tmp:
+            info = export_onnx(net, (1, 32, 32), tmp)
+            sn = SegmentedNet(tmp, info["segments"])
+            x = to_torch(data.x_test[:1], 2).numpy()
+            # Interleaved (plain, all exits, all exits + criteria) so that this VM's drifts
+            # hit all three alike; medians over many rounds.
+            plain_s = _session(Path(tmp) / info["plain"], 1)
+            feed = {"x": np.ascontiguousarray(x)}
+            never = parse_criteria("null").compile()
+            for _ in range(30):
+                plain_s.run(None, feed)
+                sn.run_all(x)
+            plain, multi, cond = [], [], []
+            for _ in range(runs):
+                t0 = time.perf_counter()
+                plain_s.run(None, feed)
+                t1 = time.perf_counter()
+                sn.run_all(x)
+                t2 = time.perf_counter()
+                sn.run(x, never)
+                t3 = time.perf_counter()
+                plain.append((t1 - t0) * 1e3)
+                multi.append((t2 - t1) * 1e3)
+                cond.append((t3 - t2) * 1e3)
+            row = {"width": w, "flops": count_flops(net, (1, 32, 32))[-1],
+                   "plain_ms": float(np.median(plain)), "all_exits_ms": float(np.median(multi)),
+                   "all_exits_with_criteria_ms": float(np.median(cond))}
+            row["overhead_pct"] = 100 * (row["all_exits_with_criteria_ms"] / row["plain_ms"] - 1)
+            rows.append(row)
+            if w == widths[0]:
+                xt = to_torch(data.x_test, 2).numpy()
+                prof = measure_exit_profile(sn, xt, data.y_test,
+                                            flops=count_flops(net, (1, 32, 32)), repeats=1)
+                t0 = time.perf_counter()
+                pp = ParetoPolicy.fit(prof, metric="energy")
+                fit_ms = (time.perf_counter() - t0) * 1e3
+                upd = []
+                targets = np.linspace(0.02, 0.5, 200)
+                for tgt in targets:
+                    t0 = time.perf_counter()
+                    k = pp.lookup(float(tgt))
+                    if k is not None:
+                        pp.criteria(k).compile()
+                    upd.append((time.perf_counter() - t0) * 1e3)
+                pareto = {"vectors": len(pp.thresholds), "front": len(pp.front),
+                          "fit_ms": fit_ms, "update_ms": {"p50": pct(upd, 50),
+                                                          "p99": pct(upd, 99)},
+                          "exit_accuracy": prof.accuracy.tolist()}
+    return rows, pareto
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("-o", "--output", default=str(ROOT / "reports" / "bench" / "multiexit.json"))
+    args = ap.parse_args(argv)
+    crit = criteria_cost(20_000 if args.quick else 200_000)
+    widths = (8, 32) if args.quick else (8, 16, 32, 64, 96)
+    rows, pareto = overhead(widths, 100 if args.quick else 1000, args.quick)
+    worst_crit = max(v["p99_us"] for v in crit.values())
+    # Judged at the largest model, the closest to Delen's (ResNet-50 class); the small ones are
+    # dominated by onnxruntime's fixed cost per segment call (~15 us x exits) and shown too.
+    best = rows[-1]
+    out = {"what": "Delen's overheads measured on this machine (onnxruntime, 1 thread, batch 1); "
+                   "ResNet-style 4-exit nets on h1 (32x32) at several widths",
+           "criteria_eval": crit, "pareto": pareto, "overhead": rows,
+           "paper": {"criteria_eval_us": 100, "pareto_update_ms": 2.6, "overhead_mean_pct": 6.9,
+                     "source": "Delen section 6.5, Table 3, Fig. 16 (Jetson Nano, TensorRT)"},
+           "targets": {
+               "criteria_eval_us_p99": {"target": 5, "measured": worst_crit,
+                                        "met": worst_crit <= 5},
+               "pareto_update_ms_p99": {"target": 0.5, "measured": pareto["update_ms"]["p99"],
+                                        "met": pareto["update_ms"]["p99"] <= 0.5},
+               "all_exit_overhead_pct": {"target": 3, "measured": best["overhead_pct"],
+                                         "at_width": best["width"],
+                                         "measured_smallest_model": rows[0]["overhead_pct"],
+                                         "met": best["overhead_pct"] <= 3}}}
+    atomic_write_json(args.output, out)
+    for r in rows:
+        print(r)
+    print(out["targets"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
