@@ -105,3 +105,43 @@ def test_exit_operating_points_enter_the_optimiser_as_one_stored_model(h1):
     st = storage(res, pb)
     assert st.n_all_models == 1 and st.all_mb == pytest.approx(size)
     assert st.designs_mb == pytest.approx(size)  # every operating point shares the stored model
+
+
+def test_trace_driven_serving_answers_or_drops_every_request(h1):
+    from workbench.multiexit.serve import App, poisson, serve
+
+    data, net, _, folder, info = h1
+    sn = SegmentedNet(folder, info["segments"])
+    x = to_torch(data.x_test, 2).numpy()
+    full_ms = np.median([sn.run_all(x[:1])[1][-1] for _ in range(20)])
+    rate = 2.0 * 1000 / full_ms                       # twice what the full model can serve
+    tr = poisson(rate, 0.5, seed=1)
+    pw = App("a", sn, x, data.y_test, lambda r, b: parse_criteria("exit_number == 2"))
+    res = serve([pw], {"a": tr})
+    assert len(res.records) == len(tr) and {r.exit for r in res.records} == {1}
+    assert all(r.start >= r.arrival and r.finish > r.start for r in res.records)
+    full = App("a", sn, x, data.y_test, lambda r, b: parse_criteria("null"), cost_s=full_ms / 1e3)
+    limited = serve([full], {"a": tr}, limit={"a": 0.5}, limiter_mode="drop", limiter_interval=0.05)
+    actions = [r.action for r in limited.records]
+    assert len(actions) == len(tr) and "drop" in actions and "serve" in actions
+    done = [r for r in limited.records if r.action != "drop"]
+    busy = sum(r.finish - r.start for r in done)
+    span = max(r.finish for r in done) - tr[0]
+    assert busy / span <= 0.5 + 0.05 / span + 0.05   # the share plus the burst allowance
+
+
+@pytest.mark.timeout(900)
+def test_delen_notebook_runs_quick(tmp_path):
+    pytest.importorskip("papermill")
+    import json
+
+    from workbench.reports import run_report
+
+    rep = run_report("delen", reports_dir=tmp_path, quick=True, progress=False)
+    m = json.loads(rep.metrics.read_text())
+    assert m["source"].startswith("measured") and len(m["models"]) == 3
+    policies = {r["policy"] for r in m["fig7"]}
+    assert {"pW", "PF", "full"} <= policies and all(r["requests"] == r["served"] for r in m["fig7"])
+    assert {r["policy"] for r in m["fig8"]} == {"oracle", "Pareto frontier", "per-workload", "full"}
+    assert {r["mode"] for r in m["fig14"] + m["fig15"]} == {"non-cooperative", "cooperative"}
+    assert m["paper"]["fig8"]["pf_vs_full_energy_saving_mean_pct"] == 43.9

@@ -57,19 +57,22 @@ class SegmentedNet:
     def n_exits(self) -> int:
         return len(self.sessions)
 
-    def run(self, x: np.ndarray, should_exit: Callable[[ExitState], bool] | None = None
-            ) -> tuple[np.ndarray, int, ExitState]:
+    def run(self, x: np.ndarray, should_exit: Callable[[ExitState], bool] | None = None, *,
+            waited_ms: float = 0.0) -> tuple[np.ndarray, int, ExitState]:
         """One sample (batch 1, channels first) through the segments until ``should_exit``
-        holds (None: every exit). Returns the softmax, the 0-based exit and the last state."""
+        holds (None: every exit). ``response_time`` counts from the request's arrival
+        (``waited_ms`` in the queue before this call). Returns the softmax, the 0-based exit
+        and the last state (its response_time includes the wait)."""
         feat = np.ascontiguousarray(x, dtype=np.float32)
-        t0 = time.perf_counter()
+        t0 = time.perf_counter() - waited_ms / 1e3
         last = self.n_exits - 1
         for k, s in enumerate(self.sessions):
             feat, logits = s.run(None, {"x": feat})
             p = softmax(logits[0])
             ms = (time.perf_counter() - t0) * 1e3
+            busy = ms - waited_ms
             state = ExitState(ms, float(p.max()), self.accuracy[k],
-                              ms * CORE_POWER_W * self.threads, self.flops[k], k + 1)
+                              busy * CORE_POWER_W * self.threads, self.flops[k], k + 1)
             if k == last or (should_exit is not None and should_exit(state)):
                 return p, k, state
         raise AssertionError("unreachable")

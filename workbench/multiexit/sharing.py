@@ -174,6 +174,12 @@ class TokenBucket:
         return Decision("delay", start)
 
 
+    def settle(self, extra_s: float) -> None:
+        """Charge what a served request really used beyond (or below) what it was charged on
+        admission; the bucket may go into debt, which delays the next requests."""
+        self.tokens = min(self.capacity, self.tokens - extra_s)
+
+
 def limit_trace(arrivals, costs, share: float, *, interval: float = 1.0, mode: str = "delay"
                 ) -> list[Decision]:
     """Run a request trace (arrival times in s, costs in s of accelerator time) through a

@@ -1,0 +1,263 @@
+"""Delen's evaluations (section 6) on this machine, as functions returning plain rows.
+
+Multi-exit nets are trained here (PyTorch) on the host datasets, exported to ONNX and executed
+for real with onnxruntime; request traces (Poisson, stepped bursts) drive the trace-driven server
+(:mod:`workbench.multiexit.serve`), whose clock is virtual but whose every request really runs.
+Latency is measured; energy is MODELLED (5 W per busy core: RAPL is unreadable here). Rates are
+set relative to this machine's capacity (the paper's 30 requests/s on a Jetson Nano running
+ResNet-50 becomes a rate that loads our small models as heavily).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import datasets as ds
+from ..multiexit.criteria import parse_criteria
+from ..multiexit.policies import ExitProfile, ParetoPolicy, dynamic_exit, full, oracle, static_exit
+from ..multiexit.profiling import folder_size_mb, measure_exit_profile
+from ..multiexit.runner import SegmentedNet
+from ..multiexit.serve import App, poisson, serve, stepped
+from ..multiexit.sharing import CrossAppAdapter, Tenant
+
+#: Delen's reported numbers we set beside ours (Delen, section 6).
+PAPER = {
+    "fig8": {"pf_vs_pw_energy_saving_mean_pct": 20.1, "pf_vs_pw_energy_saving_max_pct": 38.7,
+             "pf_vs_full_energy_saving_mean_pct": 43.9, "pf_vs_full_energy_saving_max_pct": 60.9,
+             "pw_vs_full_energy_saving_mean_pct": 29.94},
+    "fig10": {"battery_hours": {"full": 4.02, "per-workload": 4.56, "Pareto": 6.42}},
+    "table3": {"criteria_eval_us": 100, "pareto_update_ms": 2.6, "overhead_mean_pct": 6.9},
+    "fig14": "non-cooperative: IMG1's doubled rate halves its response time and energy and costs "
+             "it ~30% accuracy; the others are unaffected",
+    "fig15": "cooperative: shares recomputed; all three lose a little, IMG1 loses less accuracy",
+    "source": "Delen (Dělen: Enabling Flexible and Adaptive Model-serving for Multi-tenant Edge "
+              "AI), section 6, Figs 5-15 and Table 3; Jetson Nano, TensorRT",
+}
+
+MODELS = {  # name -> (task, backbone, in channels)
+    "ResNet-ME (h1)": ("h1", "resnet", 1),
+    "EffNet-ME (h3-vision)": ("h3-vision", "effnet", 3),
+    "Audio1D-ME (h3-audio)": ("h3-audio", "audio1d", 1),
+}
+
+
+@dataclass
+class Built:
+    """A trained, exported and profiled multi-exit net."""
+
+    name: str
+    task: str
+    net: SegmentedNet
+    profile: ExitProfile
+    x: np.ndarray
+    y: np.ndarray
+    train_accuracy: list[float]
+    size_mb: float
+    folder: str
+
+
+def build(name: str, *, quick: bool = False, width: int = 32, epochs: int | None = None,
+          seed: int = 0, folder: str | Path | None = None) -> Built:
+    """Train (PyTorch), export (ONNX) and profile (onnxruntime) one of :data:`MODELS`."""
+    from ..multiexit.training import MultiExitNet, count_flops, export_onnx, to_torch, train
+
+    task, arch, cin = MODELS[name]
+    data = ds.load(task, quick=quick)
+    net = MultiExitNet(arch, cin, data.n_classes, width=width)
+    res = train(net, data, epochs=epochs or (8 if quick else 12), seed=seed, task=task)
+    folder = Path(folder or tempfile.mkdtemp(prefix="delen-"))
+    shape = (cin, *data.x_train.shape[1:-1])
+    info = export_onnx(net, shape, folder, plain=False)
+    flops = count_flops(net, shape)
+    sn = SegmentedNet(folder, info["segments"], flops=flops, accuracy=res.exit_accuracy)
+    x = to_torch(data.x_test, net.dims).numpy()
+    prof = measure_exit_profile(sn, x, data.y_test, flops=flops, repeats=1, name=name)
+    return Built(name, task, sn, prof, x, np.asarray(data.y_test), res.exit_accuracy,
+                 folder_size_mb(folder, info["segments"]), str(folder))
+
+
+# --- Fig. 5: the Pareto frontier of 1000 confidence-threshold vectors ---------------------------
+
+def fig5(b: Built, metric: str = "energy") -> dict[str, Any]:
+    pp = ParetoPolicy.fit(b.profile, metric=metric)
+    return {"cost": pp.cost.tolist(), "error": pp.error.tolist(), "front": pp.front.tolist(),
+            "metric": metric, "vectors": len(pp.thresholds),
+            "thresholds": pp.thresholds[pp.front].round(3).tolist()}
+
+
+# --- Fig. 7: policies at a fixed request rate ------------------------------------------------------
+
+def policies_for(b: Built, *, confidence: float = 0.7, response_ms: float | None = None
+                 ) -> dict[str, Any]:
+    """Delen's policy set for one model: per-request on time, on confidence, on both;
+    per-workload (dynamic); Pareto frontier (latency); full."""
+    p = b.profile
+    rt = response_ms if response_ms is not None else float(p.latency_ms[1])
+    pp = ParetoPolicy.fit(p, metric="latency")
+    t = parse_criteria(f"response_time > {rt:.4f}ms")
+    c = parse_criteria(f"confidence > {confidence}")
+    return {
+        f"pR (RT>{rt:.2f}ms)": lambda r, bud: t,
+        f"pR (C>{confidence})": lambda r, bud: c,
+        "pR (both)": lambda r, bud: t | c,
+        "pW": lambda r, bud: dynamic_exit(p, bud).criteria,
+        "PF": lambda r, bud: pp.criteria(pp.lookup_budget(bud)),
+        "full": lambda r, bud: parse_criteria("null"),
+    }
+
+
+def capacity_rate(b: Built, load: float) -> float:
+    """The request rate at which the full model would keep the accelerator ``load`` x busy."""
+    return load * 1000.0 / float(b.profile.latency_ms[-1])
+
+
+def fig7(b: Built, *, load: float = 1.5, duration: float = 4.0, seed: int = 0
+         ) -> list[dict[str, Any]]:
+    rate = capacity_rate(b, load)
+    tr = poisson(rate, duration, seed=seed)
+    rows = []
+    for name, pol in policies_for(b).items():
+        s = serve([App("a", b.net, b.x, b.y, pol)], {"a": tr}).summary()
+        rows.append({"policy": name, "rate": rate, **s})
+    return rows
+
+
+# --- Fig. 8: energy under an accuracy constraint ------------------------------------------------
+
+def fig8(b: Built, accuracy_constraint: float) -> list[dict[str, Any]]:
+    """Oracle, Pareto frontier, per-workload and full over the profile's samples (as Delen runs
+    the test set at batch 1), under an accuracy constraint."""
+    p = b.profile
+    target = 1.0 - accuracy_constraint
+    pp = ParetoPolicy.fit(p, metric="energy")
+    k = pp.lookup(target)
+    outs = [oracle(p), pp.outcome(p, k if k is not None else int(pp.front[-1])),
+            static_exit(p, target), full(p)]
+    names = ["oracle", "Pareto frontier", "per-workload", "full"]
+    return [{"model": b.name, "policy": n, "accuracy": o.accuracy, "energy_mj": o.energy_mj,
+             "constraint": accuracy_constraint, "met": o.accuracy >= accuracy_constraint}
+            for n, o in zip(names, outs)]
+
+
+def savings(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Energy saved (%) by PF against pW and Full, and by pW against Full (means over models)."""
+    by = {}
+    for r in rows:
+        by.setdefault(r["model"], {})[r["policy"]] = r["energy_mj"]
+    pct = lambda a, b: 100.0 * (1.0 - a / b)  # noqa: E731
+    pf_pw = [pct(m["Pareto frontier"], m["per-workload"]) for m in by.values()]
+    pf_full = [pct(m["Pareto frontier"], m["full"]) for m in by.values()]
+    pw_full = [pct(m["per-workload"], m["full"]) for m in by.values()]
+    return {"pf_vs_pw_energy_saving_mean_pct": float(np.mean(pf_pw)),
+            "pf_vs_pw_energy_saving_max_pct": float(np.max(pf_pw)),
+            "pf_vs_full_energy_saving_mean_pct": float(np.mean(pf_full)),
+            "pf_vs_full_energy_saving_max_pct": float(np.max(pf_full)),
+            "pw_vs_full_energy_saving_mean_pct": float(np.mean(pw_full))}
+
+
+# --- Fig. 9: battery levels -> accuracy targets -> Pareto energy ---------------------------------
+
+def fig9(builds: list[Built], targets: dict[str, list[float]]) -> list[dict[str, Any]]:
+    """Per battery level (high, medium, low) each app's accuracy target and the Pareto
+    frontier's energy and accuracy meeting it."""
+    rows = []
+    for b in builds:
+        pp = ParetoPolicy.fit(b.profile, metric="energy")
+        for level, acc in zip(("high", "medium", "low"), targets[b.name]):
+            k = pp.lookup(1.0 - acc)
+            k = k if k is not None else int(pp.front[-1])
+            o = pp.outcome(b.profile, k)
+            rows.append({"model": b.name, "battery": level, "target": acc,
+                         "accuracy": o.accuracy, "energy_mj": o.energy_mj})
+    return rows
+
+
+# --- Figs 11-12: changing request rates -------------------------------------------------------
+
+def fig11(b: Built, *, loads=(0.5, 1.0, 1.5, 2.0, 2.5), step: float = 2.0, seed: int = 0
+          ) -> list[dict[str, Any]]:
+    """Rates stepped up (relative to capacity); accuracy and response time per step and policy,
+    plus the lower bound per-workload (exit == 1)."""
+    rates = [capacity_rate(b, x) for x in loads]
+    tr = stepped(rates, step, seed=seed)
+    pols = policies_for(b)
+    pols["pW (exit==1)"] = lambda r, bud: parse_criteria("exit_number == 1")
+    rows = []
+    for name, pol in pols.items():
+        res = serve([App("a", b.net, b.x, b.y, pol)], {"a": tr})
+        for i, (load, rate) in enumerate(zip(loads, rates)):
+            s = res.summary(t0=i * step, t1=(i + 1) * step)
+            rows.append({"policy": name, "load": load, "rate": rate, "accuracy": s["accuracy"],
+                         "response_ms": s["response_ms"], "exits": s["exits"]})
+    return rows
+
+
+# --- Fig. 13: the resource limiter --------------------------------------------------------------
+
+def fig13(b: Built, *, limit: float = 0.5, loads=(0.25, 0.5, 1.0, 1.5), duration: float = 3.0,
+          seed: int = 0) -> list[dict[str, Any]]:
+    """Accelerator usage of one app limited to ``limit`` across request rates, per policy."""
+    pols = policies_for(b)
+    keep = {k: v for k, v in pols.items() if k.startswith("pR (C") or k in ("pW", "PF")}
+    rows = []
+    for load in loads:
+        rate = capacity_rate(b, load)
+        tr = poisson(rate, duration, seed=seed)
+        for name, pol in keep.items():
+            app = App("a", b.net, b.x, b.y, pol, cost_s=float(b.profile.latency_ms.mean()) / 1e3)
+            res = serve([app], {"a": tr}, limit={"a": limit}, limiter_interval=0.1)
+            done = [r for r in res.records if r.action != "drop"]
+            busy = sum(r.finish - r.start for r in done)
+            span = max(r.finish for r in done) - min(r.arrival for r in res.records)
+            rows.append({"policy": name, "load": load, "rate": rate, "usage": busy / span,
+                         "limit": limit, "delayed": sum(r.action == "delay" for r in res.records),
+                         "requests": len(res.records), "lost": 0})
+    return rows
+
+
+# --- Figs 14-15: fair multi-tenancy -----------------------------------------------------------
+
+def fig14_15(builds: list[Built], *, cooperative: bool, phase: float = 3.0, load: float = 0.9,
+             seed: int = 0) -> list[dict[str, Any]]:
+    """Three apps (IMG1, IMG2, AUDIO) with Pareto policies and max-min shares; IMG1's rate
+    doubles in the middle phase. Per app and phase: accuracy, response time, energy, share."""
+    names = ["IMG1", "IMG2", "AUDIO"]
+    lat = [float(b.profile.latency_ms[-1]) for b in builds]
+    # Initial rates in Delen's 15:15:5 proportion, together loading the CPU ``load`` x.
+    mix = np.array([15.0, 15.0, 5.0])
+    scale = load / float(np.sum(mix * np.array(lat) / 1000.0))
+    rates = mix * scale
+    traces = {}
+    for i, n in enumerate(names):
+        r = rates[i]
+        parts = [poisson(r, phase, seed=seed + 10 * i),
+                 poisson(2 * r if n == "IMG1" else r, phase, seed=seed + 10 * i + 1, start=phase),
+                 poisson(r, phase, seed=seed + 10 * i + 2, start=2 * phase)]
+        traces[n] = np.concatenate(parts)
+    apps = []
+    for n, b in zip(names, builds):
+        pp = ParetoPolicy.fit(b.profile, metric="latency")
+        apps.append(App(n, b.net, b.x, b.y,
+                        (lambda pp: lambda r, bud: pp.criteria(pp.lookup_budget(bud)))(pp),
+                        cooperative=cooperative))
+    adapter = CrossAppAdapter([Tenant(n, float(r), cooperative=cooperative)
+                               for n, r in zip(names, rates)])
+    res = serve(apps, traces, adapter=adapter)
+    rows = []
+    for i, label in enumerate(("before", "burst", "after")):
+        for n in names:
+            s = res.summary(n, t0=i * phase, t1=(i + 1) * phase)
+            shares = [x[f"share[{n}]"] for x in res.shares if i * phase <= x["t"] < (i + 1) * phase]
+            rows.append({"mode": "cooperative" if cooperative else "non-cooperative",
+                         "phase": label, "app": n, "accuracy": s["accuracy"],
+                         "response_ms": s["response_ms"], "energy_mj": s["energy_mj"],
+                         "share": float(np.mean(shares)) if shares else None,
+                         "served": s["served"], "requests": s["requests"]})
+    return rows
+
+
