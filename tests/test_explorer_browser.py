@@ -4,6 +4,7 @@ move the highlighted design; a screenshot goes to reports/explorer/."""
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -32,7 +33,8 @@ def dashboard(tmp_path):
     log = (tmp_path / "voila.log").open("w")
     proc = subprocess.Popen([sys.executable, "-m", "workbench", "explore", "--port", str(port),
                              "--profile", "a71", "--use-case", "uc1"],
-                            stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+                            stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
+                            start_new_session=True)  # its own group: Voila's kernel goes too
     url = f"http://127.0.0.1:{port}/"
     try:
         for _ in range(240):
@@ -45,11 +47,13 @@ def dashboard(tmp_path):
                 time.sleep(0.5)
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(proc.pid, sig)
+                proc.wait(15)
+                break
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                continue
         log.close()
 
 

@@ -274,7 +274,7 @@ def explore_command(*, port: int, profile: str, use_case: str | None) -> tuple[l
 
 def _cmd_explore(args: argparse.Namespace) -> int:
     import importlib.util
-    import subprocess
+    import os
 
     from .profiles import resolve_profile
 
@@ -283,10 +283,9 @@ def _cmd_explore(args: argparse.Namespace) -> int:
         raise WorkbenchError("the dashboard needs Voila: pip install 'workbench[notebooks]'")
     cmd, env = explore_command(port=args.port, profile=args.profile, use_case=args.use_case)
     print(f"serving the explorer on http://127.0.0.1:{args.port}/ (Ctrl-C stops it)", flush=True)
-    try:
-        return subprocess.run(cmd, env=env, check=False).returncode
-    except KeyboardInterrupt:
-        return 0
+    # Become Voila (no parent left behind to orphan it and its kernel when signalled).
+    os.execve(cmd[0], cmd, env)
+    return 0  # pragma: no cover - execve does not return
 
 
 # --- zoo and host profile ----------------------------------------------------------------------

@@ -17,7 +17,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-PAPERS = ("carin", "oodin")
+PAPERS = ("carin", "oodin", "delen")
 
 
 @lru_cache(maxsize=None)
@@ -27,7 +27,7 @@ def _load(paper: str) -> dict[str, Any]:
 
 
 def paper(name: str) -> dict[str, Any]:
-    """The whole transcription of one paper (``'carin'`` or ``'oodin'``); a deep copy."""
+    """The whole transcription of one paper (``'carin'``, ``'oodin'``, ``'delen'``); a deep copy."""
     if name not in PAPERS:
         raise KeyError(f"unknown paper {name!r}; known: {', '.join(PAPERS)}")
     return json.loads(json.dumps(_load(name)))

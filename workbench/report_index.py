@@ -83,6 +83,35 @@ def _table10(m: Metrics) -> str:
             f"{m.get('storage_host', {}).get('reduction', 0):.1f}x")
 
 
+def _delen_fig7(m: Metrics) -> str:
+    rows = {r["policy"]: r for r in m.get("fig7", [])}
+    parts = [f"{k}: acc {_fmt(r['accuracy'])}, {_fmt(r['throughput'])}/s"
+             for k, r in rows.items() if k.startswith(("pR (C", "pW", "PF"))]
+    return "; ".join(parts) + f" (offered {_fmt(next(iter(rows.values()))['rate'])}/s)"
+
+
+def _delen_fig8(m: Metrics) -> str:
+    s = m.get("fig8_savings", {})
+    return (f"PF {_fmt(s.get('pf_vs_full_energy_saving_mean_pct'))}% less than Full, "
+            f"{_fmt(s.get('pf_vs_pw_energy_saving_mean_pct'))}% less than per-workload (means)")
+
+
+def _delen_sharing(m: Metrics) -> str:
+    out = []
+    for key in ("fig14", "fig15"):
+        rows = {(r["phase"], r["app"]): r for r in m.get(key, [])}
+        b, u = rows.get(("before", "IMG1")), rows.get(("burst", "IMG1"))
+        if b and u:
+            out.append(f"{b['mode']}: IMG1 accuracy {_fmt(b['accuracy'])} -> {_fmt(u['accuracy'])}"
+                       f", share {_fmt(b['share'])} -> {_fmt(u['share'])}")
+    return "; ".join(out)
+
+
+def _delen_table3(m: Metrics) -> str:
+    t = m.get("table3") or {}
+    return "; ".join(f"{k}: {v[0]}" for k, v in t.items()) or "-"
+
+
 def _carin_fig(key: str) -> str:
     ra = papers.paper("carin")["runtime_adaptation"][key]
     return ra["text"]
@@ -115,6 +144,16 @@ ROWS: list[tuple[str, str, str, Callable[[], str], Callable[[Metrics], str], str
     ("runtime", "OODIn", "Figs 7-8",
      lambda: papers.paper("oodin")["runtime"]["throttling"]["text"],
      _runtime_run("oodin", "single"), "measured"),
+    ("delen", "Delen", "Fig. 7", lambda: papers.paper("delen")["fig7"], _delen_fig7,
+     "measured"),
+    ("delen", "Delen", "Fig. 8",
+     lambda: "Pareto frontier uses 43.9% less energy than Full and 20.1% less than per-workload "
+             "(means)", _delen_fig8, "measured (energy modelled)"),
+    ("delen", "Delen", "Figs 14-15", lambda: papers.paper("delen")["fig15"], _delen_sharing,
+     "measured"),
+    ("delen", "Delen", "Table 3",
+     lambda: "criteria 100 us per exit; Pareto update 2.6 ms; all-exit overhead 6.9% mean",
+     _delen_table3, "measured"),
     ("runtime", "CARIn", "Table 10",
      lambda: "CARIn stores 1.66-19.98x less than OODIn", _table10, "modelled (phones), measured (host)"),
 ]
@@ -126,6 +165,7 @@ TITLES = {
     "rass_vs_nsga2": "RASS against pymoo NSGA-II",
     "host": "The host end to end, measured",
     "runtime": "Runtime adaptation, measured (CARIn Figs 7-8, OODIn Figs 7-8, Table 10)",
+    "delen": "Delen: multi-exit nets, policies, limiter and fair sharing (Figs 5-15, Table 3)",
 }
 
 _CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;

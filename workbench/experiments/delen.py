@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import datasets as ds
+from .. import papers
 from ..multiexit.criteria import parse_criteria
 from ..multiexit.policies import ExitProfile, ParetoPolicy, dynamic_exit, full, oracle, static_exit
 from ..multiexit.profiling import folder_size_mb, measure_exit_profile
@@ -25,19 +26,8 @@ from ..multiexit.runner import SegmentedNet
 from ..multiexit.serve import App, poisson, serve, stepped
 from ..multiexit.sharing import CrossAppAdapter, Tenant
 
-#: Delen's reported numbers we set beside ours (Delen, section 6).
-PAPER = {
-    "fig8": {"pf_vs_pw_energy_saving_mean_pct": 20.1, "pf_vs_pw_energy_saving_max_pct": 38.7,
-             "pf_vs_full_energy_saving_mean_pct": 43.9, "pf_vs_full_energy_saving_max_pct": 60.9,
-             "pw_vs_full_energy_saving_mean_pct": 29.94},
-    "fig10": {"battery_hours": {"full": 4.02, "per-workload": 4.56, "Pareto": 6.42}},
-    "table3": {"criteria_eval_us": 100, "pareto_update_ms": 2.6, "overhead_mean_pct": 6.9},
-    "fig14": "non-cooperative: IMG1's doubled rate halves its response time and energy and costs "
-             "it ~30% accuracy; the others are unaffected",
-    "fig15": "cooperative: shares recomputed; all three lose a little, IMG1 loses less accuracy",
-    "source": "Delen (Dělen: Enabling Flexible and Adaptive Model-serving for Multi-tenant Edge "
-              "AI), section 6, Figs 5-15 and Table 3; Jetson Nano, TensorRT",
-}
+#: Delen's reported numbers we set beside ours (data with its citation: workbench/data/papers).
+PAPER = {k: v for k, v in papers.paper("delen").items() if k not in ("note",)}
 
 MODELS = {  # name -> (task, backbone, in channels)
     "ResNet-ME (h1)": ("h1", "resnet", 1),
