@@ -145,3 +145,32 @@ def test_delen_notebook_runs_quick(tmp_path):
     assert {r["policy"] for r in m["fig8"]} == {"oracle", "Pareto frontier", "per-workload", "full"}
     assert {r["mode"] for r in m["fig14"] + m["fig15"]} == {"non-cooperative", "cooperative"}
     assert m["paper"]["fig8"]["pf_vs_full_energy_saving_mean_pct"] == 43.9
+
+
+def test_exit_profiles_are_stored_in_a_device_profile(h1, tmp_path):
+    import json
+
+    from workbench.errors import InputError
+    from workbench.multiexit.profiling import multiexit_profile
+    from workbench.profiles import load_profile, save_profile
+
+    data, net, _, folder, info = h1
+    sn = SegmentedNet(folder, info["segments"])
+    x = to_torch(data.x_test[:30], 2).numpy()
+    prof = measure_exit_profile(sn, x, data.y_test[:30], flops=count_flops(net, (1, 32, 32)),
+                                repeats=1)
+    p = multiexit_profile([{"profile": prof, "name": "ResNet-ME (h1)", "task": "h1",
+                            "arch": "ResNet-ME", "size_mb": 1.5}], pareto_points=4)
+    path = save_profile(p, tmp_path / "me.json")
+    back = load_profile(path)
+    me = back.multi_exit[0]
+    assert back.source == "measured" and [e.exit for e in me.exits] == [1, 2, 3, 4]
+    assert [e.latency_ms for e in me.exits] == pytest.approx(prof.latency_ms.tolist())
+    assert {c.model.split("@")[0] for c in back.configs} == {"ResNet-ME"}
+    res = rass(DiscreteProblem(back, "max A; min L", tasks=["h1"]))
+    assert res.ok and storage(res, DiscreteProblem(back, "max A; min L")).n_all_models == 1
+    bad = json.loads(path.read_text())
+    bad["multi_exit"][0]["exits"][1]["exit"] = 7
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    with pytest.raises(InputError, match=r"multi_exit\[0\]\.exits\[1\]\.exit"):
+        load_profile(tmp_path / "bad.json")

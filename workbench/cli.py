@@ -288,6 +288,33 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     return 0  # pragma: no cover - execve does not return
 
 
+# --- multi-exit nets -----------------------------------------------------------------------------
+
+def _cmd_multiexit_build(args: argparse.Namespace) -> int:
+    from .datasets import load
+    from .experiments.delen import MODELS, build
+    from .multiexit.profiling import multiexit_profile
+    from .profiles import save_profile
+
+    models = []
+    for name in MODELS:
+        if not args.quiet:
+            print(f"training, exporting and measuring {name} ...", flush=True)
+        b = build(name, quick=args.quick, width=args.width, epochs=args.epochs)
+        models.append({"profile": b.profile, "name": name, "task": b.task,
+                       "arch": name.split(" ")[0], "size_mb": b.size_mb,
+                       "description": load(b.task, quick=args.quick).description})
+        if not args.quiet:
+            acc = ", ".join(f"{a:.3f}" for a in b.profile.accuracy)
+            print(f"  exit accuracy {acc}; {b.size_mb:.2f} MB", flush=True)
+    prof = multiexit_profile(models, pareto_points=args.points)
+    out = Path(args.output)
+    save_profile(prof, out)
+    print(f"{out}: {len(prof.multi_exit)} multi-exit models, {len(prof.configs)} operating points "
+          f"(solve with: workbench solve --profile {out} --task h1 --slo \"max A; min L\")")
+    return 0
+
+
 # --- zoo and host profile ----------------------------------------------------------------------
 
 def _zoo_root(args: argparse.Namespace) -> Path:
@@ -455,6 +482,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--profile", default="s20fe", help="profile to open (default s20fe)")
     p.add_argument("--use-case", default=None, help="use case to open (uc1..uc4, h1..h4)")
     p.set_defaults(func=_cmd_explore)
+
+    me = sub.add_parser("multiexit", help="multi-exit nets (Delen)")
+    mesub = me.add_subparsers(dest="multiexit_command", metavar="ACTION")
+    mesub.required = True
+    p = mesub.add_parser("build", help="train, export and measure the multi-exit nets and write "
+                         "a measured profile of their operating points")
+    p.add_argument("-o", "--output", default="profiles/host-multiexit.json")
+    p.add_argument("--width", type=int, default=32, help="backbone width (default 32)")
+    p.add_argument("--epochs", type=int, default=None, help="training epochs (default 12)")
+    p.add_argument("--points", type=int, default=10,
+                   help="Pareto threshold vectors kept per model (default 10)")
+    p.add_argument("--quick", action="store_true", help="small datasets, fewer epochs")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=_cmd_multiexit_build)
 
     z = sub.add_parser("zoo", help="train and quantise the host model zoo")
     zsub = z.add_subparsers(dest="action", metavar="ACTION")

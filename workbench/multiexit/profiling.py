@@ -4,6 +4,7 @@ operating points)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -78,3 +79,58 @@ def exit_configs(p: ExitProfile, *, task: str, arch: str, processor: str, thread
 
 def folder_size_mb(folder: str | Path, files: Sequence[str]) -> float:
     return sum((Path(folder) / f).stat().st_size for f in files) / 1e6
+
+
+def model_entry(p: ExitProfile, *, name: str, task: str, arch: str, processor: str,
+                threads: int, size_mb: float) -> dict[str, Any]:
+    """The profile-schema form of an exit profile (``Profile.multi_exit`` entry)."""
+    d = p.to_dict()
+    return {"name": name, "task": task, "arch": arch, "processor": processor, "threads": threads,
+            "size_mb": round(size_mb, 6), "source": "measured",
+            "note": "latency measured with onnxruntime (batch 1, unpinned); energy modelled: "
+                    "5 W per busy core",
+            "exits": [{k: (min(1.0, v) if k == "confidence_mean" else v) for k, v in e.items()}
+                      for e in d["exits"]]}
+
+
+def multiexit_profile(models: list[dict[str, Any]], *, pareto_points: int = 10,
+                      device=None) -> "Any":
+    """A measured device profile holding the multi-exit models (``multi_exit``) and every
+    operating point of each (exits and Pareto latency-error vectors) as configurations.
+
+    Args:
+        models: Dicts with ``profile`` (ExitProfile), ``name``, ``task``, ``arch``, ``size_mb``
+            and optionally ``description`` (the task's dataset).
+        pareto_points: Pareto threshold vectors kept per model as configurations.
+        device: The Device (default: this machine).
+    """
+    from ..profiles import profile_from_dict
+    from ..profiling import host_device
+
+    dev = device or host_device()
+    cores = list(range(os.cpu_count() or 1))
+    processor, threads = f"CPU[{','.join(map(str, cores))}]", 1  # onnxruntime, unpinned
+    configs, entries, tasks = [], [], {}
+    for m in models:
+        p = m["profile"]
+        pp = ParetoPolicy.fit(p, metric="latency")
+        configs += exit_configs(p, task=m["task"], arch=m["arch"], processor=processor,
+                                threads=threads, size_mb=m["size_mb"], pareto=pp,
+                                max_points=pareto_points)
+        entries.append(model_entry(p, name=m["name"], task=m["task"], arch=m["arch"],
+                                   processor=processor, threads=threads, size_mb=m["size_mb"]))
+        tasks[m["task"]] = {"name": m["task"], "metric": "top1", "higher_is_better": True,
+                            "dataset": m.get("description", m["task"]), "batch": 1}
+    data = {
+        "device": dev.model_dump(mode="json", exclude_none=True), "source": "measured",
+        "provenance": {"method": "multi-exit nets trained here (PyTorch), exported per exit to "
+                                 "ONNX and measured with onnxruntime (workbench multiexit)",
+                       "notes": ["MEASURED here: latency per exit (median over the test set, "
+                                 "batch 1)", "E: MODELLED, 5 W per busy core (RAPL unreadable)",
+                                 "each configuration is an operating point ARCH@POINT of one "
+                                 "stored model: an exit, or a Pareto confidence-threshold "
+                                 "vector (its criteria in the note)"]},
+        "engines": [{"name": processor, "kind": "CPU", "precisions": ["FP32"],
+                     "core_ids": cores}],
+        "tasks": list(tasks.values()), "configs": configs, "multi_exit": entries}
+    return profile_from_dict(data)

@@ -267,6 +267,43 @@ class Provenance(_Strict):
     notes: list[str] = Field(default_factory=list)
 
 
+class ExitRow(_Strict):
+    """One exit of a stored multi-exit model (cumulative costs to reach and run it)."""
+
+    exit: int = Field(ge=1)
+    latency_ms: float = Field(ge=0)
+    accuracy: float = Field(ge=0, le=1)
+    flops: float | None = Field(default=None, ge=0)
+    energy_mj: float | None = Field(default=None, ge=0)
+    confidence_mean: float | None = Field(default=None, ge=0, le=1)
+
+
+class MultiExitModel(_Strict):
+    """Delen's exit profile of one stored multi-exit model on this device. Its operating points
+    (each exit, each Pareto threshold vector) appear as configurations named ``ARCH@POINT``."""
+
+    name: str = Field(min_length=1)
+    task: str
+    arch: str = Field(min_length=1)
+    processor: str
+    threads: int = Field(default=1, ge=1)
+    size_mb: float | None = Field(default=None, ge=0)
+    source: Source
+    note: str | None = None
+    exits: list[ExitRow] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "MultiExitModel":
+        for k, e in enumerate(self.exits):
+            if e.exit != k + 1:
+                raise PathError(f"exits[{k}].exit", "exits are numbered 1, 2, ... in order",
+                                e.exit)
+            if k and e.latency_ms < self.exits[k - 1].latency_ms:
+                raise PathError(f"exits[{k}].latency_ms", "cumulative latency cannot fall from "
+                                "one exit to the next", e.latency_ms)
+        return self
+
+
 class Profile(_Strict):
     """A device profile: the device, its engines, tasks and the configuration table."""
 
@@ -280,6 +317,8 @@ class Profile(_Strict):
     coexecution: list[CoExecution] = Field(default_factory=list)
     contention: dict[str, float] = Field(
         default_factory=dict, description="Parameters of the multi-DNN contention model.")
+    multi_exit: list[MultiExitModel] = Field(
+        default_factory=list, description="Exit profiles of stored multi-exit models (Delen).")
 
     @field_validator("contention")
     @classmethod
@@ -311,6 +350,12 @@ class Profile(_Strict):
                 if c.task not in task_names:
                     raise PathError(f"configs[{i}].task",
                                     f"unknown task (tasks: {', '.join(sorted(task_names))})", c.task)
+        for k, m in enumerate(self.multi_exit):
+            if task_names and m.task not in task_names:
+                raise PathError(f"multi_exit[{k}].task", "unknown task", m.task)
+            if names and m.processor not in names:
+                raise PathError(f"multi_exit[{k}].processor", "not an engine of this device",
+                                m.processor)
         for k, row in enumerate(self.coexecution):
             for cid in row.configs:
                 if cid not in seen:
