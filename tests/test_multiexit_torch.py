@@ -145,6 +145,8 @@ def test_delen_notebook_runs_quick(tmp_path):
     assert {r["policy"] for r in m["fig8"]} == {"oracle", "Pareto frontier", "per-workload", "full"}
     assert {r["mode"] for r in m["fig14"] + m["fig15"]} == {"non-cooperative", "cooperative"}
     assert m["paper"]["fig8"]["pf_vs_full_energy_saving_mean_pct"] == 43.9
+    assert [r["policy"] for r in m["fig10"]] == ["full", "per-workload", "Pareto frontier"]
+    assert all(r["saving"] > 1 for r in m["storage"])   # one model beats a model per depth
 
 
 def test_exit_profiles_are_stored_in_a_device_profile(h1, tmp_path):

@@ -49,6 +49,7 @@ class Built:
     train_accuracy: list[float]
     size_mb: float
     folder: str
+    segment_mb: list[float] | None = None
 
 
 def build(name: str, *, quick: bool = False, width: int = 32, epochs: int | None = None,
@@ -68,7 +69,41 @@ def build(name: str, *, quick: bool = False, width: int = 32, epochs: int | None
     x = to_torch(data.x_test, net.dims).numpy()
     prof = measure_exit_profile(sn, x, data.y_test, flops=flops, repeats=1, name=name)
     return Built(name, task, sn, prof, x, np.asarray(data.y_test), res.exit_accuracy,
-                 folder_size_mb(folder, info["segments"]), str(folder))
+                 folder_size_mb(folder, info["segments"]), str(folder),
+                 [folder_size_mb(folder, [f]) for f in info["segments"]])
+
+
+def storage_rows(builds: list[Built]) -> list[dict[str, Any]]:
+    """One stored multi-exit model against a separate model per operating depth (each exit's
+    backbone prefix and head stored on its own), the saving CARIn/Delen's one-model design buys."""
+    rows = []
+    for b in builds:
+        seg = b.segment_mb or []
+        separate = float(sum(np.cumsum(seg)))
+        rows.append({"model": b.name, "exits": len(seg), "multi_exit_mb": b.size_mb,
+                     "separate_models_mb": separate,
+                     "saving": separate / b.size_mb if b.size_mb else None})
+    return rows
+
+
+def fig10(rows8: list[dict[str, Any]], *, rate: float = 10.0, battery_wh: float = 75.5,
+          idle_w: float = 0.0) -> list[dict[str, Any]]:
+    """Battery life (hours, MODELLED) of the three apps at ``rate`` requests/s each for Full,
+    per-workload and Pareto frontier, from the energy per request of Fig. 8. The battery is
+    Delen's pack (6 x 3400 mAh cells, taken as 3.7 V: 75.5 Wh); only DNN energy and an optional
+    idle power are drawn, so the hours are long and the ratios are what to compare."""
+    per = {}
+    for r in rows8:
+        per.setdefault(r["policy"], []).append(r["energy_mj"])
+    out = []
+    for policy in ("full", "per-workload", "Pareto frontier"):
+        watts = idle_w + sum(per.get(policy, [])) * rate / 1000.0
+        out.append({"policy": policy, "power_w": watts,
+                    "hours": battery_wh / watts if watts > 0 else None})
+    base = out[0]["hours"]
+    for r in out:
+        r["vs_full"] = r["hours"] / base if base else None
+    return out
 
 
 # --- Fig. 5: the Pareto frontier of 1000 confidence-threshold vectors ---------------------------
