@@ -21,7 +21,7 @@ from workbench.fileio import atomic_write_json
 from workbench.multiexit.criteria import ExitState, parse_criteria
 from workbench.multiexit.policies import ParetoPolicy
 from workbench.multiexit.profiling import measure_exit_profile
-from workbench.multiexit.runner import SegmentedNet, _session
+from workbench.multiexit.runner import SegmentedNet, open_session
 from workbench.multiexit.training import MultiExitNet, count_flops, export_onnx, to_torch, train
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,7 +64,7 @@ def overhead(widths, runs: int, quick: bool) -> tuple[list[dict], dict]:
             x = to_torch(data.x_test[:1], 2).numpy()
             # Interleaved (plain, all exits, all exits + criteria) so that this VM's drifts
             # hit all three alike; medians over many rounds.
-            plain_s = _session(Path(tmp) / info["plain"], 1)
+            plain_s = open_session(Path(tmp) / info["plain"], 1)
             feed = {"x": np.ascontiguousarray(x)}
             never = parse_criteria("null").compile()
             for _ in range(30):

@@ -120,8 +120,8 @@ def make_bundle(result: SolveResult, problem: DiscreteProblem, out: str | os.Pat
                f"({c.task}) under {models}; build it with `workbench zoo build`")
         raise InputError(f"{len(missing)} configuration(s) have no model file: {why}",
                          where=f"configs[{c.id!r}]", value=c.label())
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent if out.parent.exists()
-                                else _mkdir(out.parent)))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
         model_info: dict[str, dict[str, Any]] = {}
         cfg_out: dict[str, dict[str, Any]] = {}
@@ -176,7 +176,3 @@ def make_bundle(result: SolveResult, problem: DiscreteProblem, out: str | os.Pat
         raise
     return manifest
 
-
-def _mkdir(p: Path) -> Path:
-    p.mkdir(parents=True, exist_ok=True)
-    return p

@@ -166,8 +166,8 @@ class Session:
         pareto = np.zeros(len(self.points), bool)
         designs: dict[str, int] = {}
         extra = []
+        front = exact_front(pb) if res.ok else np.empty(0, dtype=np.int64)
         if res.ok:
-            front = exact_front(pb)
             pareto[[pos[int(f)] for f in front if int(f) in pos]] = True
             for role, d in res.designs.items():
                 designs[role] = self._position(pos, d.index, extra)
@@ -192,7 +192,7 @@ class Session:
             G2 = pb.evaluate_flat(add).G
             feasible = np.concatenate([feasible, np.all(G2 <= 0, axis=1) if pb.limits else
                                        np.ones(len(add), bool)])
-            pareto = np.concatenate([pareto, np.isin(add, exact_front(pb))])
+            pareto = np.concatenate([pareto, np.isin(add, front)])
         xi, yi = self._axes(x, y)
         flags = dict(flags or {})
         picked = res.decide(flags) if res.ok else None

@@ -16,7 +16,8 @@ from .criteria import ExitState
 CORE_POWER_W = 5.0
 
 
-def _session(path: str | Path, threads: int):
+def open_session(path: str | Path, threads: int = 1):
+    """An onnxruntime CPU session with ``threads`` intra-op threads."""
     try:
         import onnxruntime as ort
     except ImportError as e:  # pragma: no cover - depends on the install
@@ -47,7 +48,7 @@ class SegmentedNet:
     def __init__(self, folder: str | Path, files: Sequence[str], *,
                  accuracy: Sequence[float] | None = None, flops: Sequence[float] | None = None,
                  threads: int = 1) -> None:
-        self.sessions = [_session(Path(folder) / f, threads) for f in files]
+        self.sessions = [open_session(Path(folder) / f, threads) for f in files]
         n = len(self.sessions)
         self.accuracy = list(accuracy) if accuracy is not None else [0.0] * n
         self.flops = list(flops) if flops is not None else [0.0] * n
@@ -88,15 +89,3 @@ class SegmentedNet:
             probs.append(softmax(logits[0]))
         return probs, times
 
-
-def time_plain(path: str | Path, x: np.ndarray, *, runs: int, threads: int = 1) -> np.ndarray:
-    """Latency samples (ms) of the single-exit model on one input."""
-    s = _session(path, threads)
-    feed = {"x": np.ascontiguousarray(x, dtype=np.float32)}
-    s.run(None, feed)
-    out = np.empty(runs)
-    for i in range(runs):
-        t0 = time.perf_counter()
-        s.run(None, feed)
-        out[i] = (time.perf_counter() - t0) * 1e3
-    return out

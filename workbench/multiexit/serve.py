@@ -110,6 +110,7 @@ def serve(apps: list[App], traces: dict[str, np.ndarray], *, update_every: float
         raise KeyError(f"traces for unknown apps: {sorted(unknown)}")
     events = [(float(t), k, a) for a, ts in traces.items() for k, t in enumerate(ts)]
     events.sort()
+    arrivals = {a.name: np.sort(np.asarray(traces.get(a.name, []), float)) for a in apps}
     buckets = {a: TokenBucket(s, interval=limiter_interval, mode=limiter_mode)
                for a, s in (limit or {}).items()}
     shares = {a.name: 1.0 / len(apps) for a in apps}
@@ -124,9 +125,11 @@ def serve(apps: list[App], traces: dict[str, np.ndarray], *, update_every: float
     i = 0
 
     def update(now: float) -> None:
-        window = [e for e in events if now - update_every <= e[0] < now] if now > 0 else \
-            [e for e in events if e[0] < update_every]
-        rates = {a.name: sum(1 for e in window if e[2] == a.name) / update_every for a in apps}
+        # Rate over the last window (the first window looks ahead: nothing has arrived yet).
+        lo, hi = (now - update_every, now) if now > 0 else (0.0, update_every)
+        rates = {a.name: (np.searchsorted(arrivals[a.name], hi, "left")
+                          - np.searchsorted(arrivals[a.name], lo, "left")) / update_every
+                 for a in apps}
         if adapter is not None:
             plan = adapter.step(rates)
             shares.update(plan.shares)

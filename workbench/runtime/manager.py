@@ -26,7 +26,7 @@ import numpy as np
 from . import events as ev
 from .bundle import Bundle, cores_of
 from .executor import Executor, ExecutorError
-from .monitor import CoreLoad, Debounce, anon_mb, mem_available_mb, rss_mb, temperature_c
+from .monitor import CoreLoad, Debounce, anon_mb, meminfo_mb, rss_mb, temperature_c
 
 
 class Rejected(Exception):
@@ -164,7 +164,7 @@ class RuntimeManager:
         self.latency_hold_s, self.temperature_limit = latency_hold_s, temperature_c
         self.preload_mode, self.max_queue, self.batch_wait = preload, max_queue, batch_wait_ms / 1e3
         if memory_low_mb is None:
-            total = _mem_total_mb()
+            total = meminfo_mb().get("MemTotal")
             memory_low_mb = 0.1 * total if total else None
         self.memory_low_mb = memory_low_mb
         self.memory_used_high_mb = memory_used_high_mb
@@ -343,19 +343,25 @@ class RuntimeManager:
     def _usable(self) -> set[str]:
         return set(self.bundle.usable)
 
+    def _load(self, cid: str) -> Executor:
+        return Executor(self.bundle.configs[cid], self.bundle.path_of(cid)).load()
+
     def _executor(self, cid: str) -> Executor:
         ex = self._loaded.get(cid)
         if ex is None:
-            ex = Executor(self.bundle.configs[cid], self.bundle.path_of(cid)).load()
-            self._loaded[cid] = ex
+            ex = self._loaded[cid] = self._load(cid)
         return ex
 
-    def _fail_config(self, cid: str, reason: str) -> None:
+    def _remove_config(self, cid: str, reason: str) -> None:
+        """Take a configuration's designs out of service and record the fault."""
         with self._lock:
             roles = self.bundle.remove_config(cid, reason)
             self._loaded.pop(cid, None)
             self.timeline.events.append({"t": self.now(), "kind": "fault", "config": cid,
                                          "removed": roles, "reason": reason})
+
+    def _fail_config(self, cid: str, reason: str) -> None:
+        self._remove_config(cid, reason)
         self._decide_and_switch(reason=f"fault: {cid}", force=True)
 
     def _decide_and_switch(self, *, reason: str, force: bool = False) -> None:
@@ -379,11 +385,8 @@ class RuntimeManager:
                 cold = [c for c in choice.configs if c not in self._loaded]
                 execs = [self._executor(c) for c in choice.configs]
             except ExecutorError as e:
-                cid = next(c for c in choice.configs if c not in self._loaded)
-                with self._lock:
-                    removed = self.bundle.remove_config(cid, str(e))
-                    self.timeline.events.append({"t": self.now(), "kind": "fault", "config": cid,
-                                                 "removed": removed, "reason": str(e)})
+                self._remove_config(next(c for c in choice.configs if c not in self._loaded),
+                                    str(e))
                 continue  # decide again without the broken design
             # The switch itself: serving threads read _active on their next batch.
             self._active = dict(zip(self.tasks, execs))
@@ -438,13 +441,9 @@ class RuntimeManager:
             if cid in self._loaded or cid not in self.bundle.configs:
                 continue
             try:
-                ex = Executor(self.bundle.configs[cid], self.bundle.path_of(cid)).load()
+                ex = self._load(cid)
             except ExecutorError as e:
-                with self._lock:
-                    removed = self.bundle.remove_config(cid, str(e))
-                    self.timeline.events.append({"t": self.now(), "kind": "fault",
-                                                 "config": cid, "removed": removed,
-                                                 "reason": str(e)})
+                self._remove_config(cid, str(e))
                 continue
             self._loaded.setdefault(cid, ex)
 
@@ -528,7 +527,8 @@ class RuntimeManager:
         for c in self.cores:
             if self._lat_flag[c].state and t - self._lat_seen[c] > self.latency_hold_s:
                 self._lat_flag[c].force(False)
-        avail, used = mem_available_mb(), anon_mb()
+        info = meminfo_mb()  # one read per period for both memory signals
+        avail, used = info.get("MemAvailable"), anon_mb(info)
         low = None if avail is None or self.memory_low_mb is None else avail < self.memory_low_mb
         high = (None if used is None or self.memory_used_high_mb is None
                 else used > self.memory_used_high_mb)
@@ -560,17 +560,6 @@ class RuntimeManager:
                                else round(other[c], 3)) for c in self.cores},
             A=acc, rss_mb=rss_mb(), mem_available_mb=avail, mem_used_mb=used, temperature_c=temp,
             served=self.stats["served"], rejected=self.stats["rejected"])
-
-
-def _mem_total_mb() -> float | None:
-    try:
-        with open("/proc/meminfo", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("MemTotal:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        return None
-    return None
 
 
 def summarise(timeline: Timeline) -> dict[str, Any]:

@@ -81,30 +81,30 @@ class CoreLoad:
         return busy, other
 
 
+def meminfo_mb() -> dict[str, float]:
+    """/proc/meminfo in MB (empty where unreadable)."""
+    text = _read("/proc/meminfo")
+    out = {}
+    for line in (text or "").splitlines():
+        key, _, rest = line.partition(":")
+        parts = rest.split()
+        if parts and parts[0].isdigit():
+            out[key] = int(parts[0]) / 1024
+    return out
+
+
 def mem_available_mb() -> float | None:
     """MemAvailable from /proc/meminfo, in MB (None if unreadable)."""
-    text = _read("/proc/meminfo")
-    if text is None:
-        return None
-    for line in text.splitlines():
-        if line.startswith("MemAvailable:"):
-            return int(line.split()[1]) / 1024
-    return None
+    return meminfo_mb().get("MemAvailable")
 
 
-def anon_mb() -> float | None:
-    """Memory held by processes system-wide (AnonPages + Shmem), in MB. Rises and falls with a
-    memory-hungry process at once, unlike MemAvailable on some VMs (this machine's returns freed
-    memory at ~16 MB/s)."""
-    text = _read("/proc/meminfo")
-    if text is None:
-        return None
-    vals = {}
-    for line in text.splitlines():
-        k, _, rest = line.partition(":")
-        if k in ("AnonPages", "Shmem"):
-            vals[k] = int(rest.split()[0]) / 1024
-    return sum(vals.values()) if vals else None
+def anon_mb(info: dict[str, float] | None = None) -> float | None:
+    """Memory held by processes system-wide (AnonPages + Shmem), in MB, from ``info`` (a
+    :func:`meminfo_mb` reading) or a fresh reading. Rises and falls with a memory-hungry process
+    at once, unlike MemAvailable on some VMs (this machine's returns freed memory at ~16 MB/s)."""
+    info = meminfo_mb() if info is None else info
+    held = [info[k] for k in ("AnonPages", "Shmem") if k in info]
+    return sum(held) if held else None
 
 
 def rss_mb() -> float | None:
