@@ -49,7 +49,7 @@ class App:
     weight: float = 1.0
     cooperative: bool = False
     oracle: bool = False       # take the first exit that is right (needs labels: an upper bound)
-    cost_s: float = 0.0        # what the limiter charges a request (e.g. its mean service time)
+    cost_s: float = 0.0        # the limiter's first charge per request (then: observed mean)
 
 
 @dataclass
@@ -120,7 +120,9 @@ def serve(apps: list[App], traces: dict[str, np.ndarray], *, update_every: float
     records: list[Record] = []
     clock = 0.0
     next_update = 0.0
-    queue: list[tuple[float, int, str, int, str]] = []   # (ready time, seq, app, k, action)
+    # (ready time, seq, app, k, action, what the limiter charged on admission)
+    queue: list[tuple[float, int, str, int, str, float]] = []
+    charge = {a.name: a.cost_s for a in apps}
     seq = 0
     i = 0
 
@@ -149,16 +151,17 @@ def serve(apps: list[App], traces: dict[str, np.ndarray], *, update_every: float
         while i < len(events) and events[i][0] <= clock:
             t, k, a = events[i]
             i += 1
-            d = buckets[a].request(by_name[a].cost_s, t) if a in buckets else None
+            d = buckets[a].request(charge[a], t) if a in buckets else None
             if d is not None and d.action == "drop":
                 records.append(Record(a, t, t, t, -1, False, 0.0, "drop"))
                 continue
             ready = t if d is None else d.start
-            heapq.heappush(queue, (ready, seq, a, k, "serve" if d is None else d.action))
+            heapq.heappush(queue, (ready, seq, a, k, "serve" if d is None else d.action,
+                                   charge[a]))
             seq += 1
         if not queue:
             continue
-        ready, _, a, k, action = heapq.heappop(queue)
+        ready, _, a, k, action, charged = heapq.heappop(queue)
         clock = max(clock, ready)
         while clock >= next_update:
             update(next_update)
@@ -177,7 +180,10 @@ def serve(apps: list[App], traces: dict[str, np.ndarray], *, update_every: float
             exec_ms = state.response_time - waited
         finish = clock + exec_ms / 1e3
         if a in buckets:  # charge what it really used, not the estimate it was admitted on
-            buckets[a].settle(exec_ms / 1e3 - app.cost_s)
+            buckets[a].settle(exec_ms / 1e3 - charged)
+            # Later admissions are charged what requests really cost: requests admitted on a low
+            # estimate would otherwise queue up work the settlement only catches up with later.
+            charge[a] += 0.2 * (exec_ms / 1e3 - charge[a])
         records.append(Record(a, arrival, clock, finish, ex, int(p.argmax()) == int(app.y[j]),
                               exec_ms * CORE_POWER_W * app.net.threads, action))
         clock = finish
