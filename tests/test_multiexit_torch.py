@@ -34,7 +34,7 @@ from workbench.solvers import rass  # noqa: E402
 def h1(tmp_path_factory):
     data = ds.load("h1", quick=True, root=tmp_path_factory.mktemp("data"))
     net = MultiExitNet("resnet", 1, data.n_classes, width=8)
-    res = train(net, data, epochs=6, seed=0)
+    res = train(net, data, epochs=12, seed=0)  # 6 sometimes ended near chance on another machine
     folder = tmp_path_factory.mktemp("me")
     info = export_onnx(net, (1, 32, 32), folder)
     return data, net, res, folder, info
