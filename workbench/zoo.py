@@ -133,6 +133,40 @@ def vgg_fc(input_shape, n_classes, *, name="vgg-fc"):
     return keras.Model(inp, out, name=name)
 
 
+def fc_net(input_shape, n_classes, *, convs=(32, 64, 128), fcs=(2048, 1024), k=3,
+           name="alexnet-fc"):
+    """AlexNet/VGG-S-style: a few conv+pool stages and a large fully-connected head (the
+    families of MASA's FaceNet/SoS/MemNet/SceneNet/EmotionNet and of FlexNN's VGG-19 head)."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input(input_shape)
+    x = inp
+    for f in convs:
+        x = L.Conv2D(f, k, padding="same", activation="relu")(x)
+        x = L.MaxPooling2D(2)(x)
+    x = L.Flatten()(x)
+    for f in fcs:
+        x = L.Dense(f, activation="relu")(x)
+    out = L.Dense(n_classes, activation="softmax", name="probs")(x)
+    return keras.Model(inp, out, name=name)
+
+
+def conv_net(input_shape, n_classes, *, stages=(64, 128, 256), name="vgg-conv"):
+    """VGG/Darknet-style conv-heavy net (two 3x3 convs per stage, global pooling head): most
+    time in convolutions, memory in im2col intermediates (TinyYOLO's and VGG-19's conv part)."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input(input_shape)
+    x = inp
+    for f in stages:
+        x = L.Conv2D(f, 3, padding="same", activation="relu")(x)
+        x = L.Conv2D(f, 3, padding="same", activation="relu")(x)
+        x = L.MaxPooling2D(2)(x)
+    x = L.GlobalAveragePooling2D()(x)
+    out = L.Dense(n_classes, activation="softmax", name="probs")(x)
+    return keras.Model(inp, out, name=name)
+
+
 def bert(seq_len, vocab, n_classes, *, layers=2, hidden=64, heads=2, ffn=4, name="bert"):
     """A BERT-style encoder made mobile-friendly as CARIn UC2 did: ReLU for GELU, BatchNorm for
     LayerNorm."""
@@ -210,6 +244,23 @@ SPECS: list[Spec] = [
           lambda d: mobilenet_v2(d.input_shape, 0, width=0.5), 15),
     _spec("h4-group", "GroupNet-MNV2", "MobileNetV2",
           lambda d: mobilenet_v2(d.input_shape, 5, width=0.5), 12),
+]
+
+
+# Memory-study models (issue 6: MASA, FlexNN), trained on h1 like the rest but kept out of the
+# host profile's model list: they exist to be streamed layer by layer, and stand in for the
+# papers' networks by architecture family (documented in workbench.memory.models).
+MEMORY_SPECS: list[Spec] = [
+    _spec("h1", "AgeNet-S", "AgeNet", lambda d: fc_net(d.input_shape, 10, convs=(24, 48, 96),
+                                                      fcs=(512, 512), name="agenet-s"), 8, 1e-3),
+    _spec("h1", "GenderNet-S", "AgeNet", lambda d: fc_net(d.input_shape, 10, convs=(24, 48, 96),
+                                                         fcs=(512, 512), name="gendernet-s"),
+          6, 1e-3),
+    _spec("h1", "AlexNet-FC", "AlexNet", lambda d: fc_net(d.input_shape, 10), 6, 5e-4),
+    _spec("h1", "VGG-S", "VGG", lambda d: fc_net(d.input_shape, 10, convs=(48, 96, 192),
+                                                 fcs=(3072, 2048), name="vgg-s"), 5, 3e-4),
+    _spec("h1", "VGG-Conv", "VGG", lambda d: conv_net(d.input_shape, 10, stages=(64, 128, 256, 512)),
+          8, 1e-3),
 ]
 
 
@@ -369,7 +420,8 @@ def _main(argv: list[str] | None = None) -> int:
 
     tf.config.threading.set_intra_op_parallelism_threads(2)
     tf.config.threading.set_inter_op_parallelism_threads(1)
-    spec = next((s for s in SPECS if s.task == a.task and s.model == a.model), None)
+    spec = next((s for s in SPECS + MEMORY_SPECS if s.task == a.task and s.model == a.model),
+                None)
     if spec is None:
         raise SystemExit(f"no zoo model {a.task}/{a.model}")
     rec = _train_here(spec, quick=a.quick, seed=a.seed, root=Path(a.root),

@@ -1,0 +1,248 @@
+"""Layer graphs, FlexNN slicing/planning/execution and MASA scheduling (issue 6)."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("tensorflow")
+
+from workbench import zoo  # noqa: E402
+from workbench.errors import InputError  # noqa: E402
+from workbench.memory import flexnn as F  # noqa: E402
+from workbench.memory import masa as M  # noqa: E402
+from workbench.memory.graph import from_keras, read_weights, store  # noqa: E402
+
+
+def _randomise_bn(model, seed=0):
+    rng = np.random.default_rng(seed)
+    for ly in model.layers:
+        if type(ly).__name__ == "BatchNormalization":
+            g, b, mu, v = ly.get_weights()
+            ly.set_weights([rng.uniform(.5, 1.5, g.shape), rng.normal(0, .1, b.shape),
+                            rng.normal(0, .1, mu.shape), rng.uniform(.5, 1.5, v.shape)])
+    return model
+
+
+@pytest.fixture(scope="module")
+def models():
+    return {
+        "fc": zoo.fc_net((32, 32, 1), 10, convs=(8, 16, 32), fcs=(256, 128), name="fc"),
+        "conv": zoo.conv_net((32, 32, 1), 10, stages=(8, 16, 32), name="conv"),
+        "regnet": _randomise_bn(zoo.regnet((32, 32, 1), 10)),
+        "mnv2": _randomise_bn(zoo.mobilenet_v2((32, 32, 1), 10, width=0.5)),
+    }
+
+
+@pytest.fixture(scope="module")
+def x():
+    return np.random.default_rng(1).normal(size=(1, 32, 32, 1)).astype(np.float32)
+
+
+@pytest.mark.parametrize("name", ["fc", "conv", "regnet", "mnv2"])
+def test_layer_graph_equals_keras(models, x, name):
+    m = models[name]
+    g = from_keras(m)
+    ref = m(x, training=False).numpy()
+    np.testing.assert_allclose(g.run(x), ref, atol=1e-5, rtol=1e-4)
+    # BatchNorm and activations are folded: no standalone affine layers in these models.
+    assert not [ly for ly in g.layers if ly.op == "affine"]
+    t = g.table()
+    assert sum(r["weight_bytes"] for r in t) == g.weight_bytes
+    assert all(r["flops"] > 0 for r in t)
+
+
+def test_unsupported_layer_is_named(x):
+    keras = zoo._keras()
+    inp = keras.Input((8,))
+    out = keras.layers.LayerNormalization(name="ln")(inp)
+    with pytest.raises(InputError, match="ln.*LayerNormalization"):
+        from_keras(keras.Model(inp, out))
+
+
+def test_weights_round_trip_per_layer(models, tmp_path):
+    g = from_keras(models["fc"])
+    store(g, tmp_path)
+    for ly in g.layers:
+        if ly.weights:
+            w = read_weights(tmp_path, ly)
+            for k, v in ly.weights.items():
+                np.testing.assert_array_equal(w[k], v)
+    (tmp_path / f"{g.layers[0].name}.bin").write_bytes(b"\0" * 12)
+    with pytest.raises(InputError, match="expected"):
+        read_weights(tmp_path, g.layers[0])
+
+
+@pytest.mark.parametrize("name", ["fc", "conv", "regnet", "mnv2"])
+@pytest.mark.parametrize("frac", [0.15, 0.4, 1.2])
+def test_flexnn_plan_invariants_and_streamed_output(models, x, tmp_path, name, frac):
+    g = from_keras(models[name])
+    budget = max(int(g.bulk_peak_bytes() * frac), F.min_budget(g))
+    p = F.plan(F.slice_graph(g, budget), budget)
+    p.check()  # no two live tensors overlap in address and time; inside the budget
+    assert p.buffer_bytes <= budget
+    assert p.peak_live_bytes() <= budget
+    for pre in (True, False):
+        r = F.FlexRunner(p, tmp_path, preload=pre)
+        np.testing.assert_allclose(r.run(x), g.run(x), atol=1e-5, rtol=1e-4)
+        r.close()
+
+
+def test_flexnn_slices_fc_weights_and_bands_im2col(models):
+    g = from_keras(models["fc"])
+    budget = int(g.bulk_peak_bytes() * 0.15)
+    s = F.slice_graph(g, budget)
+    fc = [r for r in s.summary() if r["op"] == "dense"]
+    assert fc[0]["weight_slices"] > 1  # the weight-dominated FC is sliced
+    assert all(r["max_weight_bytes"] + r["scratch_bytes"] < budget for r in s.summary())
+    conv = from_keras(models["conv"])
+    s2 = F.slice_graph(conv, int(conv.bulk_peak_bytes() * 0.3))
+    # input slicing: a conv whose full im2col matrix is larger than a band runs band by band
+    big = [(r, ly) for r, ly in zip(s2.summary(), conv.layers)
+           if ly.op == "conv" and ly.band_bytes() > F.BAND_TARGET]
+    assert big and all(r["kernel"] == "im2col" and r["band_rows"] < ly.geometry()[0]
+                       for r, ly in big)
+
+
+def test_flexnn_cannot_fit_names_minimum_budget(models):
+    g = from_keras(models["conv"])
+    mb = F.min_budget(g)
+    with pytest.raises(F.CannotFit) as e:
+        F.plan(F.slice_graph(g, mb // 3), mb // 3)
+    assert e.value.min_budget == mb
+    assert "minimum feasible budget" in str(e.value)
+    F.plan(F.slice_graph(g, mb), mb).check()  # the answer really fits
+
+
+def test_flexnn_adapts_without_reslicing_when_possible(models, x, tmp_path):
+    g = from_keras(models["fc"])
+    big = g.bulk_peak_bytes()
+    f = F.FlexNN(g, tmp_path, budget=int(big * 0.3))
+    y0 = f.run(x)
+    a = f.adapt(int(big * 0.6))  # the old slicing still fits: plan only
+    assert not a.resliced and a.total_ms >= a.plan_ms
+    b = f.adapt(F.min_budget(g))  # too small for the old slices: re-slice
+    assert b.resliced
+    np.testing.assert_allclose(f.run(x), y0, atol=1e-6)
+    assert f.plan.buffer_bytes <= b.budget
+    f.close()
+
+
+def test_flexnn_simulator_predicts_ordering(models, tmp_path):
+    g = from_keras(models["conv"])
+    lt = F.measure_layer_times(g, tmp_path, repeats=3)
+    s = F.slice_graph(g, int(g.bulk_peak_bytes() * 0.3))
+    p = F.plan(s, s.budget)
+    with_pre = F.simulate(p, lt)
+    without = F.simulate(p, lt, preload=False)
+    assert 0 < with_pre <= without
+    assert with_pre >= sum(F.step_seconds(s, lt)) - 1e-12  # compute is a lower bound
+
+
+# --- MASA ---------------------------------------------------------------------------------------
+
+def _toy_net(name, sizes, exec_s=0.01, load_s=0.01, act=1000):
+    layers = [M.LayerCost(f"{name}{i}", "fc" if i >= len(sizes) - 2 else "conv", [i - 1], w,
+                          act, 0, load_s, exec_s) for i, w in enumerate(sizes)]
+    return M.NetProfile(name, layers)
+
+
+@pytest.fixture
+def toy():
+    return {"a": _toy_net("a", [10_000, 20_000, 60_000, 30_000]),
+            "b": _toy_net("b", [5_000, 5_000, 80_000, 10_000], exec_s=0.02)}
+
+
+def _check_invariants(r, nets):
+    done = {}
+    for t in r.tasks:
+        if t.start is None:
+            assert t.aborted
+            continue
+        done[id(t)] = t
+        for s in t.succ:  # dependencies respected
+            if s.start is not None:
+                assert s.start >= t.end - 1e-12
+    # Concurrency never exceeds the worker pool.
+    ev = sorted([(t.start, 1) for t in done.values()] + [(t.end, -1) for t in done.values()],
+                key=lambda e: (e[0], e[1]))
+    run = 0
+    for _, d in ev:
+        run += d
+        assert run <= r.workers
+
+
+@pytest.mark.parametrize("policy", M.POLICIES)
+def test_scheduler_invariants_and_memory(toy, policy):
+    tree = {"a": None, "b": "a"}
+    jobs = M.context_jobs(tree, n=12, interval=0.05, p=0.5, seed=3)
+    budget = 100_000
+    r = M.simulate(toy, jobs, policy=policy, budget=budget, workers=2)
+    _check_invariants(r, toy)
+    assert all(j.done_at is not None for j in r.jobs)
+    if policy in ("masa", "ca-wait", "ca-preempt"):
+        # Budget exceeded only by tasks started under the progress rule (nothing else busy).
+        for t in r.tasks:
+            if t.overcommit:
+                others = [u for u in r.tasks if u is not t and u.start is not None
+                          and u.start < t.start < u.end]
+                assert not others, "over the budget while another task was running"
+    if policy == "ca-preempt":
+        assert r.aborted_tasks > 0  # negative outcomes abort the downstream network
+    if policy == "ca-wait":
+        assert r.aborted_tasks == 0
+        ran_b = {t.job.id for t in r.tasks if t.net == 1 and t.start is not None}
+        assert ran_b == {j.id for j in r.jobs if j.positive[0]}
+
+
+def test_aborted_networks_release_memory(toy):
+    jobs = M.context_jobs({"a": None, "b": "a"}, n=5, interval=0.0, p=0.0, seed=0)
+    s = M.Scheduler(toy, policy="ca-preempt", budget=10**9, workers=2)
+    r = M.simulate(toy, jobs, policy="ca-preempt", budget=10**9, workers=2)
+    assert r.aborted_tasks > 0
+    for j in jobs:
+        s.submit(M.Job(j.id, j.arrival, j.nets, j.parents, j.positive), 0.0)
+    # Drive to completion by hand and check nothing stays held.
+    now, running = 0.0, []
+    while True:
+        running += s.dispatch(now, 2 - len(running))
+        if not running:
+            break
+        t = min(running, key=lambda t: t.start + t.duration)
+        running.remove(t)
+        now = t.start + t.duration
+        s.complete(t, now)
+    assert s.used == 0 and not s.hold
+
+
+def test_masa_beats_bulk_under_a_tight_budget(toy):
+    jobs = M.stochastic_jobs(["a", "b"], toy, scenario=1, intensity=1.2, n=40, seed=0)
+    tight = max(p.layer_peak_bytes for p in toy.values()) * 2
+    bulk = M.simulate(toy, jobs, policy="bulk", budget=tight)
+    masa = M.simulate(toy, jobs, policy="masa", budget=tight)
+    assert masa.mean_response < bulk.mean_response
+    assert bulk.overcommit_tasks > 0
+
+
+def test_bad_scheduler_input(toy):
+    with pytest.raises(InputError, match="policy"):
+        M.Scheduler(toy, policy="fifo", budget=1)
+    with pytest.raises(InputError, match="budget"):
+        M.Scheduler(toy, budget=0)
+    with pytest.raises(InputError, match="unprofiled"):
+        M.simulate(toy, [M.Job(0, 0.0, ["zzz"])], budget=10)
+    with pytest.raises(InputError, match="intensity"):
+        M.stochastic_jobs(["a"], toy, scenario=1, intensity=0, n=2)
+
+
+def test_real_masa_run_matches_bulk_outputs(models, x, tmp_path):
+    graphs = {"fc": from_keras(models["fc"]), "conv": from_keras(models["conv"])}
+    roots = {k: tmp_path / k for k in graphs}
+    profs = {k: M.profile_network(g, roots[k], repeats=2) for k, g in graphs.items()}
+    assert all(ly.rss_peak_bytes >= 0 for p in profs.values() for ly in p.layers)
+    jobs = [M.Job(0, 0.0, ["fc", "conv"]), M.Job(1, 0.001, ["conv"])]
+    budget = max(p.layer_peak_bytes for p in profs.values()) * 2
+    for policy in ("masa", "bulk", "deepeye"):
+        r = M.run_real(graphs, roots, jobs, policy=policy, budget=budget, nets=profs, x=x)
+        for j in r.jobs:
+            for i, net in enumerate(j.nets):
+                np.testing.assert_allclose(j.outputs[i], graphs[net].run(x), atol=1e-6)
+        _check_invariants(r, profs)

@@ -1,0 +1,470 @@
+"""Layer graphs: a model as layers with their weights, activations, scratch and FLOPs.
+
+``from_keras`` turns a Keras model into a :class:`LayerGraph` whose layers run with the NumPy
+kernels of :mod:`workbench.memory.kernels` (BatchNormalization and activations folded into the
+layer before them, as inference engines do). ``LayerGraph.run`` executes it in bulk (every weight
+resident) and is the reference the streamed executors must equal; ``store`` writes each layer's
+weights to a file of its own, the layout MASA's and FlexNN's executors load from.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+from ..fileio import atomic_write_json
+from . import kernels as K
+
+F32 = 4
+WEIGHTED = ("conv", "dwconv", "dense", "affine")
+
+
+@dataclass
+class Layer:
+    """One layer: its op, input layer names, output shape (without batch) and weights.
+
+    Conv weights are stored pre-transformed as a ``(C*kh*kw, Cout)`` matrix (the im2col layout),
+    depthwise as ``(kh, kw, C)``, dense as ``(in, out)``; ``b`` is the bias (BatchNorm folded).
+    """
+
+    name: str
+    op: str
+    inputs: list[str]
+    shape: tuple[int, ...]
+    attrs: dict = field(default_factory=dict)
+    weights: dict[str, np.ndarray] = field(default_factory=dict)
+    in_shapes: list[tuple[int, ...]] = field(default_factory=list)
+
+    @property
+    def weight_bytes(self) -> int:
+        return sum(int(w.nbytes) for w in self.weights.values())
+
+    @property
+    def out_elems(self) -> int:
+        return math.prod(self.shape)
+
+    def out_bytes(self, batch: int = 1) -> int:
+        return batch * self.out_elems * F32
+
+    @property
+    def cout(self) -> int:
+        return self.shape[-1]
+
+    @property
+    def kind(self) -> str:
+        """``conv`` or ``fc`` for weighted layers (DeepEye's granularity), else ``other``."""
+        return {"conv": "conv", "dwconv": "conv", "dense": "fc"}.get(self.op, "other")
+
+    def geometry(self):
+        h, w, c = self.in_shapes[0]
+        return K.conv_geometry(h, w, self.attrs["k"], self.attrs["s"], self.attrs["padding"])
+
+    def pad_bytes(self, batch: int = 1) -> int:
+        """Scratch for the zero-padded input of a ``same`` convolution (0 when none needed)."""
+        if self.op not in ("conv", "dwconv"):
+            return 0
+        h, w, c = self.in_shapes[0]
+        _, _, (pt, pb, pl, pr) = self.geometry()
+        if not (pt or pb or pl or pr):
+            return 0
+        return batch * (h + pt + pb) * (w + pl + pr) * c * F32
+
+    def band_bytes(self, rows: int | None = None, batch: int = 1) -> int:
+        """im2col scratch for ``rows`` output rows (all rows by default) of a convolution."""
+        ho, wo, _ = self.geometry()
+        kk = self.weights["w"].shape[0]
+        return batch * min(rows or ho, ho) * wo * kk * F32
+
+    def scratch_bytes(self, batch: int = 1, *, rows: int | None = None,
+                      kernel: str = "im2col") -> int:
+        """Intermediates (not weights, not activations) the layer needs while it runs."""
+        if self.op == "conv":
+            if kernel == "direct":
+                return self.pad_bytes(batch) + self.out_bytes(batch)
+            return self.pad_bytes(batch) + self.band_bytes(rows, batch)
+        if self.op == "dwconv":
+            return self.pad_bytes(batch) + self.out_bytes(batch)
+        return 0
+
+    @property
+    def flops(self) -> int:
+        """Multiply-accumulates x 2 for one input."""
+        if self.op == "conv":
+            return 2 * self.out_elems * self.weights["w"].shape[0]
+        if self.op == "dwconv":
+            k = self.attrs["k"]
+            return 2 * self.out_elems * k[0] * k[1]
+        if self.op == "dense":
+            return 2 * self.weights["w"].size
+        return self.out_elems
+
+    def weight_slice(self, c0: int, c1: int) -> list[np.ndarray]:
+        """The weights producing output channels ``c0:c1`` (contiguous copies, file order)."""
+        if self.op in ("conv", "dense"):
+            out = [np.ascontiguousarray(self.weights["w"][:, c0:c1])]
+            if "b" in self.weights:
+                out.append(np.ascontiguousarray(self.weights["b"][c0:c1]))
+            return out
+        return [np.ascontiguousarray(w) for w in self.weights.values()]
+
+    def slice_bytes(self, c0: int, c1: int) -> int:
+        if self.op in ("conv", "dense"):
+            rows = self.weights["w"].shape[0]
+            return (rows + ("b" in self.weights)) * (c1 - c0) * F32
+        return self.weight_bytes
+
+    def views(self, flat: np.ndarray, c0: int, c1: int) -> dict[str, np.ndarray]:
+        """Weight arrays over a flat float32 buffer holding ``weight_slice(c0, c1)``."""
+        if self.op in ("conv", "dense"):
+            rows, n = self.weights["w"].shape[0], c1 - c0
+            v = {"w": flat[: rows * n].reshape(rows, n)}
+            if "b" in self.weights:
+                v["b"] = flat[rows * n: rows * n + n]
+            return v
+        v, at = {}, 0
+        for key, w in self.weights.items():
+            v[key] = flat[at: at + w.size].reshape(w.shape)
+            at += w.size
+        return v
+
+    def compute(self, xs: list[np.ndarray], out: np.ndarray, *, w: dict | None = None,
+                cols: tuple[int, int] | None = None, scratch: np.ndarray | None = None,
+                rows: int | None = None, kernel: str = "im2col") -> None:
+        """Run the layer (or the output-channel block ``cols``) into ``out``.
+
+        ``scratch`` is a flat float32 array of at least ``scratch_bytes`` (allocated here when
+        None); ``w`` the weights (default: the layer's own).
+        """
+        w = self.weights if w is None else w
+        a = self.attrs
+        batch = xs[0].shape[0]
+        if scratch is None:
+            scratch = np.empty(self.scratch_bytes(batch, rows=rows, kernel=kernel) // F32 + 1,
+                               np.float32)
+        pad_n = self.pad_bytes(batch) // F32
+        pad, rest = scratch[:pad_n], scratch[pad_n:]
+        if self.op == "conv":
+            if kernel == "direct":
+                kh, kw = a["k"]
+                c = self.in_shapes[0][-1]
+                w4 = w["w"].reshape(c, kh, kw, -1).transpose(1, 2, 0, 3)
+                K.conv_direct(xs[0], w4, w.get("b"), k=a["k"], s=a["s"], padding=a["padding"],
+                              act=a.get("act"), out=out, tmp=rest, pad=pad, cols=cols)
+            else:
+                K.conv_im2col(xs[0], w["w"], w.get("b"), k=a["k"], s=a["s"],
+                              padding=a["padding"], act=a.get("act"), out=out, col=rest, pad=pad,
+                              rows=rows, cols=cols)
+        elif self.op == "dwconv":
+            K.dwconv(xs[0], w["w"], w.get("b"), k=a["k"], s=a["s"], padding=a["padding"],
+                     act=a.get("act"), out=out, tmp=rest, pad=pad)
+        elif self.op == "dense":
+            K.dense(xs[0].reshape(batch, -1), w["w"], w.get("b"), act=a.get("act"), out=out,
+                    cols=cols)
+            if a.get("act") == "softmax" and (cols is None or cols[1] == self.cout):
+                K.activate(out, "softmax")
+        elif self.op == "pool":
+            K.pool(xs[0], kind=a["kind"], k=a["k"], s=a["s"], padding=a["padding"], out=out)
+        elif self.op == "gap":
+            K.gap(xs[0], out=out)
+        elif self.op == "flatten":
+            np.copyto(out, xs[0].reshape(out.shape))
+        elif self.op == "add":
+            K.add(xs[0], xs[1], act=a.get("act"), out=out)
+        elif self.op == "affine":
+            K.affine(xs[0], w["scale"], w["shift"], act=a.get("act"), out=out)
+        elif self.op == "act":
+            np.copyto(out, xs[0])
+            K.activate(out, a.get("act"))
+        else:  # pragma: no cover
+            raise ValueError(self.op)
+
+
+@dataclass
+class LayerGraph:
+    """A model as layers in execution (topological) order; ``input`` names the model input."""
+
+    name: str
+    input_shape: tuple[int, ...]
+    layers: list[Layer]
+
+    def __post_init__(self):
+        self.index = {ly.name: i for i, ly in enumerate(self.layers)}
+
+    @property
+    def weight_bytes(self) -> int:
+        return sum(ly.weight_bytes for ly in self.layers)
+
+    @property
+    def flops(self) -> int:
+        return sum(ly.flops for ly in self.layers)
+
+    def last_use(self) -> dict[str, int]:
+        """For each layer output (and ``input``): the index of the last layer reading it (the
+        model output lives to the end)."""
+        last = {"input": 0}
+        for i, ly in enumerate(self.layers):
+            last.setdefault(ly.name, i)
+            for src in ly.inputs:
+                last[src] = max(last.get(src, i), i)
+        last[self.layers[-1].name] = len(self.layers)
+        return last
+
+    def table(self, batch: int = 1) -> list[dict]:
+        """Per layer: op, weights, output activation, intermediates (full im2col) and FLOPs."""
+        return [{"layer": ly.name, "op": ly.op, "kind": ly.kind, "shape": list(ly.shape),
+                 "weight_bytes": ly.weight_bytes, "activation_bytes": ly.out_bytes(batch),
+                 "intermediate_bytes": ly.scratch_bytes(batch), "flops": ly.flops * batch}
+                for ly in self.layers]
+
+    def bulk_peak_bytes(self, batch: int = 1) -> int:
+        """Tensor bytes at the peak of bulk execution: every weight resident, plus the live
+        activations and the running layer's full intermediates."""
+        return self.weight_bytes + self.activation_peak_bytes(batch, with_scratch=True)
+
+    def activation_peak_bytes(self, batch: int = 1, *, with_scratch: bool = False,
+                              weights: bool = False) -> int:
+        """Peak over layers of live activations (+ that layer's scratch and/or weights)."""
+        last = self.last_use()
+        live = {"input": batch * math.prod(self.input_shape) * F32}
+        peak = 0
+        for i, ly in enumerate(self.layers):
+            live[ly.name] = ly.out_bytes(batch)
+            now = sum(live.values())
+            now += ly.scratch_bytes(batch) if with_scratch else 0
+            now += ly.weight_bytes if weights else 0
+            peak = max(peak, now)
+            for src in set(ly.inputs):
+                if last[src] == i:
+                    live.pop(src, None)
+        return peak
+
+    def run(self, x: np.ndarray) -> np.ndarray:
+        """Bulk execution with every weight resident: the reference output."""
+        x = np.ascontiguousarray(x, dtype=np.float32)
+        if tuple(x.shape[1:]) != tuple(self.input_shape):
+            raise InputError(f"input shape {tuple(x.shape[1:])} does not match the model's "
+                             f"{tuple(self.input_shape)}", where=self.name)
+        last = self.last_use()
+        acts = {"input": x}
+        for i, ly in enumerate(self.layers):
+            out = np.empty((x.shape[0],) + ly.shape, np.float32)
+            ly.compute([acts[s] for s in ly.inputs], out)
+            acts[ly.name] = out
+            for src in set(ly.inputs):
+                if last[src] == i:
+                    acts.pop(src, None)
+        return acts[self.layers[-1].name]
+
+
+# --- Keras -> LayerGraph --------------------------------------------------------------------------
+
+def _act_name(layer) -> str | None:
+    cfg = layer.get_config()
+    name = type(layer).__name__
+    if name == "ReLU":
+        if cfg.get("negative_slope", 0) or cfg.get("threshold", 0):
+            raise InputError("leaky/thresholded ReLU is not supported", where=layer.name)
+        mv = cfg.get("max_value")
+        if mv is None:
+            return "relu"
+        if float(mv) == 6.0:
+            return "relu6"
+        raise InputError(f"ReLU max_value {mv} is not supported", where=layer.name)
+    act = cfg.get("activation", "linear")
+    act = act if isinstance(act, str) else getattr(act, "__name__", str(act))
+    if act not in ("linear", "relu", "relu6", "sigmoid", "softmax"):
+        raise InputError(f"activation {act!r} is not supported", where=layer.name)
+    return None if act == "linear" else act
+
+
+def from_keras(model, *, name: str | None = None) -> LayerGraph:
+    """Convert a Keras functional model; unsupported layers raise an error naming the layer."""
+    src_of: dict[str, list[str]] = {}
+    consumers: dict[str, int] = {}
+    for kl in model.layers:
+        nodes = kl._inbound_nodes
+        ins = [t._keras_history.operation.name for t in nodes[0].input_tensors] if nodes else []
+        src_of[kl.name] = ins
+        for s in ins:
+            consumers[s] = consumers.get(s, 0) + 1
+    alias: dict[str, str] = {}  # keras layer -> graph layer holding its output
+    layers: list[Layer] = []
+    by_name: dict[str, Layer] = {}
+    input_shape = None
+
+    def resolve(n):
+        while n in alias:
+            n = alias[n]
+        return n
+
+    def shape_of(n):
+        return tuple(input_shape) if n == "input" else by_name[n].shape
+
+    for kl in model.layers:
+        cls = type(kl).__name__
+        ins = [resolve(s) for s in src_of[kl.name]]
+        shape = tuple(int(d) for d in kl.output.shape[1:])
+        if cls == "InputLayer":
+            input_shape = shape
+            alias[kl.name] = "input"
+            continue
+        prev = by_name.get(ins[0]) if len(ins) == 1 else None
+        foldable = (prev is not None and consumers.get(src_of[kl.name][0], 0) == 1)
+        wts = [np.asarray(w, np.float32) for w in kl.get_weights()]
+        if cls in ("Dropout", "SpatialDropout2D", "GaussianNoise"):
+            alias[kl.name] = ins[0]
+            continue
+        if cls == "BatchNormalization":
+            cfg = kl.get_config()
+            gamma, beta, mean, var = _bn_parts(kl, wts)
+            scale = gamma / np.sqrt(var + cfg["epsilon"])
+            shift = beta - mean * scale
+            if foldable and prev.op in ("conv", "dwconv", "dense") and not prev.attrs.get("act"):
+                w = prev.weights["w"]
+                if prev.op == "conv":
+                    prev.weights["w"] = (w * scale[None, :]).astype(np.float32)
+                elif prev.op == "dwconv":
+                    prev.weights["w"] = (w * scale[None, None, :]).astype(np.float32)
+                else:
+                    prev.weights["w"] = (w * scale[None, :]).astype(np.float32)
+                b = prev.weights.get("b", np.zeros(prev.cout, np.float32))
+                prev.weights["b"] = (b * scale + shift).astype(np.float32)
+                alias[kl.name] = prev.name
+                continue
+            ly = Layer(kl.name, "affine", ins, shape,
+                      weights={"scale": scale.astype(np.float32), "shift": shift.astype(np.float32)})
+        elif cls in ("ReLU", "Activation"):
+            act = _act_name(kl)
+            if foldable and prev.op in ("conv", "dwconv", "dense", "add", "affine") \
+                    and not prev.attrs.get("act"):
+                prev.attrs["act"] = act
+                alias[kl.name] = prev.name
+                continue
+            ly = Layer(kl.name, "act", ins, shape, {"act": act})
+        elif cls == "Conv2D":
+            cfg = kl.get_config()
+            if cfg.get("groups", 1) != 1 or tuple(cfg["dilation_rate"]) != (1, 1):
+                raise InputError("grouped or dilated Conv2D is not supported", where=kl.name)
+            w = wts[0]
+            kh, kw, c, co = w.shape
+            weights = {"w": np.ascontiguousarray(w.transpose(2, 0, 1, 3).reshape(c * kh * kw, co))}
+            if cfg["use_bias"]:
+                weights["b"] = wts[1]
+            ly = Layer(kl.name, "conv", ins, shape, {"k": (kh, kw), "s": int(cfg["strides"][0]),
+                                                    "padding": cfg["padding"],
+                                                    "act": _act_name(kl)}, weights)
+        elif cls == "DepthwiseConv2D":
+            cfg = kl.get_config()
+            if cfg.get("depth_multiplier", 1) != 1:
+                raise InputError("depth_multiplier != 1 is not supported", where=kl.name)
+            w = wts[0][..., 0]
+            weights = {"w": np.ascontiguousarray(w)}
+            if cfg["use_bias"]:
+                weights["b"] = wts[1]
+            ly = Layer(kl.name, "dwconv", ins, shape, {"k": w.shape[:2], "s": int(cfg["strides"][0]),
+                                                      "padding": cfg["padding"],
+                                                      "act": _act_name(kl)}, weights)
+        elif cls == "Dense":
+            if len(shape) != 1:
+                raise InputError("Dense on a non-flat input is not supported", where=kl.name)
+            weights = {"w": wts[0]}
+            if kl.get_config()["use_bias"]:
+                weights["b"] = wts[1]
+            ly = Layer(kl.name, "dense", ins, shape, {"act": _act_name(kl)}, weights)
+        elif cls in ("MaxPooling2D", "AveragePooling2D"):
+            cfg = kl.get_config()
+            if cls == "AveragePooling2D" and cfg["padding"] == "same":
+                raise InputError("AveragePooling2D with same padding is not supported",
+                                 where=kl.name)
+            ly = Layer(kl.name, "pool", ins, shape, {
+                "kind": "max" if cls.startswith("Max") else "avg",
+                "k": tuple(cfg["pool_size"]), "s": int((cfg["strides"] or cfg["pool_size"])[0]),
+                "padding": cfg["padding"]})
+        elif cls in ("GlobalAveragePooling2D", "GlobalAveragePooling1D"):
+            if kl.get_config().get("keepdims"):
+                raise InputError("keepdims pooling is not supported", where=kl.name)
+            ly = Layer(kl.name, "gap", ins, shape)
+        elif cls == "Flatten":
+            ly = Layer(kl.name, "flatten", ins, shape)
+        elif cls == "Add":
+            if len(ins) != 2:
+                raise InputError("Add of more than two inputs is not supported", where=kl.name)
+            ly = Layer(kl.name, "add", ins, shape, {"act": None})
+        else:
+            raise InputError(f"layer type {cls} is not supported by the layer executor",
+                             where=kl.name)
+        ly.in_shapes = [shape_of(s) for s in ins]
+        layers.append(ly)
+        by_name[ly.name] = ly
+    if input_shape is None:
+        raise InputError("the model has no Input layer", where=model.name)
+    return LayerGraph(name or model.name, input_shape, layers)
+
+
+def _bn_parts(kl, wts):
+    cfg = kl.get_config()
+    it = iter(wts)
+    gamma = next(it) if cfg.get("scale", True) else None
+    beta = next(it) if cfg.get("center", True) else None
+    mean, var = next(it), next(it)
+    gamma = np.ones_like(mean) if gamma is None else gamma
+    beta = np.zeros_like(mean) if beta is None else beta
+    return gamma, beta, mean, var
+
+
+# --- storage: one weight file per layer (or per weight slice) --------------------------------------
+
+def weight_file(root: Path, layer: Layer, c0: int = 0, c1: int | None = None) -> Path:
+    c1 = layer.cout if c1 is None else c1
+    whole = c0 == 0 and c1 == layer.cout
+    return Path(root) / (f"{layer.name}.bin" if whole else f"{layer.name}.{c0}-{c1}.bin")
+
+
+def write_weights(root: Path, layer: Layer, c0: int = 0, c1: int | None = None) -> Path:
+    """Write the weights of channels ``c0:c1`` (whole layer by default) as raw float32, atomically."""
+    path = weight_file(root, layer, c0, c1)
+    if path.exists() and path.stat().st_size == layer.slice_bytes(c0, c1 or layer.cout):
+        return path
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "wb") as f:
+        for a in layer.weight_slice(c0, layer.cout if c1 is None else c1):
+            f.write(a.tobytes())
+    os.replace(tmp, path)
+    return path
+
+
+def store(graph: LayerGraph, root: str | Path) -> Path:
+    """Write ``graph.json`` and one weight file per weighted layer under ``root``."""
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    files = {}
+    for ly in graph.layers:
+        if ly.weights:
+            files[ly.name] = write_weights(root, ly).name
+    atomic_write_json(root / "graph.json", {
+        "name": graph.name, "input_shape": list(graph.input_shape), "files": files,
+        "layers": graph.table(), "weight_bytes": graph.weight_bytes, "flops": graph.flops})
+    return root
+
+
+def read_weights(root: Path, layer: Layer, c0: int = 0, c1: int | None = None) -> dict:
+    """Load one layer's (slice of) weights from its file into fresh arrays."""
+    c1 = layer.cout if c1 is None else c1
+    path = weight_file(root, layer, c0, c1)
+    flat = np.fromfile(path, dtype=np.float32)
+    if flat.nbytes != layer.slice_bytes(c0, c1):
+        raise InputError(f"weight file has {flat.nbytes} bytes, expected "
+                         f"{layer.slice_bytes(c0, c1)}", file=path)
+    return layer.views(flat, c0, c1)
+
+
+def describe(graph: LayerGraph) -> str:
+    return json.dumps({"name": graph.name, "layers": len(graph.layers),
+                       "weight_mb": round(graph.weight_bytes / 1e6, 3),
+                       "mflops": round(graph.flops / 1e6, 2)})

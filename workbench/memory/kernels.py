@@ -1,0 +1,178 @@
+"""NumPy layer kernels (NHWC, float32) that write into caller-given output views.
+
+Every kernel takes its output array (``out``) and any scratch (``scratch``) from the caller, so a
+planner can place them in one static buffer (FlexNN) and a scheduler can account for every byte
+(MASA). Convolutions use im2col + GEMM with the weights pre-transformed to a ``(kh*kw*C, Cout)``
+matrix; *input slicing* builds the im2col matrix a band of output rows at a time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+F32 = np.dtype(np.float32)
+
+
+def same_pads(size: int, k: int, s: int) -> tuple[int, int, int]:
+    """Keras ``same`` padding: (output size, pad before, pad after)."""
+    out = -(-size // s)
+    total = max((out - 1) * s + k - size, 0)
+    return out, total // 2, total - total // 2
+
+
+def conv_geometry(h: int, w: int, k: tuple[int, int], s: int, padding: str):
+    """(Ho, Wo, (top, bottom, left, right)) for a convolution or pooling window."""
+    if padding == "same":
+        ho, pt, pb = same_pads(h, k[0], s)
+        wo, pl, pr = same_pads(w, k[1], s)
+        return ho, wo, (pt, pb, pl, pr)
+    return (h - k[0]) // s + 1, (w - k[1]) // s + 1, (0, 0, 0, 0)
+
+
+def activate(o: np.ndarray, act: str | None) -> None:
+    """Apply an activation in place."""
+    if act in (None, "linear"):
+        return
+    if act == "relu":
+        np.maximum(o, 0, out=o)
+    elif act == "relu6":
+        np.clip(o, 0, 6, out=o)
+    elif act == "sigmoid":
+        np.negative(o, out=o)
+        np.exp(o, out=o)
+        o += 1
+        np.reciprocal(o, out=o)
+    elif act == "softmax":
+        o -= o.max(axis=-1, keepdims=True)
+        np.exp(o, out=o)
+        o /= o.sum(axis=-1, keepdims=True)
+    else:  # pragma: no cover - graph construction rejects unknown activations
+        raise ValueError(f"unknown activation {act!r}")
+
+
+def padded(x: np.ndarray, pads, scratch: np.ndarray | None) -> np.ndarray:
+    """``x`` zero-padded into ``scratch`` (or ``x`` itself when no padding is needed)."""
+    pt, pb, pl, pr = pads
+    if not any(pads):
+        return x
+    n, h, w, c = x.shape
+    xp = scratch.reshape(n, h + pt + pb, w + pl + pr, c)
+    xp[:, :pt] = 0
+    xp[:, h + pt:] = 0
+    xp[:, :, :pl] = 0
+    xp[:, :, w + pl:] = 0
+    xp[:, pt:pt + h, pl:pl + w] = x
+    return xp
+
+
+def conv_im2col(x, w2d, b, *, k, s, padding, act, out, col, pad=None, rows=None,
+                cols: tuple[int, int] | None = None) -> None:
+    """Convolution by im2col + GEMM, ``rows`` output rows per im2col band (input slicing).
+
+    Args:
+        w2d: weights as a ``(C*kh*kw, Cout')`` matrix (columns ``cols`` of the layer's outputs
+            when the weights are sliced).
+        out: the layer's whole output ``(N, Ho, Wo, Cout)``; only ``cols`` channels are written.
+        col: scratch of at least ``N*rows*Wo*C*kh*kw`` floats for one band.
+        pad: scratch for the padded input when ``padding='same'`` needs one.
+    """
+    n, h, wd, c = x.shape
+    ho, wo, pads = conv_geometry(h, wd, k, s, padding)
+    xp = padded(x, pads, pad)
+    # (N, H', W', C, kh, kw) windows, strided to the outputs: matches the C*kh*kw weight rows.
+    win = np.lib.stride_tricks.sliding_window_view(xp, k, axis=(1, 2))[:, ::s, ::s]
+    rows = rows or ho
+    c0, c1 = cols or (0, out.shape[-1])
+    kk = c * k[0] * k[1]
+    for r0 in range(0, ho, rows):
+        r1 = min(ho, r0 + rows)
+        band = col[: n * (r1 - r0) * wo * kk].reshape(n, r1 - r0, wo, c, k[0], k[1])
+        np.copyto(band, win[:, r0:r1])
+        o = out[:, r0:r1, :, c0:c1]
+        o2 = o.reshape(-1, c1 - c0) if n == 1 else None
+        if o2 is not None and np.shares_memory(o2, o):
+            np.matmul(band.reshape(-1, kk), w2d, out=o2)
+        else:
+            o[...] = (band.reshape(-1, kk) @ w2d).reshape(o.shape)
+        if b is not None:
+            o += b
+        activate(o, act)
+
+
+def conv_direct(x, w4, b, *, k, s, padding, act, out, tmp, pad=None,
+                cols: tuple[int, int] | None = None) -> None:
+    """Convolution by shift-and-accumulate over the kernel taps: no im2col matrix, only an
+    output-sized scratch (``tmp``); slower. ``w4`` is ``(kh, kw, C, Cout')``."""
+    n, h, wd, c = x.shape
+    ho, wo, pads = conv_geometry(h, wd, k, s, padding)
+    xp = padded(x, pads, pad)
+    c0, c1 = cols or (0, out.shape[-1])
+    o = out[..., c0:c1]
+    t = tmp[: n * ho * wo * (c1 - c0)].reshape(n, ho, wo, c1 - c0)
+    o[...] = 0
+    for i in range(k[0]):
+        for j in range(k[1]):
+            xs = xp[:, i:i + s * (ho - 1) + 1:s, j:j + s * (wo - 1) + 1:s, :]
+            np.matmul(xs, w4[i, j], out=t)
+            o += t
+    if b is not None:
+        o += b
+    activate(o, act)
+
+
+def dwconv(x, w3, b, *, k, s, padding, act, out, tmp, pad=None) -> None:
+    """Depthwise convolution (``w3`` is ``(kh, kw, C)``), accumulated tap by tap."""
+    n, h, wd, c = x.shape
+    ho, wo, pads = conv_geometry(h, wd, k, s, padding)
+    xp = padded(x, pads, pad)
+    t = tmp[: out.size].reshape(out.shape)
+    out[...] = 0
+    for i in range(k[0]):
+        for j in range(k[1]):
+            xs = xp[:, i:i + s * (ho - 1) + 1:s, j:j + s * (wo - 1) + 1:s, :]
+            np.multiply(xs, w3[i, j], out=t)
+            out += t
+    if b is not None:
+        out += b
+    activate(out, act)
+
+
+def dense(x, w, b, *, act, out, cols: tuple[int, int] | None = None) -> None:
+    """``x @ w + b`` into ``out[:, cols]`` (weights slicing: one column block at a time)."""
+    c0, c1 = cols or (0, out.shape[-1])
+    o = out[:, c0:c1]
+    np.matmul(x, w, out=o)
+    if b is not None:
+        o += b
+    if act != "softmax":  # softmax needs the whole row: applied once the last slice is done
+        activate(o, act)
+
+
+def pool(x, *, kind, k, s, padding, out) -> None:
+    """Max or average pooling (``valid`` windows, or ``same`` for max pooling)."""
+    n, h, wd, c = x.shape
+    ho, wo, pads = conv_geometry(h, wd, k, s, padding)
+    if any(pads):
+        fill = -np.inf if kind == "max" else 0.0
+        xp = np.full((n, h + pads[0] + pads[1], wd + pads[2] + pads[3], c), fill, F32)
+        xp[:, pads[0]:pads[0] + h, pads[2]:pads[2] + wd] = x
+        x = xp
+    win = np.lib.stride_tricks.sliding_window_view(x, k, axis=(1, 2))[:, ::s, ::s][:, :ho, :wo]
+    (np.max if kind == "max" else np.mean)(win, axis=(-2, -1), out=out)
+
+
+def gap(x, *, out) -> None:
+    """Global average pooling over every axis between batch and channels."""
+    np.mean(x, axis=tuple(range(1, x.ndim - 1)), out=out)
+
+
+def add(a, b, *, act, out) -> None:
+    np.add(a, b, out=out)
+    activate(out, act)
+
+
+def affine(x, scale, shift, *, act, out) -> None:
+    """A BatchNormalization that could not be folded into the layer before it."""
+    np.multiply(x, scale, out=out)
+    out += shift
+    activate(out, act)
