@@ -50,6 +50,7 @@ bench: setup
 	$(BIN)/python benchmarks/bench_runtime.py
 	$(BIN)/python benchmarks/bench_explorer.py
 	$(BIN)/python benchmarks/bench_multiexit.py
+	$(BIN)/python benchmarks/bench_memory.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -17,7 +17,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-PAPERS = ("carin", "oodin", "delen")
+PAPERS = ("carin", "oodin", "delen", "masa", "flexnn")
 
 
 @lru_cache(maxsize=None)

@@ -112,6 +112,21 @@ def _delen_table3(m: Metrics) -> str:
     return "; ".join(f"{k}: {v[0]}" for k, v in t.items()) or "-"
 
 
+def _masa_gain(m: Metrics) -> str:
+    g = m.get("tightest_intensity_1_2_gain_vs_bulk", {})
+    return "; ".join(f"scenario {k}: MASA {_fmt(v, 3)}% lower mean response than Bulk" for k, v in g.items())
+
+
+def _masa_opt(m: Metrics) -> str:
+    rows = m.get("optimality", [])
+    return ", ".join(f"{r['workers']} workers {_fmt(r['ratio'])}" for r in rows) or "-"
+
+
+def _flexnn_best(m: Metrics) -> str:
+    return "; ".join(f"{b['model']}: {_fmt(b['memory reduction %'], 3)}% less memory, "
+                     f"{_fmt(b['latency increase %'], 3)}% more latency" for b in m.get("best", []))
+
+
 def _carin_fig(key: str) -> str:
     ra = papers.paper("carin")["runtime_adaptation"][key]
     return ra["text"]
@@ -154,6 +169,13 @@ ROWS: list[tuple[str, str, str, Callable[[], str], Callable[[Metrics], str], str
     ("delen", "Delen", "Table 3",
      lambda: "criteria 100 us per exit; Pareto update 2.6 ms; all-exit overhead 6.9% mean",
      _delen_table3, "measured"),
+    ("masa", "MASA", "Figs 7-8", lambda: papers.paper("masa")["claims"]["fig7_max_gain"]["text"],
+     _masa_gain, "measured layer times; paging modelled; simulated"),
+    ("masa", "MASA", "Fig. 13(a)",
+     lambda: papers.paper("masa")["claims"]["fig13a_worst_ratio"]["text"], _masa_opt,
+     "measured layer times, exact MILP"),
+    ("flexnn", "FlexNN", "Fig. 10", lambda: papers.paper("flexnn")["claims"]["best_point"]["text"],
+     _flexnn_best, "measured"),
     ("runtime", "CARIn", "Table 10",
      lambda: "CARIn stores 1.66-19.98x less than OODIn", _table10, "modelled (phones), measured (host)"),
 ]
@@ -166,6 +188,8 @@ TITLES = {
     "host": "The host end to end, measured",
     "runtime": "Runtime adaptation, measured (CARIn Figs 7-8, OODIn Figs 7-8, Table 10)",
     "delen": "Delen: multi-exit nets, policies, limiter and fair sharing (Figs 5-15, Table 3)",
+    "masa": "MASA: memory-aware multi-DNN layer scheduling (Figs 6-8, 10-12, section 5.6)",
+    "flexnn": "FlexNN: slicing and preload-aware planning under a budget (Figs 10, 14, Table 2)",
 }
 
 _CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;

@@ -109,7 +109,10 @@ def _layer_options(ly: Layer, batch: int):
     full = ly.band_bytes(None, batch)
     per_row = max(1, full // ho)
     rows = max(1, min(ho, BAND_TARGET // per_row))
-    opts = [("im2col", rows, _al(ly.scratch_bytes(batch, rows=rows)))]
+    # Kernel selection: the whole im2col matrix (fastest) when it fits, else bands of about
+    # BAND_TARGET bytes (input slicing), else one row, else the direct kernel.
+    opts = [("im2col", ho, _al(ly.scratch_bytes(batch, rows=ho)))] if rows < ho else []
+    opts.append(("im2col", rows, _al(ly.scratch_bytes(batch, rows=rows))))
     if rows > 1:
         opts.append(("im2col", 1, _al(ly.scratch_bytes(batch, rows=1))))
     opts.append(("direct", None, _al(ly.scratch_bytes(batch, kernel="direct"))))

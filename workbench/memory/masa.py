@@ -568,7 +568,7 @@ def profile_network(graph, root: Path, *, repeats: int = 5, sample_rss: bool = T
     x = np.random.default_rng(0).normal(size=(1,) + tuple(graph.input_shape)).astype(np.float32)
     acts = {"input": x}
     out = []
-    for k, ly in enumerate(graph.layers):
+    for _k, ly in enumerate(graph.layers):
         loads, execs, peak = [], [], 0
         for _ in range(repeats):
             with RssSampler(enabled=sample_rss) as rs:

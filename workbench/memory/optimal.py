@@ -1,0 +1,230 @@
+"""MASA section 3 as an exact time-indexed MILP (scipy's HiGHS) for small instances, and MASA's
+list schedule on the same instance: the optimality gap of MASA section 5.6 / Fig. 13(a).
+
+Each layer has three tasks: load (holds the weights from its start until the unload ends: the
+*locked* memory of Eq. 3), execute (holds its activations while it runs: the *direct* memory of
+Eq. 2) and unload. Time is discretised in units; constraint (1c) becomes "at most k tasks run
+at any unit", (1d) precedence, (1e) memory at every unit.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+
+
+@dataclass
+class Instance:
+    """Layers of several networks: integer durations (units) and memory (bytes) per layer."""
+
+    nets: list[list[dict]]  # per net, per layer: load, exec, weight, act
+    budget: int
+    unload: int = 1
+
+    def tasks(self):
+        """(name, duration, kind, net, layer) and precedence pairs (i before j)."""
+        out, prec = [], []
+        for n, layers in enumerate(self.nets):
+            prev_exec = None
+            for k, ly in enumerate(layers):
+                base = len(out)
+                out += [(f"n{n}l{k}:load", ly["load"], "load", n, k),
+                        (f"n{n}l{k}:exec", ly["exec"], "exec", n, k),
+                        (f"n{n}l{k}:unload", self.unload, "unload", n, k)]
+                prec += [(base, base + 1), (base + 1, base + 2)]
+                if prev_exec is not None:
+                    prec.append((prev_exec, base + 1))
+                prev_exec = base + 1
+        return out, prec
+
+
+def instance_from_profiles(profiles, *, layers: int = 4, unit: float | None = None,
+                           budget_factor: float = 1.5) -> Instance:
+    """Two (or more) networks' first ``layers`` weighted layers, times in integer units (the
+    smallest measured time by default), budget = ``budget_factor`` x the largest layer."""
+    nets = []
+    for p in profiles:
+        ls = [x for x in p.layers if x.weight_bytes][:layers]
+        if len(ls) < layers:
+            raise InputError(f"network has fewer than {layers} weighted layers", where=p.name)
+        nets.append(ls)
+    times = [t for ls in nets for x in ls for t in (x.load_s, x.exec_s) if t > 0]
+    unit = unit or min(times)
+    q = lambda t: max(1, int(round(t / unit)))  # noqa: E731
+    data = [[{"load": q(x.load_s), "exec": q(x.exec_s), "weight": x.weight_bytes,
+              "act": x.out_bytes + x.scratch_bytes} for x in ls] for ls in nets]
+    big = max(d["weight"] + d["act"] for ls in data for d in ls)
+    return Instance(data, int(big * budget_factor))
+
+
+@dataclass
+class Schedule:
+    starts: list[int]
+    makespan: int
+    seconds: float
+    status: str
+
+
+def _mem(inst: Instance, tasks):
+    mem = []
+    for _name, _p, kind, n, k in tasks:
+        ly = inst.nets[n][k]
+        mem.append(ly["act"] if kind == "exec" else 0)
+    return mem
+
+
+def solve_milp(inst: Instance, *, workers: int, time_limit: float = 60.0) -> Schedule:
+    """Minimum makespan by a time-indexed MILP (HiGHS)."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.sparse import lil_matrix
+
+    t0 = time.perf_counter()
+    tasks, prec = inst.tasks()
+    p = [t[1] for t in tasks]
+    H = masa_schedule(inst, workers=workers).makespan  # MASA's makespan bounds the optimum
+    n = len(tasks)
+    idx = {}
+    for i in range(n):
+        for tau in range(H - p[i] + 1):
+            idx[(i, tau)] = len(idx)
+    nv = len(idx) + 1  # + Cmax
+    cm = nv - 1
+    rows, lo, hi = [], [], []
+
+    def row():
+        return {}
+
+    # each task starts once
+    for i in range(n):
+        r = {idx[(i, tau)]: 1 for tau in range(H - p[i] + 1)}
+        rows.append(r), lo.append(1), hi.append(1)
+    # precedence: start_j - start_i >= p_i
+    for i, j in prec:
+        r = row()
+        for tau in range(H - p[j] + 1):
+            r[idx[(j, tau)]] = r.get(idx[(j, tau)], 0) + tau
+        for tau in range(H - p[i] + 1):
+            r[idx[(i, tau)]] = r.get(idx[(i, tau)], 0) - tau
+        rows.append(r), lo.append(p[i]), hi.append(np.inf)
+    # makespan
+    for i in range(n):
+        r = {idx[(i, tau)]: tau for tau in range(H - p[i] + 1)}
+        r[cm] = -1
+        rows.append(r), lo.append(-np.inf), hi.append(-p[i])
+    mem = _mem(inst, tasks)
+    loads = [(i, i + 2, inst.nets[tasks[i][3]][tasks[i][4]]["weight"])
+             for i in range(n) if tasks[i][2] == "load"]
+    for tau in range(H):
+        rw, rm = {}, {}
+        for i in range(n):  # running at tau: started in (tau - p_i, tau]
+            for s in range(max(0, tau - p[i] + 1), min(tau, H - p[i]) + 1):
+                rw[idx[(i, s)]] = rw.get(idx[(i, s)], 0) + 1
+                if mem[i]:
+                    rm[idx[(i, s)]] = rm.get(idx[(i, s)], 0) + mem[i]
+        for li, ui, w in loads:  # locked: load started by tau, unload not finished by tau
+            for s in range(0, min(tau, H - p[li]) + 1):
+                rm[idx[(li, s)]] = rm.get(idx[(li, s)], 0) + w
+            for s in range(0, min(tau - p[ui], H - p[ui]) + 1):
+                rm[idx[(ui, s)]] = rm.get(idx[(ui, s)], 0) - w
+        rows.append(rw), lo.append(-np.inf), hi.append(workers)
+        rows.append(rm), lo.append(-np.inf), hi.append(inst.budget)
+    A = lil_matrix((len(rows), nv))
+    for k, r in enumerate(rows):
+        for j, v in r.items():
+            if v:
+                A[k, j] = v
+    c = np.zeros(nv)
+    c[cm] = 1
+    integrality = np.ones(nv)
+    integrality[cm] = 0
+    res = milp(c, constraints=LinearConstraint(A.tocsr(), lo, hi), integrality=integrality,
+               bounds=Bounds(0, np.r_[np.ones(nv - 1), H]),
+               options={"time_limit": time_limit, "disp": False})
+    if res.x is None:
+        raise RuntimeError(f"MILP failed: {res.message}")
+    starts = [0] * n
+    for (i, tau), j in idx.items():
+        if res.x[j] > 0.5:
+            starts[i] = tau
+    mk = max(starts[i] + p[i] for i in range(n))
+    status = "optimal" if res.status == 0 else f"time limit ({res.message})"
+    return Schedule(starts, mk, time.perf_counter() - t0, status)
+
+
+def masa_schedule(inst: Instance, *, workers: int) -> Schedule:
+    """MASA Alg. 1 on the instance: execute/unload before load, each by increasing memory,
+    admission by free memory, one task regardless when no worker is busy."""
+    t0 = time.perf_counter()
+    tasks, prec = inst.tasks()
+    n = len(tasks)
+    p = [t[1] for t in tasks]
+    mem = _mem(inst, tasks)
+    weight = [inst.nets[t[3]][t[4]]["weight"] if t[2] == "load" else 0 for t in tasks]
+    deps = [0] * n
+    succ = [[] for _ in range(n)]
+    for i, j in prec:
+        deps[j] += 1
+        succ[i].append(j)
+    ready = [i for i in range(n) if deps[i] == 0]
+    running: list[tuple[int, int]] = []  # (end, task)
+    starts = [None] * n
+    used, now = 0, 0
+    while ready or running:
+        while True:
+            busy = len(running)
+            if busy >= workers:
+                break
+            pick = None
+            for kinds in (("exec", "unload"), ("load",)):
+                group = sorted((i for i in ready if tasks[i][2] in kinds),
+                               key=lambda i: (mem[i] + weight[i], i))
+                for i in group:
+                    if busy == 0 or mem[i] + weight[i] <= inst.budget - used:
+                        pick = i
+                        break
+                if pick is not None:
+                    break
+            if pick is None:
+                break
+            ready.remove(pick)
+            starts[pick] = now
+            used += mem[pick] + weight[pick]
+            running.append((now + p[pick], pick))
+        if not running:
+            break
+        running.sort()
+        now = running[0][0]
+        while running and running[0][0] == now:
+            _, i = running.pop(0)
+            used -= mem[i]
+            if tasks[i][2] == "unload":
+                used -= weight[i - 2]
+            for j in succ[i]:
+                deps[j] -= 1
+                if deps[j] == 0:
+                    ready.append(j)
+    mk = max(starts[i] + p[i] for i in range(n))
+    return Schedule(starts, mk, time.perf_counter() - t0, "heuristic")
+
+
+def check_schedule(inst: Instance, sched: Schedule, *, workers: int) -> None:
+    """Assert a schedule respects precedence, the worker count and the memory budget."""
+    tasks, prec = inst.tasks()
+    p = [t[1] for t in tasks]
+    s = sched.starts
+    for i, j in prec:
+        assert s[j] >= s[i] + p[i], f"{tasks[j][0]} starts before {tasks[i][0]} ends"
+    mem = _mem(inst, tasks)
+    for tau in range(sched.makespan):
+        run = [i for i in range(len(tasks)) if s[i] <= tau < s[i] + p[i]]
+        assert len(run) <= workers
+        m = sum(mem[i] for i in run)
+        for i, t in enumerate(tasks):
+            if t[2] == "load" and s[i] <= tau < s[i + 2] + p[i + 2]:
+                m += inst.nets[t[3]][t[4]]["weight"]
+        if sched.status != "heuristic":
+            assert m <= inst.budget, f"memory {m} over {inst.budget} at {tau}"
