@@ -246,3 +246,54 @@ def test_real_masa_run_matches_bulk_outputs(models, x, tmp_path):
             for i, net in enumerate(j.nets):
                 np.testing.assert_allclose(j.outputs[i], graphs[net].run(x), atol=1e-6)
         _check_invariants(r, profs)
+
+
+# --- memory modes in the optimiser ---------------------------------------------------------------
+
+def test_memory_mode_rows_let_dm_keep_the_accurate_model(models, tmp_path):
+    from conftest import make_profile
+
+    from workbench.memory.modes import add_memory_modes
+    from workbench.moo.problem import DiscreteProblem
+    from workbench.solvers import solve
+
+    prof = make_profile([
+        dict(id="big", model="fc", processor="CPU[0,1]", threads=2, A=99, L=2.0, TP=500, MF=4.0),
+        dict(id="small", model="tiny", processor="CPU[0,1]", threads=2, A=90, L=1.0, TP=1000,
+             MF=1.0),
+        dict(id="big0", model="fc", processor="CPU[0]", threads=1, A=99, L=3.0, TP=333, MF=4.0),
+    ])
+    slo = "max A; max TP; avg L <= 50ms"
+    before = solve(DiscreteProblem(prof, slo, tasks=["t"]), "rass")
+    assert before.designs["dm"].labels[0].startswith("tiny")  # falls back to the small model
+    g = from_keras(models["fc"])
+    aug = add_memory_modes(prof, {"fc": g}, task="t", root=tmp_path, reps=3)
+    rows = [c for c in aug.configs if c.memory_mode]
+    assert {c.memory_mode for c in rows} == {"bulk", "streamed", "planned"}
+    planned = [c for c in rows if c.memory_mode == "planned"]
+    assert all(c.MF <= c.memory_budget_mb + 1e-9 and c.A == 99 for c in planned)
+    after = solve(DiscreteProblem(aug, slo, tasks=["t"]), "rass")
+    dm = after.designs["dm"]
+    assert dm.objectives["A"] == 99 and "[planned@" in dm.labels[0]
+
+
+def test_bundling_refuses_memory_mode_rows(models, tmp_path):
+    from conftest import make_profile
+
+    from workbench.bundling import make_bundle
+    from workbench.moo.problem import DiscreteProblem
+    from workbench.solvers import solve
+
+    prof = make_profile([dict(id="p", model="fc", processor="CPU[0,1]", threads=1, A=99, L=2.0,
+                              MF=0.3, memory_mode="planned", memory_budget_mb=0.3)])
+    prob = DiscreteProblem(prof, "max A", tasks=["t"])
+    with pytest.raises(InputError, match="memory-mode"):
+        make_bundle(solve(prob, "rass"), prob, tmp_path / "b", models=tmp_path)
+
+
+def test_cli_memory_plan_says_minimum_budget(capsys):
+    from workbench.cli import main
+
+    assert main(["memory", "plan", "AgeNet-S", "--budget", "0.01"]) != 0  # trains on first use
+    err = capsys.readouterr().err
+    assert "minimum feasible budget" in err

@@ -112,6 +112,13 @@ def make_bundle(result: SolveResult, problem: DiscreteProblem, out: str | os.Pat
     else:
         seen = dict.fromkeys(cid for d in result.designs.values() for cid in d.configs)
         configs = [prof.config(cid) for cid in seen]
+    streamed = [c for c in configs if c.memory_mode not in (None, "bulk")]
+    if streamed:
+        # They run on workbench.memory's NumPy executor; the LiteRT runtime would silently run
+        # them in bulk, so refuse rather than deploy a different memory footprint.
+        raise InputError("memory-mode (streamed/planned) configurations cannot be deployed by "
+                         "workbench.runtime yet; solve on a profile without them",
+                         where=f"configs[{streamed[0].id!r}]", value=streamed[0].label())
     missing = [c for c in configs if _model_key(c) not in files]
     if missing:
         c = missing[0]

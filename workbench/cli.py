@@ -315,6 +315,71 @@ def _cmd_multiexit_build(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- memory-aware execution ---------------------------------------------------------------------
+
+def _memory_graph(name: str):
+    from . import zoo
+    from .memory.graph import from_keras
+
+    specs = [s for s in zoo.SPECS + zoo.MEMORY_SPECS if s.model == name]
+    if not specs:
+        names = sorted({s.model for s in zoo.SPECS + zoo.MEMORY_SPECS
+                        if s.task in ("h1", "h3-vision")})
+        raise WorkbenchError(f"unknown model {name!r}; try one of: {', '.join(names)}")
+    spec = specs[0]
+    if zoo.record(spec) is None:
+        if spec in zoo.MEMORY_SPECS:
+            zoo.train(spec)
+        else:
+            raise WorkbenchError(f"{name} is not trained yet: run `workbench zoo build`")
+    return from_keras(zoo.load_model(spec), name=name)
+
+
+def _cmd_memory_plan(args: argparse.Namespace) -> int:
+    from .memory import flexnn as F
+
+    g = _memory_graph(args.model)
+    budget = int(args.budget * 1e6)
+    print(f"{g.name}: {len(g.layers)} layers, weights {g.weight_bytes / 1e6:.3f} MB, bulk peak "
+          f"{g.bulk_peak_bytes() / 1e6:.3f} MB, {g.flops / 1e6:.1f} MFLOPs")
+    s = F.slice_graph(g, budget)  # CannotFit says the minimum feasible budget
+    p = F.plan(s, budget)
+    p.check()
+    rows = [[r["layer"], r["op"], r["kernel"], str(r["weight_slices"]),
+             str(r["band_rows"] or "-"), f"{r['max_weight_bytes'] / 1e3:.1f}",
+             f"{r['scratch_bytes'] / 1e3:.1f}"] for r in s.summary()]
+    print(_table(rows, ["layer", "op", "kernel", "slices", "band rows", "max slice KB",
+                        "scratch KB"]))
+    print(f"\nplan: buffer {p.buffer_bytes / 1e6:.3f} MB of {budget / 1e6:.3f} MB, "
+          f"{len(s.steps)} steps, {p.preloaded} of {len(p.weights)} weight loads preloaded, "
+          f"{p.pinned_bytes / 1e6:.3f} MB pinned, {p.streamed_bytes / 1e6:.3f} MB streamed per "
+          f"inference; planned in {p.seconds * 1e3:.2f} ms")
+    return 0
+
+
+def _cmd_memory_modes(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from .memory.modes import add_memory_modes
+    from .profiles import load_profile, resolve_profile, save_profile
+
+    prof = load_profile(resolve_profile(args.profile))
+    graphs = {m: _memory_graph(m) for m in args.model}
+    budgets = [float(b) for b in args.budgets.split(",")] if args.budgets else None
+    with tempfile.TemporaryDirectory(prefix="wb-memory-") as tmp:
+        out = add_memory_modes(prof, graphs, task=args.task, root=tmp, budgets_mb=budgets,
+                               reps=args.reps,
+                               progress=None if args.quiet else
+                               (lambda m: print(f"measuring {m} in every memory mode ...",
+                                                flush=True)))
+    save_profile(out, args.output)
+    added = [c for c in out.configs if c.memory_mode]
+    for c in added:
+        print(f"  {c.label()}: L {c.L:.3f} ms, MF {c.MF:.3f} MB")
+    print(f"{args.output}: {len(added)} memory-mode rows added")
+    return 0
+
+
 # --- zoo and host profile ----------------------------------------------------------------------
 
 def _zoo_root(args: argparse.Namespace) -> Path:
@@ -496,6 +561,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help="small datasets, fewer epochs")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=_cmd_multiexit_build)
+
+    mm = sub.add_parser("memory", help="memory-aware execution (FlexNN plans, memory-mode rows)")
+    mmsub = mm.add_subparsers(dest="memory_command", metavar="ACTION")
+    mmsub.required = True
+    p = mmsub.add_parser("plan", help="slice and plan a zoo model under a memory budget "
+                         "(FlexNN); says the minimum feasible budget when it cannot fit")
+    p.add_argument("model", help="zoo model name, e.g. VGG-FC or AlexNet-FC")
+    p.add_argument("--budget", type=float, required=True, help="memory budget in MB")
+    p.set_defaults(func=_cmd_memory_plan)
+    p = mmsub.add_parser("modes", help="measure models in bulk, MASA-streamed and "
+                         "FlexNN-planned modes and add them as rows to a profile")
+    p.add_argument("--profile", default="host", help="base profile (default: host)")
+    p.add_argument("--task", default="h1")
+    p.add_argument("--model", action="append", required=True,
+                   help="model of the task (repeatable), e.g. VGG-FC")
+    p.add_argument("--budgets", default=None,
+                   help="FlexNN budgets in MB, comma-separated (default: 10/25/50%% of bulk)")
+    p.add_argument("--reps", type=int, default=20)
+    p.add_argument("-o", "--output", default="profiles/host-memory.json")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=_cmd_memory_modes)
 
     z = sub.add_parser("zoo", help="train and quantise the host model zoo")
     zsub = z.add_subparsers(dest="action", metavar="ACTION")

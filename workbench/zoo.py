@@ -151,17 +151,18 @@ def fc_net(input_shape, n_classes, *, convs=(32, 64, 128), fcs=(2048, 1024), k=3
     return keras.Model(inp, out, name=name)
 
 
-def conv_net(input_shape, n_classes, *, stages=(64, 128, 256), name="vgg-conv"):
+def conv_net(input_shape, n_classes, *, stages=(64, 128, 256), pool_last=True, name="vgg-conv"):
     """VGG/Darknet-style conv-heavy net (two 3x3 convs per stage, global pooling head): most
     time in convolutions, memory in im2col intermediates (TinyYOLO's and VGG-19's conv part)."""
     keras = _keras()
     L = keras.layers
     inp = keras.Input(input_shape)
     x = inp
-    for f in stages:
+    for i, f in enumerate(stages):
         x = L.Conv2D(f, 3, padding="same", activation="relu")(x)
         x = L.Conv2D(f, 3, padding="same", activation="relu")(x)
-        x = L.MaxPooling2D(2)(x)
+        if pool_last or i < len(stages) - 1:
+            x = L.MaxPooling2D(2)(x)
     x = L.GlobalAveragePooling2D()(x)
     out = L.Dense(n_classes, activation="softmax", name="probs")(x)
     return keras.Model(inp, out, name=name)
@@ -259,8 +260,9 @@ MEMORY_SPECS: list[Spec] = [
     _spec("h1", "AlexNet-FC", "AlexNet", lambda d: fc_net(d.input_shape, 10), 6, 5e-4),
     _spec("h1", "VGG-S", "VGG", lambda d: fc_net(d.input_shape, 10, convs=(48, 96, 192),
                                                  fcs=(3072, 2048), name="vgg-s"), 5, 3e-4),
-    _spec("h1", "VGG-Conv", "VGG", lambda d: conv_net(d.input_shape, 10, stages=(64, 128, 256, 512)),
-          8, 1e-3),
+    # The last stage keeps 8x8 maps (no pooling): compute per weight byte like VGG-19's at 224x224.
+    _spec("h1", "VGG-Conv", "VGG", lambda d: conv_net(d.input_shape, 10, stages=(64, 128, 256, 512),
+                                                      pool_last=False), 8, 1e-3),
 ]
 
 

@@ -194,6 +194,20 @@ def optimality(nets: Nets, *, workers=(1, 2, 3, 4), time_limit: float = 60.0) ->
     return rows
 
 
+def workers_effect(nets: Nets, *, workers=(1, 2, 4), n: int = 150,
+                   intensity: float = 1.2) -> list[dict]:
+    """Section 5.3's remark: 2 -> 4 workers on three small DNNs under high random traffic."""
+    pool = SCENARIOS["small"]
+    b = budgets_for(nets, pool)[1024]
+    jobs = M.stochastic_jobs(pool, nets.profiles, scenario=1, intensity=intensity, n=n, seed=3)
+    rows = []
+    for k in workers:
+        for pol in ("bulk", "deepeye", "masa"):
+            r = M.simulate(nets.profiles, jobs, policy=pol, budget=b, workers=k)
+            rows.append({"workers": k, "policy": pol, "mean response ms": r.mean_response * 1e3})
+    return rows
+
+
 def real_vs_sim(nets: Nets, *, n: int = 30, intensity: float = 1.2, workers: int = 2,
                 policies=("bulk", "deepeye", "masa"), scenario: int = 1) -> list[dict]:
     """Real runs (threads, weights read from disk, layers executed) against the simulator on
@@ -228,7 +242,7 @@ def _median_ms(fn, x, reps):
     return statistics.median(ts) * 1e3
 
 
-def flexnn_tradeoff(graph: LayerGraph, *, fracs=(0.05, 0.1, 0.2, 0.4, 0.7, 1.0),
+def flexnn_tradeoff(graph: LayerGraph, *, fracs=(0.05, 0.08, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0),
                     reps: int = 15, rounds: int = 3, root: Path | None = None) -> list[dict]:
     """FlexNN Fig. 10 for one model: bulk, on-demand and FlexNN at budgets (fractions of bulk
     peak memory, clipped to the minimum feasible budget). Latencies interleaved over ``rounds``
@@ -283,6 +297,29 @@ def flexnn_tradeoff(graph: LayerGraph, *, fracs=(0.05, 0.1, 0.2, 0.4, 0.7, 1.0),
     for r in rows:
         r["memory reduction %"] = 100 * (1 - r["peak MB"] / (bulk_b / 1e6))
         r["latency increase %"] = 100 * (r["latency ms"] / bulk_ms - 1)
+        if r["simulated ms"] is not None:
+            r["simulator error %"] = 100 * (r["simulated ms"] / r["latency ms"] - 1)
+    return rows
+
+
+def dm_with_memory_modes(base: str | Path = "profiles/host.json",
+                         augmented: str | Path = "profiles/host-memory.json",
+                         slo: str = "max A; max TP; max L <= 20ms", task: str = "h1") -> list[dict]:
+    """RASS's designs on the host profile with and without memory-mode rows: what d_m becomes."""
+    from ..moo.problem import DiscreteProblem
+    from ..profiles import load_profile
+    from ..solvers import solve
+
+    rows = []
+    for name, path in (("LiteRT rows only", base), ("+ memory-mode rows", augmented)):
+        res = solve(DiscreteProblem(load_profile(path), slo, tasks=[task]), "rass")
+        for role in ("d0", "dm", "dwm"):
+            d = res.designs.get(role)
+            if d is None:
+                continue
+            cfg = load_profile(path).config(d.configs[0])
+            rows.append({"profile": name, "role": role, "design": d.labels[0],
+                         "A": d.objectives.get("A"), "L ms": cfg.L, "MF MB": cfg.MF})
     return rows
 
 

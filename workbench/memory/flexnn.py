@@ -63,6 +63,7 @@ class Step:
     scratch_bytes: int
     first: bool
     last: bool
+    shared: bool = False  # weight slices share one im2col matrix, built by the first slice
 
 
 @dataclass
@@ -165,15 +166,18 @@ def _slice(graph: LayerGraph, budget: int, *, batch: int = 1) -> Slicing:
             if choice:
                 break
         if choice is None:
-            raise CannotFit(f"layer {ly.name} ({ly.op}) needs more than the {avail / 1e6:.3f} MB "
-                            "left beside its live activations", budget=budget, min_budget=None,
+            why = (f"its live activations alone need {acts[i] / 1e6:.3f} MB" if avail <= 0 else
+                   f"it needs more than the {avail / 1e6:.3f} MB left beside its live activations")
+            raise CannotFit(f"layer {ly.name} ({ly.op}): {why}", budget=budget, min_budget=None,
                             where=ly.name)
         kernel, rows, scratch, blocks = choice
+        # Weight slices of a conv whose whole im2col matrix fits build it once and share it.
+        shared = (kernel == "im2col" and len(blocks) > 1 and rows == ly.geometry()[0])
         for j, b in enumerate(blocks):
             wb = _al(ly.slice_bytes(*b)) if (b and ly.weights) else _al(ly.weight_bytes)
             steps.append(Step(len(steps), i, b if len(blocks) > 1 else None, rows,
                               kernel or "-", wb if ly.weights else 0, scratch, j == 0,
-                              j == len(blocks) - 1))
+                              j == len(blocks) - 1, shared))
     return Slicing(graph, steps, budget, batch)
 
 
@@ -343,8 +347,9 @@ def tensors_of(slicing: Slicing) -> list[Tensor]:
         if s.weight_bytes:
             out.append(Tensor(len(out), "weight", s.weight_bytes, s.index, s.index, s.index,
                               name=f"w{s.index}:{g.layers[s.layer].name}"))
-        if s.scratch_bytes:
-            out.append(Tensor(len(out), "intermediate", s.scratch_bytes, s.index, s.index,
+        if s.scratch_bytes and (s.first or not s.shared):
+            end = lastst[s.layer] if s.shared else s.index
+            out.append(Tensor(len(out), "intermediate", s.scratch_bytes, s.index, end,
                               s.index, name=f"i{s.index}:{g.layers[s.layer].name}"))
     for t in out:
         t.time = t.start
@@ -474,7 +479,7 @@ def _plan_once(slicing: Slicing, budget: int, *, preload: bool, pinned: int) -> 
                 occ.place(w)
                 placed.append(w)
         if ok and m is not None:
-            m.addr = occ.first_fit(m.size, s, s, budget)
+            m.addr = occ.first_fit(m.size, m.start, m.end, budget)
             ok = m.addr >= 0
             if ok:
                 occ.place(m)
@@ -487,7 +492,7 @@ def _plan_once(slicing: Slicing, budget: int, *, preload: bool, pinned: int) -> 
                 if t is None:
                     continue
                 t.time = s
-                t.addr = occ.first_fit(t.size, s, s, budget)
+                t.addr = occ.first_fit(t.size, s, t.end, budget)
                 if t.addr < 0:
                     raise CannotFit(f"step {s} ({t.name}) does not fit even without preloading",
                                     budget=budget, min_budget=None, where=t.name)
@@ -519,6 +524,10 @@ class FlexRunner:
         self.acts = {t.name: t for t in p.tensors if t.kind == "activation"}
         self.w = {t.step: t for t in p.tensors if t.kind == "weight"}
         self.m = {t.step: t for t in p.tensors if t.kind == "intermediate"}
+        for st in p.slicing.steps:  # later weight slices use their layer's shared im2col matrix
+            if st.shared and not st.first:
+                self.m[st.index] = self.m[next(x.index for x in p.slicing.steps
+                                               if x.layer == st.layer and x.first)]
         self.fds = {}
         for s in p.slicing.steps:
             if s.weight_bytes:
@@ -612,7 +621,8 @@ class FlexRunner:
                 scratch = self._view(self.m[s.index]) if s.index in self.m else None
                 t0 = time.perf_counter()
                 ly.compute(xs, out, w=w, cols=s.cols, scratch=scratch, rows=s.rows,
-                          kernel=s.kernel if s.kernel != "-" else "im2col")
+                           kernel=s.kernel if s.kernel != "-" else "im2col",
+                           build=s.first or not s.shared)
                 if timings is not None:
                     timings.append((s.index, time.perf_counter() - t0))
                 with cv:

@@ -135,7 +135,7 @@ class Layer:
 
     def compute(self, xs: list[np.ndarray], out: np.ndarray, *, w: dict | None = None,
                 cols: tuple[int, int] | None = None, scratch: np.ndarray | None = None,
-                rows: int | None = None, kernel: str = "im2col") -> None:
+                rows: int | None = None, kernel: str = "im2col", build: bool = True) -> None:
         """Run the layer (or the output-channel block ``cols``) into ``out``.
 
         ``scratch`` is a flat float32 array of at least ``scratch_bytes`` (allocated here when
@@ -159,7 +159,7 @@ class Layer:
             else:
                 K.conv_im2col(xs[0], w["w"], w.get("b"), k=a["k"], s=a["s"],
                               padding=a["padding"], act=a.get("act"), out=out, col=rest, pad=pad,
-                              rows=rows, cols=cols)
+                              rows=rows, cols=cols, build=build)
         elif self.op == "dwconv":
             K.dwconv(xs[0], w["w"], w.get("b"), k=a["k"], s=a["s"], padding=a["padding"],
                      act=a.get("act"), out=out, tmp=rest, pad=pad)

@@ -66,7 +66,7 @@ def padded(x: np.ndarray, pads, scratch: np.ndarray | None) -> np.ndarray:
 
 
 def conv_im2col(x, w2d, b, *, k, s, padding, act, out, col, pad=None, rows=None,
-                cols: tuple[int, int] | None = None) -> None:
+                cols: tuple[int, int] | None = None, build: bool = True) -> None:
     """Convolution by im2col + GEMM, ``rows`` output rows per im2col band (input slicing).
 
     Args:
@@ -75,19 +75,25 @@ def conv_im2col(x, w2d, b, *, k, s, padding, act, out, col, pad=None, rows=None,
         out: the layer's whole output ``(N, Ho, Wo, Cout)``; only ``cols`` channels are written.
         col: scratch of at least ``N*rows*Wo*C*kh*kw`` floats for one band.
         pad: scratch for the padded input when ``padding='same'`` needs one.
+        build: False when ``col`` already holds the whole im2col matrix (a weight slice after
+            the first reuses it).
     """
     n, h, wd, c = x.shape
     ho, wo, pads = conv_geometry(h, wd, k, s, padding)
-    xp = padded(x, pads, pad)
-    # (N, H', W', C, kh, kw) windows, strided to the outputs: matches the C*kh*kw weight rows.
-    win = np.lib.stride_tricks.sliding_window_view(xp, k, axis=(1, 2))[:, ::s, ::s]
     rows = rows or ho
+    if build:
+        xp = padded(x, pads, pad)
+        # (N, H', W', C, kh, kw) windows strided to the outputs: the C*kh*kw weight-row order.
+        win = np.lib.stride_tricks.sliding_window_view(xp, k, axis=(1, 2))[:, ::s, ::s]
+    elif rows < ho:
+        raise ValueError("a prepared im2col matrix must hold every output row")
     c0, c1 = cols or (0, out.shape[-1])
     kk = c * k[0] * k[1]
     for r0 in range(0, ho, rows):
         r1 = min(ho, r0 + rows)
         band = col[: n * (r1 - r0) * wo * kk].reshape(n, r1 - r0, wo, c, k[0], k[1])
-        np.copyto(band, win[:, r0:r1])
+        if build:
+            np.copyto(band, win[:, r0:r1])
         o = out[:, r0:r1, :, c0:c1]
         o2 = o.reshape(-1, c1 - c0) if n == 1 else None
         if o2 is not None and np.shares_memory(o2, o):

@@ -225,7 +225,11 @@ class Config(_Strict):
             t = "" if self.threads is None else str(self.threads)
             x = "" if self.xnnpack is None else ("T" if self.xnnpack else "F")
             hw += "_{" + ",".join(p for p in (t, x) if p) + "}"
-        return f"{self.model} {self.precision}, {hw}"
+        mode = ""
+        if self.memory_mode:
+            at = f"@{self.memory_budget_mb:g}MB" if self.memory_budget_mb else ""
+            mode = f" [{self.memory_mode}{at}]"
+        return f"{self.model} {self.precision}, {hw}{mode}"
 
 
 class CoExecution(_Strict):
