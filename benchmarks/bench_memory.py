@@ -29,8 +29,8 @@ def main(argv=None) -> int:
     graphs, trained = mx.load_graphs(quick=a.quick)
     flex = []
     for m in ("AlexNet-FC", "VGG-Conv"):
-        flex += mx.flexnn_tradeoff(graphs[m], reps=5 if a.quick else 15,
-                                   rounds=2 if a.quick else 3)
+        flex += mx.flexnn_tradeoff(graphs[m], reps=5 if a.quick else 10,
+                                   rounds=2 if a.quick else 7)
     best = {}
     for m in ("AlexNet-FC", "VGG-Conv"):
         pts = [r for r in flex if r["model"] == m and r["mode"] == "flexnn"]

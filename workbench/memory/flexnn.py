@@ -595,7 +595,8 @@ class FlexRunner:
                 for ev in loaded.values():
                     ev.set()
 
-        th = threading.Thread(target=loader, daemon=True) if self.preload else None
+        # No thread when nothing streams (every weight pinned): no synchronisation to pay.
+        th = threading.Thread(target=loader, daemon=True) if self.preload and self.loads else None
         if th:
             th.start()
         try:
@@ -625,9 +626,10 @@ class FlexRunner:
                            build=s.first or not s.shared)
                 if timings is not None:
                     timings.append((s.index, time.perf_counter() - t0))
-                with cv:
-                    done[0] = s.index
-                    cv.notify_all()
+                if th is not None:
+                    with cv:
+                        done[0] = s.index
+                        cv.notify_all()
         finally:
             if th:
                 with cv:
@@ -676,6 +678,7 @@ class LayerTimes:
     direct: dict[int, float]
     step_overhead: float
     read_bps: float
+    sync_s: float = 0.0  # the runner's own cost per step (views, events), measured
 
 
 def measure_layer_times(graph: LayerGraph, root: str | Path, *, repeats: int = 5,
@@ -732,7 +735,22 @@ def measure_layer_times(graph: LayerGraph, root: str | Path, *, repeats: int = 5
         over = float(np.median(ts))
     tot_b = sum(b for b, _ in reads) or 1
     tot_s = sum(s for _, s in reads) or 1e-9
-    return LayerTimes(comp, direct, over, tot_b / tot_s)
+    # The runner's cost per step: an all-pinned plan (nothing loaded per inference) against the
+    # layers' own times.
+    big = _al(graph.bulk_peak_bytes(batch)) * 2
+    p = _plan(_slice(graph, big, batch=batch), big)
+    r = FlexRunner(p, root)
+    try:
+        r.run(x)
+        ts = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            r.run(x)
+            ts.append(time.perf_counter() - t0)
+    finally:
+        r.close()
+    sync = max(0.0, (float(np.median(ts)) - sum(comp)) / len(p.slicing.steps))
+    return LayerTimes(comp, direct, over, tot_b / tot_s, sync)
 
 
 def step_seconds(slicing: Slicing, lt: LayerTimes) -> list[float]:
@@ -742,7 +760,7 @@ def step_seconds(slicing: Slicing, lt: LayerTimes) -> list[float]:
         base = lt.direct.get(s.layer, lt.compute[s.layer]) if s.kernel == "direct" \
             else lt.compute[s.layer]
         frac = (s.cols[1] - s.cols[0]) / ly.cout if s.cols else 1.0
-        out.append(base * frac + (lt.step_overhead if s.cols else 0.0))
+        out.append(base * frac + (lt.step_overhead if s.cols else 0.0) + lt.sync_s)
     return out
 
 

@@ -377,8 +377,12 @@ class Scheduler:
 # --- drivers ---------------------------------------------------------------------------------
 
 def simulate(nets: dict[str, NetProfile], jobs: list[Job], *, policy: str = "masa",
-             budget: int, workers: int = 2, swap_bps: float = SWAP_BPS) -> RunResult:
-    """Discrete-event run with task durations from the profiles (+ modelled paging)."""
+             budget: int, workers: int = 2, swap_bps: float = SWAP_BPS,
+             overhead_s: float = 0.0) -> RunResult:
+    """Discrete-event run with task durations from the profiles (+ modelled paging).
+
+    ``overhead_s`` is added to every task: the real runner's dispatch cost per task (see
+    :func:`calibrate_overhead`)."""
     jobs = [_fresh(j) for j in jobs]
     s = Scheduler(nets, policy=policy, budget=budget, workers=workers, swap_bps=swap_bps)
     events: list = []
@@ -397,7 +401,8 @@ def simulate(nets: dict[str, NetProfile], jobs: list[Job], *, policy: str = "mas
             continue  # settle everything at this instant before dispatching
         for t in s.dispatch(now, idle):
             idle -= 1
-            heapq.heappush(events, (now + t.duration + t.penalty, next(tie), "done", t))
+            heapq.heappush(events, (now + t.duration + t.penalty + overhead_s, next(tie), "done",
+                                    t))
     return s.result(jobs)
 
 
@@ -507,6 +512,21 @@ def run_real(graphs: dict, roots: dict[str, Path], jobs: list[Job], *, policy: s
         for th in threads:
             th.join(timeout=5)
     return s.result(jobs, time.perf_counter() - t0)
+
+
+def calibrate_overhead(graphs: dict, roots: dict[str, Path], nets: dict[str, NetProfile], net: str,
+                       *, repeats: int = 3) -> float:
+    """Seconds the real runner spends per task beyond the task's own work: one job of ``net`` on
+    one worker (tasks strictly serial), real makespan minus the simulated one, per task."""
+    job = [Job(0, 0.0, [net])]
+    big = 10 ** 12
+    over = []
+    for _ in range(repeats):
+        real = run_real(graphs, roots, job, policy="masa", budget=big, workers=1, nets=nets)
+        sim = simulate(nets, job, policy="masa", budget=big, workers=1)
+        n = len([t for t in sim.tasks if t.start is not None])
+        over.append((real.jobs[0].done_at - sim.jobs[0].done_at) / n)
+    return max(0.0, float(np.median(over)))
 
 
 # --- workloads ---------------------------------------------------------------------------------
