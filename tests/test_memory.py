@@ -297,3 +297,19 @@ def test_cli_memory_plan_says_minimum_budget(capsys):
     assert main(["memory", "plan", "AgeNet-S", "--budget", "0.01"]) != 0  # trains on first use
     err = capsys.readouterr().err
     assert "minimum feasible budget" in err
+
+
+def test_conv_kernels_agree(models, x):
+    """im2col (whole, banded, prepared) and direct convolution give the same outputs."""
+    g = from_keras(models["regnet"])
+    acts = {"input": x}
+    for ly in g.layers:
+        xs = [acts[n] for n in ly.inputs]
+        ref = np.empty((1,) + ly.shape, np.float32)
+        ly.compute(xs, ref)
+        if ly.op == "conv":
+            for kw in (dict(kernel="direct"), dict(rows=1), dict(rows=3)):
+                o = np.empty_like(ref)
+                ly.compute(xs, o, **kw)
+                np.testing.assert_allclose(o, ref, atol=1e-5, rtol=1e-4)
+        acts[ly.name] = ref

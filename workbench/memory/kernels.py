@@ -105,42 +105,36 @@ def conv_im2col(x, w2d, b, *, k, s, padding, act, out, col, pad=None, rows=None,
         activate(o, act)
 
 
-def conv_direct(x, w4, b, *, k, s, padding, act, out, tmp, pad=None,
-                cols: tuple[int, int] | None = None) -> None:
-    """Convolution by shift-and-accumulate over the kernel taps: no im2col matrix, only an
-    output-sized scratch (``tmp``); slower. ``w4`` is ``(kh, kw, C, Cout')``."""
+def _tap_sum(x, w, b, *, k, s, padding, act, o, t, pad, op) -> None:
+    """``o = act(sum over kernel taps of op(shifted input, w[tap]) + b)``, ``t`` the scratch."""
     n, h, wd, c = x.shape
     ho, wo, pads = conv_geometry(h, wd, k, s, padding)
     xp = padded(x, pads, pad)
-    c0, c1 = cols or (0, out.shape[-1])
-    o = out[..., c0:c1]
-    t = tmp[: n * ho * wo * (c1 - c0)].reshape(n, ho, wo, c1 - c0)
     o[...] = 0
     for i in range(k[0]):
         for j in range(k[1]):
             xs = xp[:, i:i + s * (ho - 1) + 1:s, j:j + s * (wo - 1) + 1:s, :]
-            np.matmul(xs, w4[i, j], out=t)
+            op(xs, w[i, j], out=t)
             o += t
     if b is not None:
         o += b
     activate(o, act)
 
 
+def conv_direct(x, w4, b, *, k, s, padding, act, out, tmp, pad=None,
+                cols: tuple[int, int] | None = None) -> None:
+    """Convolution by shift-and-accumulate over the kernel taps: no im2col matrix, only an
+    output-sized scratch (``tmp``); slower. ``w4`` is ``(kh, kw, C, Cout')``."""
+    c0, c1 = cols or (0, out.shape[-1])
+    o = out[..., c0:c1]
+    t = tmp[: o.size].reshape(o.shape)
+    _tap_sum(x, w4, b, k=k, s=s, padding=padding, act=act, o=o, t=t, pad=pad, op=np.matmul)
+
+
 def dwconv(x, w3, b, *, k, s, padding, act, out, tmp, pad=None) -> None:
     """Depthwise convolution (``w3`` is ``(kh, kw, C)``), accumulated tap by tap."""
-    n, h, wd, c = x.shape
-    ho, wo, pads = conv_geometry(h, wd, k, s, padding)
-    xp = padded(x, pads, pad)
     t = tmp[: out.size].reshape(out.shape)
-    out[...] = 0
-    for i in range(k[0]):
-        for j in range(k[1]):
-            xs = xp[:, i:i + s * (ho - 1) + 1:s, j:j + s * (wo - 1) + 1:s, :]
-            np.multiply(xs, w3[i, j], out=t)
-            out += t
-    if b is not None:
-        out += b
-    activate(out, act)
+    _tap_sum(x, w3, b, k=k, s=s, padding=padding, act=act, o=out, t=t, pad=pad, op=np.multiply)
 
 
 def dense(x, w, b, *, act, out, cols: tuple[int, int] | None = None) -> None:
