@@ -22,7 +22,7 @@ from .. import zoo
 from ..memory import flexnn as F
 from ..memory import masa as M
 from ..memory.graph import LayerGraph, from_keras
-from ..memory.profiler import RssSampler
+from ..memory.profiler import RssSampler, time_ms
 
 # MASA's networks (Table 1) and the stand-in that plays each here.
 STAND_INS = {"AgeNet": "AgeNet-S", "GenderNet": "GenderNet-S", "FaceNet": "AlexNet-FC",
@@ -240,15 +240,6 @@ def real_vs_sim(nets: Nets, *, n: int = 30, intensity: float = 1.2, workers: int
 
 # --- FlexNN ----------------------------------------------------------------------------------
 
-def _median_ms(fn, x, reps):
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn(x)
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts) * 1e3
-
-
 def flexnn_tradeoff(graph: LayerGraph, *, fracs=(0.05, 0.08, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0),
                     reps: int = 10, rounds: int = 7, root: Path | None = None) -> list[dict]:
     """FlexNN Fig. 10 for one model: bulk, on-demand and FlexNN at budgets (fractions of bulk
@@ -281,7 +272,7 @@ def flexnn_tradeoff(graph: LayerGraph, *, fracs=(0.05, 0.08, 0.1, 0.15, 0.2, 0.3
             rss[k] = rs.peak_delta
         for _ in range(rounds):
             for k, fn in modes.items():
-                lat[k].append(_median_ms(fn, x, reps))
+                lat[k].append(statistics.median(time_ms(fn, x, reps=reps)))
     bulk_ms = statistics.median(lat["bulk"])
     rows = [{"model": graph.name, "mode": "bulk", "budget MB": None,
              "peak MB": bulk_b / 1e6, "RSS growth MB": rss["bulk"] / 1e6,

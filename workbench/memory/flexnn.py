@@ -31,7 +31,7 @@ from .graph import F32, Layer, LayerGraph, weight_file, write_weights
 
 ALIGN = 64
 BAND_TARGET = 256 * 1024  # bytes of im2col per band: FlexNN's fixed slice size, for this CPU
-MIN_COLS = 8  # weight slices keep output channels in multiples of 8 (SIMD width, as FlexNN)
+MIN_COLS = 8  # weight slices keep at least 8 output channels (SIMD width, as FlexNN)
 
 
 def _al(n: int) -> int:
@@ -73,10 +73,6 @@ class Slicing:
     budget: int
     batch: int = 1
 
-    @property
-    def n_weight_slices(self) -> int:
-        return sum(1 for s in self.steps if s.cols is not None)
-
     def summary(self) -> list[dict]:
         out = []
         for i, ly in enumerate(self.graph.layers):
@@ -86,20 +82,6 @@ class Slicing:
                         "max_weight_bytes": max(s.weight_bytes for s in st),
                         "scratch_bytes": max(s.scratch_bytes for s in st)})
         return out
-
-
-def _live_activation_bytes(graph: LayerGraph, batch: int) -> list[int]:
-    """Bytes of activations live while layer i runs (its inputs still needed, its output)."""
-    last = graph.last_use()
-    live = {"input": _al(batch * math.prod(graph.input_shape) * F32)}
-    out = []
-    for i, ly in enumerate(graph.layers):
-        live[ly.name] = _al(ly.out_bytes(batch))
-        out.append(sum(live.values()))
-        for s in set(ly.inputs):
-            if last[s] == i:
-                live.pop(s, None)
-    return out
 
 
 def _layer_options(ly: Layer, batch: int):
@@ -121,17 +103,16 @@ def _layer_options(ly: Layer, batch: int):
 
 
 def _slices(cout: int, n: int) -> list[tuple[int, int]]:
-    """``n`` column blocks of ``cout`` channels, sizes multiples of MIN_COLS where possible."""
+    """About ``n`` column blocks of ``cout`` channels, each at least MIN_COLS wide."""
     if n <= 1:
         return [(0, cout)]
-    step = max(MIN_COLS, -(-cout // n) // MIN_COLS * MIN_COLS or MIN_COLS)
-    step = max(step, -(-cout // n))
+    step = max(MIN_COLS, -(-cout // n))
     return [(c, min(cout, c + step)) for c in range(0, cout, step)]
 
 
 def _slice(graph: LayerGraph, budget: int, *, batch: int = 1) -> Slicing:
     budget = int(budget)
-    acts = _live_activation_bytes(graph, batch)
+    acts = graph.live_activation_bytes(batch, size=_al)
     steps: list[Step] = []
     for i, ly in enumerate(graph.layers):
         avail = budget - acts[i]
@@ -183,7 +164,7 @@ def _slice(graph: LayerGraph, budget: int, *, batch: int = 1) -> Slicing:
 
 def lower_bound(graph: LayerGraph, *, batch: int = 1) -> int:
     """Largest footprint of any layer at its finest slicing: no budget below this can work."""
-    acts = _live_activation_bytes(graph, batch)
+    acts = graph.live_activation_bytes(batch, size=_al)
     need = 0
     for i, ly in enumerate(graph.layers):
         opts = _layer_options(ly, batch)

@@ -9,7 +9,6 @@ weights to a file of its own, the layout MASA's and FlexNN's executors load from
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass, field
@@ -227,22 +226,27 @@ class LayerGraph:
         activations and the running layer's full intermediates."""
         return self.weight_bytes + self.activation_peak_bytes(batch, with_scratch=True)
 
-    def activation_peak_bytes(self, batch: int = 1, *, with_scratch: bool = False,
-                              weights: bool = False) -> int:
-        """Peak over layers of live activations (+ that layer's scratch and/or weights)."""
+    def live_activation_bytes(self, batch: int = 1, *, size=None) -> list[int]:
+        """Per layer: bytes of the activations live while it runs (inputs still needed later,
+        its output). ``size`` maps a tensor's bytes to what it occupies (e.g. aligned)."""
+        size = size or (lambda n: n)
         last = self.last_use()
-        live = {"input": batch * math.prod(self.input_shape) * F32}
-        peak = 0
+        live = {"input": size(batch * math.prod(self.input_shape) * F32)}
+        out = []
         for i, ly in enumerate(self.layers):
-            live[ly.name] = ly.out_bytes(batch)
-            now = sum(live.values())
-            now += ly.scratch_bytes(batch) if with_scratch else 0
-            now += ly.weight_bytes if weights else 0
-            peak = max(peak, now)
+            live[ly.name] = size(ly.out_bytes(batch))
+            out.append(sum(live.values()))
             for src in set(ly.inputs):
                 if last[src] == i:
                     live.pop(src, None)
-        return peak
+        return out
+
+    def activation_peak_bytes(self, batch: int = 1, *, with_scratch: bool = False,
+                              weights: bool = False) -> int:
+        """Peak over layers of live activations (+ that layer's scratch and/or weights)."""
+        return max(a + (ly.scratch_bytes(batch) if with_scratch else 0)
+                   + (ly.weight_bytes if weights else 0)
+                   for a, ly in zip(self.live_activation_bytes(batch), self.layers))
 
     def run(self, x: np.ndarray) -> np.ndarray:
         """Bulk execution with every weight resident: the reference output."""
@@ -463,8 +467,3 @@ def read_weights(root: Path, layer: Layer, c0: int = 0, c1: int | None = None) -
                          f"{layer.slice_bytes(c0, c1)}", file=path)
     return layer.views(flat, c0, c1)
 
-
-def describe(graph: LayerGraph) -> str:
-    return json.dumps({"name": graph.name, "layers": len(graph.layers),
-                       "weight_mb": round(graph.weight_bytes / 1e6, 3),
-                       "mflops": round(graph.flops / 1e6, 2)})

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import math
 import queue
 import threading
 import time
@@ -212,8 +211,9 @@ class Scheduler:
             tasks.append(ld)
         else:  # deepeye: conv weights in one load, fc weights in another that overlaps convs
             for kind, name in (("conv", "load_conv"), ("fc", "load_fc")):
-                ks = [k for k, lc in enumerate(L) if lc.weight_bytes and lc.kind in (kind,)
-                      or (kind == "conv" and lc.weight_bytes and lc.kind == "other")]
+                # FC weights in one load; every other weighted layer goes with the convs.
+                ks = [k for k, lc in enumerate(L) if lc.weight_bytes
+                      and ("fc" if lc.kind == "fc" else "conv") == kind]
                 if not ks:
                     continue
                 ld = mk(name, ks, sum(L[k].weight_bytes for k in ks),
@@ -609,19 +609,3 @@ def profile_network(graph, root: Path, *, repeats: int = 5, sample_rss: bool = T
                              float(np.median(loads)) if ly.weights else 0.0,
                              float(np.median(execs)), peak))
     return NetProfile(graph.name, out)
-
-
-def profile_to_dict(p: NetProfile) -> dict:
-    return {"name": p.name, "layers": [vars(x) for x in p.layers]}
-
-
-def profile_from_dict(d: dict) -> NetProfile:
-    try:
-        return NetProfile(d["name"], [LayerCost(**x) for x in d["layers"]])
-    except (KeyError, TypeError) as e:
-        raise InputError(f"bad network profile: {e}", where=d.get("name", "?")) from None
-
-
-def mean_gain(base: float, new: float) -> float:
-    """Relative reduction of ``new`` against ``base`` (0.5 = 50% lower)."""
-    return 1 - new / base if base and math.isfinite(base) else float("nan")

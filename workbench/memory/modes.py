@@ -13,7 +13,6 @@ a loader thread), not on LiteRT: ``workbench.runtime`` cannot deploy them yet.
 from __future__ import annotations
 
 import statistics
-import time
 from pathlib import Path
 
 import numpy as np
@@ -22,15 +21,11 @@ from ..errors import InputError
 from . import flexnn as F
 from . import masa as M
 from .graph import LayerGraph
+from .profiler import time_ms
 
 
 def _median_ms(fn, x, reps: int) -> tuple[float, list[float]]:
-    fn(x)  # warm-up
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn(x)
-        ts.append((time.perf_counter() - t0) * 1e3)
+    ts = time_ms(fn, x, reps=reps, warmup=True)
     return statistics.median(ts), ts
 
 
