@@ -363,9 +363,15 @@ def _cmd_memory_modes(args: argparse.Namespace) -> int:
     from .memory.modes import add_memory_modes
     from .profiles import load_profile, resolve_profile, save_profile
 
+    budgets = None
+    if args.budgets:
+        try:
+            budgets = [float(b) for b in args.budgets.split(",")]
+        except ValueError:
+            raise WorkbenchError(f"--budgets must be MB numbers separated by commas, got "
+                                 f"{args.budgets!r}") from None
     prof = load_profile(resolve_profile(args.profile))
     graphs = {m: _memory_graph(m) for m in args.model}
-    budgets = [float(b) for b in args.budgets.split(",")] if args.budgets else None
     with tempfile.TemporaryDirectory(prefix="wb-memory-") as tmp:
         out = add_memory_modes(prof, graphs, task=args.task, root=tmp, budgets_mb=budgets,
                                reps=args.reps,
