@@ -43,9 +43,14 @@ class Instance:
 
 
 def instance_from_profiles(profiles, *, layers: int = 4, unit: float | None = None,
-                           budget_factor: float = 1.5) -> Instance:
-    """Two (or more) networks' first ``layers`` weighted layers, times in integer units (the
-    smallest measured time by default), budget = ``budget_factor`` x the largest layer."""
+                           budget_factor: float = 1.5, max_units: int = 60) -> Instance:
+    """Two (or more) networks' first ``layers`` weighted layers, times in integer units, budget
+    = ``budget_factor`` x the largest layer.
+
+    The default unit is the smallest measured time, coarsened so that running every task one
+    after another takes at most ``max_units`` units: the MILP has a variable per task and unit,
+    and an uncapped horizon left HiGHS without any solution within its time limit on a slower
+    machine."""
     nets = []
     for p in profiles:
         ls = [x for x in p.layers if x.weight_bytes][:layers]
@@ -53,7 +58,7 @@ def instance_from_profiles(profiles, *, layers: int = 4, unit: float | None = No
             raise InputError(f"network has fewer than {layers} weighted layers", where=p.name)
         nets.append(ls)
     times = [t for ls in nets for x in ls for t in (x.load_s, x.exec_s) if t > 0]
-    unit = unit or min(times)
+    unit = unit or max(min(times), sum(times) / max_units)
     q = lambda t: max(1, int(round(t / unit)))  # noqa: E731
     data = [[{"load": q(x.load_s), "exec": q(x.exec_s), "weight": x.weight_bytes,
               "act": x.out_bytes + x.scratch_bytes} for x in ls] for ls in nets]
