@@ -20,8 +20,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_solvers import UC1, make_profile, synthetic  # noqa: E402
 
-from workbench.explore import Session  # noqa: E402
 from workbench.fileio import atomic_write_json  # noqa: E402
+from workbench.lab.explore import Session  # noqa: E402
 from workbench.profiles import load_profile  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,7 +47,7 @@ def bench(n: int, edits: int) -> dict:
     out = {"configurations": n, "edits": edits, "open_session_ms": open_ms,
            "explore_ms": {"p50": pct(comp, 50), "p95": pct(comp, 95), "max": max(comp)}}
     try:
-        from workbench.widgets import Explorer
+        from workbench.lab.widgets import Explorer
     except ImportError:
         return out
     # The widget on the same table: swap its session for the synthetic one.

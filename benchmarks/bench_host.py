@@ -54,9 +54,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-build", action="store_true", help="reuse the built zoo")
     args = ap.parse_args(argv)
 
-    from workbench import profiling, zoo
-    from workbench.datasets import DATASETS
     from workbench.fileio import atomic_write_json
+    from workbench.host import profiling, zoo
+    from workbench.host.datasets import DATASETS
 
     zroot = DATASETS / ("zoo-quick" if args.quick else "zoo")
     out = ROOT / "profiles" / ("host-quick.json" if args.quick else "host.json")

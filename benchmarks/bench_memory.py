@@ -15,8 +15,8 @@ import argparse
 import platform
 from pathlib import Path
 
-from workbench.experiments import memory as mx
 from workbench.fileio import atomic_write_json
+from workbench.lab.experiments import memory as mx
 
 OUT = Path(__file__).resolve().parents[1] / "reports" / "bench" / "memory.json"
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from workbench import datasets as ds
 from workbench.fileio import atomic_write_json
+from workbench.host import datasets as ds
 from workbench.multiexit.criteria import ExitState, parse_criteria
 from workbench.multiexit.policies import ParetoPolicy
 from workbench.multiexit.profiling import measure_exit_profile

@@ -85,7 +85,7 @@ def hand_profile():
 def quick_zoo(tmp_path_factory):
     """The quick zoo (h1, h3-vision, h3-audio), trained and quantised once per test session."""
     pytest.importorskip("tensorflow")
-    from workbench import zoo
+    from workbench.host import zoo
 
     root = tmp_path_factory.mktemp("zoo")
     data = tmp_path_factory.mktemp("data")
@@ -96,7 +96,7 @@ def quick_zoo(tmp_path_factory):
 @pytest.fixture(scope="session")
 def quick_profile(quick_zoo, tmp_path_factory):
     """The quick zoo measured on this machine (few runs): (Profile, path)."""
-    from workbench import profiling
+    from workbench.host import profiling
 
     root, data, _ = quick_zoo
     out = tmp_path_factory.mktemp("prof") / "host.json"

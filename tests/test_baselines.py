@@ -3,7 +3,7 @@
 import numpy as np
 from conftest import make_profile  # noqa: I001
 
-from workbench import usecases
+from workbench.moo import usecases
 from workbench.moo.problem import DiscreteProblem
 from workbench.solvers import OodinManager, rass
 from workbench.solvers.baselines import (

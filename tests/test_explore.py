@@ -4,9 +4,9 @@ bad input is shown rather than raised."""
 import numpy as np
 import pytest
 
-from workbench import explore
 from workbench.errors import InputError
-from workbench.explore import Session
+from workbench.lab import explore
+from workbench.lab.explore import Session
 from workbench.solvers import rass
 
 UC1 = "max A; max TP; max L <= 41.67ms"
@@ -77,7 +77,7 @@ def test_huge_spaces_are_sampled_but_keep_the_designs(monkeypatch):
 def test_the_widget_rewires_on_every_control(tmp_path):
     pytest.importorskip("ipywidgets")
     pytest.importorskip("anywidget")
-    from workbench.widgets import Explorer
+    from workbench.lab.widgets import Explorer
 
     ex = Explorer("a71", "uc1")
     d0 = ex.last.design_label("d0")

@@ -8,9 +8,9 @@ import pytest
 pytest.importorskip("tensorflow")
 pytest.importorskip("ai_edge_litert")
 
-from workbench import datasets as ds  # noqa: E402
-from workbench import profiling, zoo  # noqa: E402
 from workbench.cli import main  # noqa: E402
+from workbench.host import datasets as ds  # noqa: E402
+from workbench.host import profiling, zoo  # noqa: E402
 from workbench.moo.problem import DiscreteProblem  # noqa: E402
 from workbench.profiles import load_profile  # noqa: E402
 from workbench.solvers import rass  # noqa: E402
@@ -125,7 +125,7 @@ def test_cli_profile_and_solve(quick_zoo, tmp_path, capsys):
 @pytest.mark.notebook
 def test_host_notebook_runs_on_a_measured_profile(quick_zoo, quick_profile, tmp_path):
     pytest.importorskip("papermill")
-    from workbench.reports import run_report
+    from workbench.lab.reports import run_report
 
     root, _, _ = quick_zoo
     _, prof_path = quick_profile

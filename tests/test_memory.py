@@ -5,8 +5,8 @@ import pytest
 
 pytest.importorskip("tensorflow")
 
-from workbench import zoo  # noqa: E402
 from workbench.errors import InputError  # noqa: E402
+from workbench.host import zoo  # noqa: E402
 from workbench.memory import flexnn as F  # noqa: E402
 from workbench.memory import masa as M  # noqa: E402
 from workbench.memory.graph import from_keras, read_weights, store  # noqa: E402

@@ -7,7 +7,7 @@ import pytest
 pytest.importorskip("papermill")
 pytest.importorskip("tensorflow")
 
-from workbench.reports import run_report  # noqa: E402
+from workbench.lab.reports import run_report  # noqa: E402
 
 pytestmark = pytest.mark.notebook
 

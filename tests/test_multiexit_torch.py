@@ -11,8 +11,8 @@ pytest.importorskip("onnxscript")
 
 from conftest import make_profile  # noqa: E402
 
-from workbench import datasets as ds  # noqa: E402
 from workbench.bundling import storage  # noqa: E402
+from workbench.host import datasets as ds  # noqa: E402
 from workbench.moo.problem import DiscreteProblem  # noqa: E402
 from workbench.multiexit.criteria import parse_criteria  # noqa: E402
 from workbench.multiexit.policies import ParetoPolicy  # noqa: E402
@@ -135,7 +135,7 @@ def test_delen_notebook_runs_quick(tmp_path):
     pytest.importorskip("papermill")
     import json
 
-    from workbench.reports import run_report
+    from workbench.lab.reports import run_report
 
     rep = run_report("delen", reports_dir=tmp_path, quick=True, progress=False)
     m = json.loads(rep.metrics.read_text())

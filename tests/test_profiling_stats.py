@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from workbench.errors import InputError
-from workbench.profiling import Pinned, latency_stats, time_invocations
+from workbench.host.profiling import Pinned, latency_stats, time_invocations
 
 
 class FakeClock:

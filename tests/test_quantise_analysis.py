@@ -4,7 +4,7 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from workbench.quantise import ConversionError, analyse, convert  # noqa: E402
+from workbench.host.quantise import ConversionError, analyse, convert  # noqa: E402
 
 
 def test_counts_match_a_hand_count(tmp_path):

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from workbench import reports
-from workbench.report_index import write_index
+from workbench.lab import reports
+from workbench.lab.report_index import write_index
 
 
 def test_only_numbered_notebooks_are_reports():

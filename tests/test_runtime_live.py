@@ -9,9 +9,9 @@ import pytest
 
 pytest.importorskip("ai_edge_litert")
 
-from workbench import datasets as ds  # noqa: E402
 from workbench.bundling import make_bundle  # noqa: E402
 from workbench.cli import main  # noqa: E402
+from workbench.host import datasets as ds  # noqa: E402
 from workbench.moo.problem import DiscreteProblem  # noqa: E402
 from workbench.runtime import Event, Rejected, RuntimeManager, load_bundle  # noqa: E402
 from workbench.runtime.bundle import cores_of  # noqa: E402
@@ -40,7 +40,7 @@ def _cores(b, role):
 
 
 def test_outputs_equal_the_model_run_directly(h1_bundle, quick_zoo):
-    from workbench.quantise import predict
+    from workbench.host.quantise import predict
 
     path, res = h1_bundle
     b = load_bundle(path)
@@ -190,7 +190,7 @@ def test_cli_bundle_check_and_run(quick_profile, quick_zoo, tmp_path, capsys):
 def test_runtime_notebook_runs_both_managers_without_losing_requests(quick_zoo, quick_profile,
                                                                     tmp_path):
     pytest.importorskip("papermill")
-    from workbench.reports import run_report
+    from workbench.lab.reports import run_report
 
     _, prof_path = quick_profile
     rep = run_report("runtime", reports_dir=tmp_path, progress=False, quick=True,

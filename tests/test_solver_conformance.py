@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from conftest import make_profile  # noqa: I001
 
-from workbench import usecases
 from workbench.errors import InputError
+from workbench.moo import usecases
 from workbench.moo.problem import DiscreteProblem
 from workbench.solvers import solve
 

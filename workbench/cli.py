@@ -156,8 +156,8 @@ def _tables_profile(paths: list[str]):
 
 def _solve_problem(args: argparse.Namespace):
     from .moo.problem import DiscreteProblem
+    from .moo.usecases import use_case
     from .profiles import load_profile, resolve_profile
-    from .usecases import use_case
 
     sources = sum(x is not None and x != [] for x in (args.profile, args.table, args.use_case))
     if sources != 1:
@@ -262,7 +262,7 @@ def explore_command(*, port: int, profile: str, use_case: str | None) -> tuple[l
     """The Voila command line and environment that serve the explorer on localhost."""
     import os
 
-    from .reports import NOTEBOOKS
+    from .lab.reports import NOTEBOOKS
 
     env = dict(os.environ, WORKBENCH_EXPLORE_PROFILE=profile,
                WORKBENCH_EXPLORE_USE_CASE=use_case or "")
@@ -291,8 +291,8 @@ def _cmd_explore(args: argparse.Namespace) -> int:
 # --- multi-exit nets -----------------------------------------------------------------------------
 
 def _cmd_multiexit_build(args: argparse.Namespace) -> int:
-    from .datasets import load
-    from .experiments.delen import MODELS, build
+    from .host.datasets import load
+    from .lab.experiments.delen import MODELS, build
     from .multiexit.profiling import multiexit_profile
     from .profiles import save_profile
 
@@ -318,7 +318,7 @@ def _cmd_multiexit_build(args: argparse.Namespace) -> int:
 # --- memory-aware execution ---------------------------------------------------------------------
 
 def _memory_graph(name: str):
-    from . import zoo
+    from .host import zoo
     from .memory.graph import from_keras
 
     specs = [s for s in zoo.SPECS + zoo.MEMORY_SPECS if s.model == name]
@@ -389,13 +389,13 @@ def _cmd_memory_modes(args: argparse.Namespace) -> int:
 # --- zoo and host profile ----------------------------------------------------------------------
 
 def _zoo_root(args: argparse.Namespace) -> Path:
-    from .datasets import DATASETS
+    from .host.datasets import DATASETS
 
     return Path(args.zoo) if args.zoo else DATASETS / ("zoo-quick" if args.quick else "zoo")
 
 
 def _cmd_zoo_build(args: argparse.Namespace) -> int:
-    from . import zoo
+    from .host import zoo
 
     recs = zoo.build(args.task, quick=args.quick, seed=args.seed, root=_zoo_root(args),
                      progress=not args.quiet)
@@ -411,7 +411,7 @@ def _cmd_zoo_build(args: argparse.Namespace) -> int:
 
 
 def _cmd_profile(args: argparse.Namespace) -> int:
-    from . import profiling
+    from .host import profiling
 
     out = Path(args.output or ("profiles/host-quick.json" if args.quick else "profiles/host.json"))
     runs = args.runs if args.runs is not None else (20 if args.quick else 100)
@@ -427,7 +427,7 @@ def _cmd_profile(args: argparse.Namespace) -> int:
 # --- reports -----------------------------------------------------------------------------------
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from . import reports
+    from .lab import reports
 
     png = True if args.png else (False if args.no_png else None)
     out = Path(args.reports_dir) if args.reports_dir else reports.REPORTS

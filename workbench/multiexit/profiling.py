@@ -104,8 +104,8 @@ def multiexit_profile(models: list[dict[str, Any]], *, pareto_points: int = 10,
         pareto_points: Pareto threshold vectors kept per model as configurations.
         device: The Device (default: this machine).
     """
+    from ..host.profiling import host_device
     from ..profiles import profile_from_dict
-    from ..profiling import host_device
 
     dev = device or host_device()
     cores = list(range(os.cpu_count() or 1))

@@ -23,9 +23,9 @@ from typing import Callable
 
 import numpy as np
 
+from ..errors import InputError
+from ..fileio import atomic_write_json
 from . import datasets as ds
-from .errors import InputError
-from .fileio import atomic_write_json
 
 ZOO = ds.DATASETS / "zoo"
 
@@ -307,7 +307,7 @@ def train(spec: Spec, *, quick: bool = False, seed: int = 0, root: Path = ZOO,
     import subprocess
     import sys
 
-    cmd = [sys.executable, "-m", "workbench.zoo", spec.task, spec.model, "--seed", str(seed),
+    cmd = [sys.executable, "-m", "workbench.host.zoo", spec.task, spec.model, "--seed", str(seed),
            "--root", str(root)] + (["--quick"] if quick else []) + (
         ["--data-root", str(data_root)] if data_root else [])
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", TF_ENABLE_ONEDNN_OPTS="0",
@@ -406,7 +406,7 @@ def build(tasks: list[str] | None = None, *, quick: bool = False, seed: int = 0,
 
 
 def _main(argv: list[str] | None = None) -> int:
-    """``python -m workbench.zoo TASK MODEL [--quick] [--seed N] [--root DIR] [--data-root DIR]``:
+    """``python -m workbench.host.zoo TASK MODEL [--quick] [--seed N] [--root DIR] [--data-root DIR]``:
     train one model in this (fresh) process and print its record as JSON."""
     import argparse
 

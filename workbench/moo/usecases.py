@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import papers
-from .errors import InputError
+from .. import papers
+from ..errors import InputError
 
 NAMES = ("uc1", "uc2", "uc3", "uc4")
 
@@ -49,8 +49,8 @@ def all_use_cases() -> list[UseCase]:
 
 def problem(name: str, device: str, *, slo: str | None = None, weights: str | None = None):
     """The DiscreteProblem of a use case on a profile (a path, or a name in ``profiles/``)."""
-    from .moo.problem import DiscreteProblem
-    from .profiles import load_profile, resolve_profile
+    from ..profiles import load_profile, resolve_profile
+    from .problem import DiscreteProblem
 
     uc = use_case(name)
     prof = load_profile(resolve_profile(device))

@@ -1,7 +1,7 @@
 """MASA's and FlexNN's evaluations on this machine (notebooks 16_masa, 17_flexnn, and
 benchmarks/bench_memory.py): one function per figure, each returning plain rows.
 
-Networks are the memory-study zoo models (``workbench.zoo.MEMORY_SPECS``: trained here on h1,
+Networks are the memory-study zoo models (``workbench.host.zoo.MEMORY_SPECS``: trained here on h1,
 stand-ins of the papers' networks by architecture family); ``quick`` uses the same architectures
 with their initial (untrained) weights, which leaves memory and time unchanged. Every latency and
 memory number is measured here, except the paging penalty of memory-unaware policies, which is
@@ -18,11 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import zoo
-from ..memory import flexnn as F
-from ..memory import masa as M
-from ..memory.graph import LayerGraph, from_keras
-from ..memory.profiler import RssSampler, time_ms
+from ...host import zoo
+from ...memory import flexnn as F
+from ...memory import masa as M
+from ...memory.graph import LayerGraph, from_keras
+from ...memory.profiler import RssSampler, time_ms
 
 # MASA's networks (Table 1) and the stand-in that plays each here.
 STAND_INS = {"AgeNet": "AgeNet-S", "GenderNet": "GenderNet-S", "FaceNet": "AlexNet-FC",
@@ -180,7 +180,7 @@ def batching(nets: Nets, *, sizes=(1, 2, 4, 8, 16, 32), workers: int = 2,
 
 def optimality(nets: Nets, *, workers=(1, 2, 3, 4), time_limit: float = 60.0) -> list[dict]:
     """Section 5.6 / Fig. 13(a): two 4-layer networks (24 tasks), MASA against the MILP."""
-    from ..memory.optimal import check_schedule, instance_from_profiles, masa_schedule, solve_milp
+    from ...memory.optimal import check_schedule, instance_from_profiles, masa_schedule, solve_milp
 
     inst = instance_from_profiles([nets.profiles["AgeNet"], nets.profiles["TinyYOLO"]], layers=4)
     rows = []
@@ -308,9 +308,9 @@ def dm_with_memory_modes(base: str | Path = "profiles/host.json",
                          augmented: str | Path = "profiles/host-memory.json",
                          slo: str = "max A; max TP; max L <= 20ms", task: str = "h1") -> list[dict]:
     """RASS's designs on the host profile with and without memory-mode rows: what d_m becomes."""
-    from ..moo.problem import DiscreteProblem
-    from ..profiles import load_profile
-    from ..solvers import solve
+    from ...moo.problem import DiscreteProblem
+    from ...profiles import load_profile
+    from ...solvers import solve
 
     rows = []
     for name, path in (("LiteRT rows only", base), ("+ memory-mode rows", augmented)):

@@ -25,10 +25,10 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import InputError
-from .fileio import atomic_write_json
+from ..errors import InputError
+from ..fileio import atomic_write_json
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATASETS = ROOT / "datasets"
 SEED = 0
 

@@ -28,11 +28,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ..fileio import atomic_write_json
+from ..runtime.interpreter import from_output as _from_output
+from ..runtime.interpreter import open_interpreter
+from ..runtime.interpreter import to_input as _to_input
 from . import datasets as ds
-from .fileio import atomic_write_json
-from .runtime.interpreter import from_output as _from_output
-from .runtime.interpreter import open_interpreter
-from .runtime.interpreter import to_input as _to_input
 
 PRECISIONS = ("FP32", "FP16", "DR8", "FX8", "FFX8")
 REPRESENTATIVE_SAMPLES = 100

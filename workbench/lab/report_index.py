@@ -13,8 +13,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Callable
 
-from . import papers
-from .fileio import atomic_write_text
+from .. import papers
+from ..fileio import atomic_write_text
 
 Metrics = dict[str, Any]
 

@@ -1,6 +1,6 @@
 """Peak memory of loading and running one .tflite model, measured in a fresh process.
 
-Usage: ``python -m workbench._memprobe MODEL THREADS XNNPACK(0|1) BATCH RUNS``. Prints one JSON
+Usage: ``python -m workbench.host._memprobe MODEL THREADS XNNPACK(0|1) BATCH RUNS``. Prints one JSON
 line: ``base_mb`` (resident set before loading, with numpy and LiteRT imported), ``peak_mb`` (the
 process's peak resident set after loading and running), ``model_mb = peak_mb - base_mb``.
 Only the standard library, numpy and ai_edge_litert are imported.

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 try:
     import plotly.graph_objects as go
 except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError("workbench.viz needs plotly: pip install 'workbench[notebooks]'") from exc
+    raise ImportError("workbench.lab.viz needs plotly: pip install 'workbench[notebooks]'") from exc
 
 #: Set by ``workbench report`` while executing notebooks: figures then load the shared plotly.js.
 REPORT_ENV = "WORKBENCH_REPORT_PLOTLYJS"
@@ -179,7 +179,7 @@ EXPLORER_TRACES = ("infeasible", "feasible", "Pareto front", "NSGA-II front", "O
 
 
 def explorer_figure(e: Any, *, title: str | None = None) -> "go.Figure":
-    """The explorer's scatter from an :class:`workbench.explore.Exploration`: the space (grey
+    """The explorer's scatter from an :class:`workbench.lab.explore.Exploration`: the space (grey
     infeasible, blue feasible), the exact Pareto front, NSGA-II's front, OODIn's choice, RASS's
     designs d0..d_wm as labelled stars, and a ring on the design the runtime would pick."""
     fig = go.Figure()

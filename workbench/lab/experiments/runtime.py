@@ -15,16 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import papers
-from ..bundling import make_bundle, storage
-from ..moo.problem import DiscreteProblem
-from ..profiles import Profile
-from ..runtime import Event, load_bundle
-from ..runtime.bundle import cores_of
-from ..runtime.monitor import anon_mb
-from ..runtime.run import run
-from ..solvers import rass
-from ..solvers.oodin import OodinPolicy
+from ... import papers
+from ...bundling import make_bundle, storage
+from ...moo.problem import DiscreteProblem
+from ...profiles import Profile
+from ...runtime import Event, load_bundle
+from ...runtime.bundle import cores_of
+from ...runtime.monitor import anon_mb
+from ...runtime.run import run
+from ...solvers import rass
+from ...solvers.oodin import OodinPolicy
 
 #: The host scenarios: CARIn UC1 (single DNN, Fig. 7) and UC3 (multi-DNN, Fig. 8) on the host.
 SCENARIOS = {
@@ -135,7 +135,7 @@ def storage_table(devices: tuple[str, ...] = ("a71", "s20fe", "pixel7")) -> list
     """CARIn Table 10's shape on the modelled phones: model storage of RASS's designs against
     every candidate variant (what OODIn keeps), beside the paper's numbers. Sizes are the
     profiles' S column (the models' file sizes from CARIn Tables 2-5)."""
-    from ..usecases import NAMES, problem
+    from ...moo.usecases import NAMES, problem
 
     paper = {(r[0], r[1]): r[2:] for r in papers.paper("carin")["storage_mb"]["rows"]}
     rows = []

@@ -14,12 +14,12 @@ from typing import Iterable
 
 import numpy as np
 
-from .. import papers
-from ..moo.problem import DiscreteProblem
-from ..profiles import load_profile, resolve_profile
-from ..solvers import OodinManager, evolutionary, oodin, rass
-from ..solvers.baselines import multi_dnn_unaware, single_architecture, transferred
-from ..usecases import use_case
+from ... import papers
+from ...moo.problem import DiscreteProblem
+from ...moo.usecases import use_case
+from ...profiles import load_profile, resolve_profile
+from ...solvers import OodinManager, evolutionary, oodin, rass
+from ...solvers.baselines import multi_dnn_unaware, single_architecture, transferred
 
 #: The phones of CARIn's evaluation (Table 6).
 CARIN_DEVICES = ("pixel7", "s20fe", "a71")

@@ -17,14 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from .. import datasets as ds
-from .. import papers
-from ..multiexit.criteria import parse_criteria
-from ..multiexit.policies import ExitProfile, ParetoPolicy, dynamic_exit, full, oracle, static_exit
-from ..multiexit.profiling import folder_size_mb, measure_exit_profile
-from ..multiexit.runner import SegmentedNet
-from ..multiexit.serve import App, poisson, serve, stepped
-from ..multiexit.sharing import CrossAppAdapter, Tenant
+from ... import papers
+from ...host import datasets as ds
+from ...multiexit.criteria import parse_criteria
+from ...multiexit.policies import ExitProfile, ParetoPolicy, dynamic_exit, full, oracle, static_exit
+from ...multiexit.profiling import folder_size_mb, measure_exit_profile
+from ...multiexit.runner import SegmentedNet
+from ...multiexit.serve import App, poisson, serve, stepped
+from ...multiexit.sharing import CrossAppAdapter, Tenant
 
 #: Delen's reported numbers we set beside ours (data with its citation: workbench/data/papers).
 PAPER = {k: v for k, v in papers.paper("delen").items() if k not in ("note",)}
@@ -55,7 +55,7 @@ class Built:
 def build(name: str, *, quick: bool = False, width: int = 32, epochs: int | None = None,
           seed: int = 0, folder: str | Path | None = None) -> Built:
     """Train (PyTorch), export (ONNX) and profile (onnxruntime) one of :data:`MODELS`."""
-    from ..multiexit.training import MultiExitNet, count_flops, export_onnx, to_torch, train
+    from ...multiexit.training import MultiExitNet, count_flops, export_onnx, to_torch, train
 
     task, arch, cin = MODELS[name]
     data = ds.load(task, quick=quick)

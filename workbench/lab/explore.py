@@ -1,7 +1,7 @@
 """The Pareto explorer's computation: edit SLOs, re-solve, and return plain data to draw.
 
-The widget (:mod:`workbench.widgets`) and the dashboard only wire controls to
-:meth:`Session.explore` and draw its :class:`Exploration` with :func:`workbench.viz.explorer_figure`.
+The widget (:mod:`workbench.lab.widgets`) and the dashboard only wire controls to
+:meth:`Session.explore` and draw its :class:`Exploration` with :func:`workbench.lab.viz.explorer_figure`.
 A session keeps the profile's tables, so an edit (a constraint bound, an objective toggle, a
 weight) re-solves a variant of the same problem: ~10-40 ms for 10^4 configurations.
 """
@@ -15,13 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InputError
-from .moo.problem import DiscreteProblem
-from .moo.slo import SLO, Objective
-from .profiles import Profile, load_profile, resolve_profile
-from .solvers import oodin, rass
-from .solvers.evolutionary import evolutionary, exact_front
-from .solvers.result import SolveResult
+from ..errors import InputError
+from ..moo.problem import DiscreteProblem
+from ..moo.slo import SLO, Objective
+from ..profiles import Profile, load_profile, resolve_profile
+from ..solvers import oodin, rass
+from ..solvers.evolutionary import evolutionary, exact_front
+from ..solvers.result import SolveResult
 
 #: Above this many combinations the scatter shows a sample (plus the front and the designs).
 MAX_POINTS = 20_000

@@ -4,7 +4,7 @@ Hardware options: threads {1, 2} x XNNPACK on/off (``OpResolverType.AUTO`` vs
 ``BUILTIN_WITHOUT_DEFAULT_DELEGATES``) x CPU core sets as separate processors (``CPU[0]``,
 ``CPU[1]``, ``CPU[0,1]``) pinned with ``os.sched_setaffinity``, so load on one core is a processor
 issue the runtime can escape. Protocol: CARIn's (5 warm-up runs, then 100 timed runs) unless told
-otherwise. Peak memory is measured in an isolated subprocess (``workbench._memprobe``): the peak
+otherwise. Peak memory is measured in an isolated subprocess (``workbench.host._memprobe``): the peak
 resident set while the model is loaded and run, over the resident set before loading it. Energy
 comes from RAPL when readable, else from a stated power model (and the rows say so).
 Co-execution of the multi-DNN tasks (h3, h4) is measured with the interpreters running at once in
@@ -31,10 +31,9 @@ from typing import Iterable
 
 import numpy as np
 
-from . import datasets as ds
-from .errors import InputError
-from .profiles.importers import config_id
-from .profiles.schema import (
+from ..errors import InputError
+from ..profiles.importers import config_id
+from ..profiles.schema import (
     CoExecution,
     Config,
     CpuCluster,
@@ -45,8 +44,9 @@ from .profiles.schema import (
     Provenance,
     Task,
 )
-from .runtime.executor import Pinned
-from .runtime.interpreter import fill_batch, open_interpreter, to_input
+from ..runtime.executor import Pinned
+from ..runtime.interpreter import fill_batch, open_interpreter, to_input
+from . import datasets as ds
 
 #: Modelled power of one busy core when RAPL cannot be read (this is a VM: /sys/class/powercap
 #: is absent). A server core at 2-3 GHz draws 4-7 W (e.g. 350 W TDP / 56 cores); we take 5 W.
@@ -135,7 +135,7 @@ def measure(path: str | os.PathLike, option: Option, *, batch: int, x: np.ndarra
 def measure_memory(path: str | os.PathLike, *, threads: int, xnnpack: bool, batch: int,
                    runs: int = 5, timeout: float = 120) -> dict[str, float]:
     """Peak memory (MB) of loading and running a model, in a fresh process (see _memprobe)."""
-    cmd = [sys.executable, "-m", "workbench._memprobe", str(path), str(threads),
+    cmd = [sys.executable, "-m", "workbench.host._memprobe", str(path), str(threads),
            "1" if xnnpack else "0", str(batch), str(runs)]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                        env=dict(os.environ, OMP_NUM_THREADS="1"))
@@ -285,7 +285,7 @@ def profile_host(zoo_root: Path, out: Path, *, tasks: Iterable[str] | None = Non
     Returns:
         The validated Profile (also saved to ``out``).
     """
-    from .profiles.store import save_profile
+    from ..profiles.store import save_profile
 
     variants = zoo_variants(zoo_root, tasks)
     if not variants:
@@ -457,8 +457,8 @@ def _cores_of(processor: str) -> list[int]:
 def fit_contention(configs: list[Config], coexec: list[CoExecution]) -> dict[str, float]:
     """Fit the contention model's CPU parameters to the measured co-execution rows (grid search
     on the squared log error); defaults from the phone model's parameter file without rows."""
-    from .moo.contention import co_latency
-    from .profiles.phone_model import load_parameters
+    from ..moo.contention import co_latency
+    from ..profiles.phone_model import load_parameters
 
     base = {k: float(v) for k, v in load_parameters()["contention"].items() if k != "source"}
     if not coexec:

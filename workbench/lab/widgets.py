@@ -1,5 +1,5 @@
-"""The interactive Pareto explorer: ipywidgets controls wired to :class:`workbench.explore.Session`
-and drawn with :func:`workbench.viz.explorer_traces` in a plotly ``FigureWidget``.
+"""The interactive Pareto explorer: ipywidgets controls wired to :class:`workbench.lab.explore.Session`
+and drawn with :func:`workbench.lab.viz.explorer_traces` in a plotly ``FigureWidget``.
 
 Works in JupyterLab (``Explorer().widget``) and as a page (``workbench explore`` serves
 ``notebooks/explorer.ipynb`` with Voila). Needs the ``notebooks`` extra (ipywidgets, plotly,
@@ -20,10 +20,10 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("the explorer needs ipywidgets and plotly: "
                       "pip install 'workbench[notebooks]'") from exc
 
-from .errors import WorkbenchError
+from ..errors import WorkbenchError
+from ..moo.usecases import scenarios_for
+from ..profiles import list_profiles, load_profile, resolve_profile
 from .explore import Exploration, Session
-from .profiles import list_profiles, load_profile, resolve_profile
-from .usecases import scenarios_for
 from .viz import explorer_figure, explorer_traces
 
 
