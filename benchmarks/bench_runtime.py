@@ -23,13 +23,13 @@ import numpy as np
 
 from workbench.bundling import make_bundle
 from workbench.fileio import atomic_write_json
+from workbench.lab.experiments.runtime import OodinPolicy
 from workbench.moo.problem import DiscreteProblem
 from workbench.profiles import load_profile
 from workbench.runtime import DeviceState, Event, Executor, SwitchingPolicy, load_bundle
 from workbench.runtime.bundle import cores_of
 from workbench.runtime.run import run
 from workbench.solvers import rass
-from workbench.solvers.oodin import OodinPolicy
 
 ROOT = Path(__file__).resolve().parents[1]
 SLO = "max A; max TP; max L <= 41.67ms"

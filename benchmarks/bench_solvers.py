@@ -24,10 +24,10 @@ from pathlib import Path
 import numpy as np
 
 from workbench.fileio import atomic_write_json
+from workbench.moo.front import exact_front, front_indicators
 from workbench.moo.problem import DiscreteProblem
 from workbench.profiles import Profile, load_profile
 from workbench.solvers import OodinManager, evolutionary, oodin, rass
-from workbench.solvers.evolutionary import exact_front, front_indicators
 
 ROOT = Path(__file__).resolve().parents[1]
 UC1 = "max A; max TP; max L <= 41.67ms"

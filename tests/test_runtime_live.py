@@ -12,12 +12,12 @@ pytest.importorskip("ai_edge_litert")
 from workbench.bundling import make_bundle  # noqa: E402
 from workbench.cli import main  # noqa: E402
 from workbench.host import datasets as ds  # noqa: E402
+from workbench.lab.experiments.runtime import OodinPolicy  # noqa: E402
 from workbench.moo.problem import DiscreteProblem  # noqa: E402
 from workbench.runtime import Event, Rejected, RuntimeManager, load_bundle  # noqa: E402
 from workbench.runtime.bundle import cores_of  # noqa: E402
 from workbench.runtime.run import run  # noqa: E402
 from workbench.solvers import rass  # noqa: E402
-from workbench.solvers.oodin import OodinPolicy  # noqa: E402
 
 SLO = "max A; max TP; avg L <= 50ms"
 

@@ -31,6 +31,7 @@ from typing import Iterable
 
 import numpy as np
 
+from .. import processors
 from ..errors import InputError
 from ..profiles.importers import config_id
 from ..profiles.schema import (
@@ -72,12 +73,8 @@ def core_sets() -> list[tuple[int, ...]]:
     return sets
 
 
-def processor_name(cores: tuple[int, ...]) -> str:
-    return "CPU[" + ",".join(map(str, cores)) + "]"
-
-
 def host_options(threads: Iterable[int] = (1, 2)) -> list[Option]:
-    return [Option(processor_name(cs), cs, t, x) for cs in core_sets() for t in threads
+    return [Option(processors.cpu_set(cs), cs, t, x) for cs in core_sets() for t in threads
             for x in (True, False)]
 
 
@@ -336,7 +333,7 @@ def profile_host(zoo_root: Path, out: Path, *, tasks: Iterable[str] | None = Non
     tasks_present = sorted({c.task for c in configs})
     coexec = measure_coexecution(configs, variants, samples, seconds=coexec_seconds,
                                  progress=progress) if coexec_seconds > 0 else []
-    engines = [Engine(name=processor_name(cs), kind="CPU", core_ids=list(cs),
+    engines = [Engine(name=processors.cpu_set(cs), kind="CPU", core_ids=list(cs),
                       options=EngineOptions(threads=list(threads), xnnpack=[True, False]))
                for cs in core_sets()]
     task_objs = [Task(name=t, metric=samples[t].metric, higher_is_better=samples[t].higher_is_better,
@@ -353,8 +350,7 @@ def profile_host(zoo_root: Path, out: Path, *, tasks: Iterable[str] | None = Non
                f"co-execution: {len(coexec)} combinations of the multi-DNN tasks measured with "
                "the interpreters running at once"])
     profile = Profile(device=host_device(), source="measured", provenance=prov, engines=engines,
-                      tasks=task_objs, configs=configs, coexecution=coexec,
-                      contention=fit_contention(configs, coexec))
+                      tasks=task_objs, configs=configs, coexecution=coexec)
     save_profile(profile, out)
     partial.path.unlink(missing_ok=True)
     return profile
@@ -438,7 +434,7 @@ def measure_coexecution(configs: list[Config], variants: list[Variant], samples:
         it = tqdm(combos, desc="co-execution", unit="combo")
     for combo in it:
         paths = [by_key[(c.task, c.model, c.precision)].path for c in combo]
-        opts = [Option(c.processor, tuple(_cores_of(c.processor)), c.threads or 1,
+        opts = [Option(c.processor, processors.cores(c.processor), c.threads or 1,
                        bool(c.xnnpack)) for c in combo]
         batches = [samples[c.task].batch for c in combo]
         inputs = [samples[c.task].x_test[:b] for c, b in zip(combo, batches)]
@@ -450,36 +446,3 @@ def measure_coexecution(configs: list[Config], variants: list[Variant], samples:
     return out
 
 
-def _cores_of(processor: str) -> list[int]:
-    return [int(x) for x in processor[processor.index("[") + 1:-1].split(",")]
-
-
-def fit_contention(configs: list[Config], coexec: list[CoExecution]) -> dict[str, float]:
-    """Fit the contention model's CPU parameters to the measured co-execution rows (grid search
-    on the squared log error); defaults from the phone model's parameter file without rows."""
-    from ..moo.contention import co_latency
-    from ..profiles.phone_model import load_parameters
-
-    base = {k: float(v) for k, v in load_parameters()["contention"].items() if k != "source"}
-    if not coexec:
-        return base
-    by_id = {c.id: c for c in configs}
-    procs = sorted({c.processor for c in configs})
-    rows = []
-    for r in coexec:
-        cs = [by_id[i] for i in r.configs]
-        rows.append(([np.array([c.L]) for c in cs], [np.array([procs.index(c.processor)]) for c in cs],
-                     [np.array([True]) for _ in cs],
-                     [np.array([sum(1 << k for k in _cores_of(c.processor))]) for c in cs],
-                     [np.array([c.threads or 1]) for c in cs], np.log(np.array(r.L))))
-    best, best_err = base, np.inf
-    for o in np.linspace(0, 1.0, 21):
-        for cp in np.linspace(0, 0.5, 26):
-            params = dict(base, cpu_oversubscription=float(o), cross_processor=float(cp))
-            err = 0.0
-            for L, P, C, M, T, target in rows:
-                pred = np.log(np.concatenate(co_latency(L, P, C, M, T, params)))
-                err += float(((pred - target) ** 2).sum())
-            if err < best_err:
-                best, best_err = params, err
-    return {k: round(v, 4) for k, v in best.items()}

@@ -25,6 +25,7 @@ import time
 import warnings
 from collections import Counter
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -32,7 +33,6 @@ from ..fileio import atomic_write_json
 from ..runtime.interpreter import from_output as _from_output
 from ..runtime.interpreter import open_interpreter
 from ..runtime.interpreter import to_input as _to_input
-from . import datasets as ds
 
 PRECISIONS = ("FP32", "FP16", "DR8", "FX8", "FFX8")
 REPRESENTATIVE_SAMPLES = 100
@@ -186,39 +186,46 @@ def predict(path: str | os.PathLike, x: np.ndarray, *, batch: int = 64, threads:
     return np.concatenate(outs)
 
 
-def quantise_model(spec, *, quick: bool = False, root: Path | None = None,
-                   data_root: Path | None = None, precisions=PRECISIONS) -> list[dict]:
-    """Convert a trained zoo model to every precision and measure each variant.
+def quantise_keras(model_path: str | os.PathLike, out_dir: str | os.PathLike, *,
+                   representative: np.ndarray, x_test: np.ndarray | None = None,
+                   score: Callable[[np.ndarray], float] | None = None, metric: str | None = None,
+                   precisions: tuple[str, ...] = PRECISIONS) -> list[dict]:
+    """Convert a saved Keras model to every precision and measure each variant.
+
+    Args:
+        model_path: A ``.keras`` file.
+        out_dir: Where ``<PRECISION>.tflite`` files and ``variants.json`` go.
+        representative: Calibration inputs for FX8/FFX8.
+        x_test, score, metric: Test inputs, a function scoring the LiteRT outputs on them, and
+            the metric's name; without them no test metric is recorded.
 
     Returns:
         One dict per precision: available (bool), reason (if not), file, sha256, size_mb,
         params, flops, ops, test metric (LiteRT), conversion time.
     """
-    from . import zoo
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    import keras
 
-    root = Path(root) if root else zoo.ZOO
-    model = zoo.load_model(spec, root)
-    d = ds.load(spec.task, quick=quick, root=data_root)
-    n_rep = 20 if quick else REPRESENTATIVE_SAMPLES
-    rep = d.x_train[np.random.default_rng(0).permutation(len(d.x_train))[:n_rep]]
+    model = keras.models.load_model(model_path)
     export_dir = tempfile.mkdtemp(prefix="workbench-export-")
     t_export = time.perf_counter()
     with _quiet():
         model.export(export_dir)  # traced once, converted five times
     t_export = time.perf_counter() - t_export
     try:
-        return _convert_all(spec, export_dir, t_export, d, rep, precisions, root)
+        return _convert_all(Path(out_dir), export_dir, t_export, representative, x_test, score,
+                            metric, precisions)
     finally:
         shutil.rmtree(export_dir, ignore_errors=True)
 
 
-def _convert_all(spec, export_dir: str, t_export: float, d, rep: np.ndarray, precisions,
-                 root: Path) -> list[dict]:
-    from . import zoo
-
+def _convert_all(out_dir: Path, export_dir: str, t_export: float, rep: np.ndarray,
+                 x_test: np.ndarray | None, score: Callable[[np.ndarray], float] | None,
+                 metric: str | None, precisions) -> list[dict]:
     out: list[dict] = []
+    out_dir.mkdir(parents=True, exist_ok=True)
     for prec in precisions:
-        target = zoo.model_dir(spec, root) / f"{prec}.tflite"
+        target = out_dir / f"{prec}.tflite"
         t0 = time.perf_counter()
         try:
             blob = convert(export_dir, prec, rep)
@@ -231,7 +238,8 @@ def _convert_all(spec, export_dir: str, t_export: float, d, rep: np.ndarray, pre
         conv_s = time.perf_counter() - t0
         try:
             info = analyse(target)
-            metric = d.score(predict(target, d.x_test))
+            value = score(predict(target, x_test)) if score is not None and x_test is not None \
+                else None
         except Exception as exc:  # noqa: BLE001 - a variant LiteRT cannot run is unavailable
             target.unlink(missing_ok=True)
             out.append({"precision": prec, "available": False,
@@ -240,7 +248,7 @@ def _convert_all(spec, export_dir: str, t_export: float, d, rep: np.ndarray, pre
         out.append({"precision": prec, "available": True, "file": target.name,
                     "sha256": hashlib.sha256(blob).hexdigest(), "size_mb": len(blob) / 1e6,
                     "params": info["params"], "flops": info["flops"], "n_ops": info["n_ops"],
-                    "ops": info["ops"], "metric": d.metric, "test_metric": metric,
+                    "ops": info["ops"], "metric": metric, "test_metric": value,
                     "convert_seconds": round(conv_s + t_export / len(precisions), 2)})
-    atomic_write_json(zoo.model_dir(spec, root) / "variants.json", out)
+    atomic_write_json(out_dir / "variants.json", out)
     return out

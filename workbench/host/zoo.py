@@ -395,14 +395,28 @@ def build(tasks: list[str] | None = None, *, quick: bool = False, seed: int = 0,
             it.set_postfix_str(f"{spec.task}/{spec.model}")
         rec = train(spec, quick=quick, seed=seed, root=root, data_root=data_root)
         if quantise:
-            from .quantise import quantise_model
-
-            rec["variants"] = quantise_model(spec, quick=quick, root=root, data_root=data_root)
+            rec["variants"] = quantise_spec(spec, quick=quick, root=root, data_root=data_root)
             atomic_write_json(model_dir(spec, root) / "record.json", rec)
         out.append(rec)
     return out
 
 
+def quantise_spec(spec: Spec, *, quick: bool = False, root: Path = ZOO,
+                  data_root: Path | None = None, precisions: tuple[str, ...] | None = None
+                  ) -> list[dict]:
+    """Convert a trained zoo model to every precision (beside it in the zoo) and measure each
+    variant's test metric with LiteRT: see :func:`workbench.host.quantise.quantise_keras`."""
+    from . import quantise
+
+    d = ds.load(spec.task, quick=quick, root=data_root)
+    n_rep = 20 if quick else quantise.REPRESENTATIVE_SAMPLES
+    rep = d.x_train[np.random.default_rng(0).permutation(len(d.x_train))[:n_rep]]
+    path = model_dir(spec, root) / "model.keras"
+    if not path.exists():
+        raise InputError("model not built yet: run `workbench zoo build`", file=path)
+    return quantise.quantise_keras(path, model_dir(spec, root), representative=rep,
+                                   x_test=d.x_test, score=d.score, metric=d.metric,
+                                   precisions=precisions or quantise.PRECISIONS)
 
 
 def _main(argv: list[str] | None = None) -> int:

@@ -16,11 +16,13 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ..moo.front import exact_front
+from ..moo.optimality import feasible_mask
 from ..moo.problem import DiscreteProblem
 from ..moo.slo import SLO, Objective
 from ..profiles import Profile, load_profile, resolve_profile
 from ..solvers import oodin, rass
-from ..solvers.evolutionary import evolutionary, exact_front
+from ..solvers.evolutionary import evolutionary
 from ..solvers.result import SolveResult
 
 #: Above this many combinations the scatter shows a sample (plus the front and the designs).
@@ -162,7 +164,7 @@ class Session:
         t2 = time.perf_counter()
         pos = {int(f): i for i, f in enumerate(self.points)}
         G = pb.evaluate_flat(self.points).G
-        feasible = np.all(G <= 0, axis=1) if pb.limits else np.ones(len(self.points), bool)
+        feasible = feasible_mask(G)
         pareto = np.zeros(len(self.points), bool)
         designs: dict[str, int] = {}
         extra = []

@@ -1,8 +1,9 @@
 """Multi-DNN contention model: latency of each model when M models run concurrently (SPEC 5).
 
-Used where a profile has no measured co-execution row for a combination. Its parameters live in
+Used where a profile has no measured co-execution row for a combination. Its parameters come from
 the profile's ``contention`` field (modelled profiles copy them from the phone model's parameter
-file, which documents their source):
+file, which documents their source); a profile without them but with measured co-execution rows
+gets them fitted to those rows (:func:`fit`); otherwise :data:`DEFAULTS` apply:
 
 * ``same_processor_share`` (s): models on the same accelerator time-share it. Each waits, per
   inference, for s x the latency of every other model there:
@@ -19,10 +20,21 @@ file, which documents their source):
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+from .. import processors
+
+if TYPE_CHECKING:
+    from ..profiles.schema import CoExecution, Config
 
 #: The parameter names the model reads from a profile's ``contention`` field.
 PARAMETERS = ("same_processor_share", "cpu_oversubscription", "cross_processor")
+#: An estimate for a device nothing was measured on: accelerators are time-shared, CPU threads
+#: beyond the cores cost 15% per extra share, other running models cost 8% through DRAM and caches.
+DEFAULTS: dict[str, float] = {"same_processor_share": 1.0, "cpu_oversubscription": 0.15,
+                              "cross_processor": 0.08}
 
 
 def co_latency(L: list[np.ndarray], proc: list[np.ndarray], is_cpu: list[np.ndarray],
@@ -70,3 +82,45 @@ def co_latency(L: list[np.ndarray], proc: list[np.ndarray], is_cpu: list[np.ndar
         lat = lat * (1 + c) ** (n_other + np.where(over, 0, n_shared))
         out.append(lat)
     return out
+
+
+def fit(configs: list[Config], coexec: list[CoExecution], *,
+        base: dict[str, float] | None = None) -> dict[str, float]:
+    """Fit the CPU parameters (``cpu_oversubscription``, ``cross_processor``) to measured
+    co-execution rows: a grid search on the squared log error of every co-run latency.
+
+    Args:
+        configs: The profile's configuration rows (the co-executions name them by id).
+        coexec: Measured co-execution rows.
+        base: Parameters to start from (default :data:`DEFAULTS`); returned as they are when
+            there is no row to fit.
+    """
+    base = dict(DEFAULTS if base is None else base)
+    if not coexec:
+        return base
+    by_id = {c.id: c for c in configs}
+    procs = sorted({c.processor for c in configs})
+    # Rows with the same number of models form one vectorised batch of combinations.
+    groups: dict[int, list] = {}
+    for r in coexec:
+        groups.setdefault(len(r.configs), []).append(r)
+    batches = []
+    for M, rows in groups.items():
+        cs = [[by_id[i] for i in r.configs] for r in rows]
+        col = lambda f, dt: [np.array([f(row[k]) for row in cs], dtype=dt) for k in range(M)]  # noqa: E731
+        batches.append((col(lambda c: c.L, float), col(lambda c: procs.index(c.processor), np.int64),
+                        col(lambda c: c.kind == "CPU", bool),
+                        col(lambda c: processors.parse(c.processor).core_mask(), np.int64),
+                        col(lambda c: c.threads or 1, np.int64),
+                        np.log(np.array([r.L for r in rows], dtype=float)).T))
+    best, best_err = base, np.inf
+    for o in np.linspace(0, 1.0, 21):
+        for cp in np.linspace(0, 0.5, 26):
+            params = dict(base, cpu_oversubscription=float(o), cross_processor=float(cp))
+            err = 0.0
+            for L, P, C, K, T, target in batches:
+                pred = np.log(np.stack(co_latency(L, P, C, K, T, params)))
+                err += float(((pred - target) ** 2).sum())
+            if err < best_err:
+                best, best_err = params, err
+    return {k: round(v, 4) for k, v in best.items()}

@@ -16,6 +16,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..errors import InputError
+
 
 class OptimalityResult(NamedTuple):
     """Optimality of every feasible configuration.
@@ -25,12 +27,34 @@ class OptimalityResult(NamedTuple):
         optimality: Their optimality, aligned with ``index`` (descending).
         utopia: The utopia point ``up_i`` per objective.
         scale: The standard deviation ``s_i`` per objective (0 means the objective dropped out).
+        d_max: The largest possible distance over the feasible space (the numerator).
+        weights: The weights ``w_i`` the ranking used.
     """
 
     index: np.ndarray
     optimality: np.ndarray
     utopia: np.ndarray
     scale: np.ndarray
+    d_max: float = float("nan")
+    weights: np.ndarray | None = None
+
+    def of(self, F: np.ndarray) -> np.ndarray:
+        """Optimality of any objective vectors (natural units) in this ranking's normalisation:
+        how a solver's or baseline's choice compares on the same scale."""
+        F = np.atleast_2d(np.asarray(F, dtype=float))
+        w = np.ones(F.shape[1]) if self.weights is None else self.weights
+        return _ratio(F, self.utopia, self.scale, w, self.d_max)
+
+
+def _ratio(F: np.ndarray, utopia: np.ndarray, scale: np.ndarray, w: np.ndarray,
+           d_max: float) -> np.ndarray:
+    """opt(x) = d_max / d(x) over the objectives with a spread (inf at the utopia point)."""
+    use = scale > 0
+    if not use.any():  # every feasible configuration is the utopia point
+        return np.full(len(F), np.inf)
+    d = np.sqrt((((F[:, use] - utopia[use]) / scale[use] * w[use]) ** 2).sum(axis=1))
+    with np.errstate(divide="ignore"):
+        return np.where(d > 0, d_max / np.where(d > 0, d, 1.0), np.inf)
 
 
 def feasible_mask(G: np.ndarray) -> np.ndarray:
@@ -61,37 +85,31 @@ def optimality(F: np.ndarray, maximise: np.ndarray | list[bool], *,
         OptimalityResult with the feasible rows sorted best first.
 
     Raises:
-        ValueError: Shapes disagree or F holds NaN in a feasible row.
+        InputError: Shapes disagree or F holds NaN in a feasible row.
     """
     F = np.asarray(F, dtype=float)
     if F.ndim != 2:
-        raise ValueError(f"F must be 2-D (configs x objectives), got shape {F.shape}")
+        raise InputError(f"F must be 2-D (configs x objectives), got shape {F.shape}")
     n, k = F.shape
     maximise = np.asarray(maximise, dtype=bool)
     w = np.ones(k) if weights is None else np.asarray(weights, dtype=float)
     if maximise.shape != (k,) or w.shape != (k,):
-        raise ValueError(f"maximise and weights need {k} entries, got {maximise.shape}, {w.shape}")
+        raise InputError(f"maximise and weights need {k} entries, got {maximise.shape}, {w.shape}")
     mask = np.ones(n, dtype=bool) if feasible is None else np.asarray(feasible, dtype=bool)
     idx = np.flatnonzero(mask)
     Fx = F[idx]
     if np.isnan(Fx).any():
         bad = idx[np.isnan(Fx).any(axis=1)][0]
-        raise ValueError(f"objective values missing (NaN) for feasible row {bad}")
+        raise InputError(f"objective values missing (NaN) for feasible row {bad}")
     if idx.size == 0:
-        return OptimalityResult(idx, np.empty(0), np.full(k, np.nan), np.zeros(k))
+        return OptimalityResult(idx, np.empty(0), np.full(k, np.nan), np.zeros(k), float("nan"), w)
     hi, lo = Fx.max(axis=0), Fx.min(axis=0)
     up = np.where(maximise, hi, lo)
     s = Fx.std(axis=0)
     use = s > 0
-    if not use.any():  # every feasible configuration is the utopia point
-        opt = np.full(idx.size, np.inf)
-    else:
-        z = (Fx[:, use] - up[use]) / s[use] * w[use]
-        d = np.sqrt((z ** 2).sum(axis=1))
-        d_max = np.sqrt((((hi - lo)[use] / s[use] * w[use]) ** 2).sum())
-        with np.errstate(divide="ignore"):
-            opt = np.where(d > 0, d_max / np.where(d > 0, d, 1.0), np.inf)
+    d_max = float(np.sqrt((((hi - lo)[use] / s[use] * w[use]) ** 2).sum()))
+    opt = _ratio(Fx, up, s, w, d_max)
     # lexsort is stable, so full ties keep the input order; the last key is the primary one.
     keys = [np.asarray(t, dtype=float)[idx] for t in reversed(tie_break)]
     order = np.lexsort(tuple(keys) + (-opt,))
-    return OptimalityResult(idx[order], opt[order], up, s)
+    return OptimalityResult(idx[order], opt[order], up, s, d_max, w)

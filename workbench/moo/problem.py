@@ -21,17 +21,26 @@ from typing import Iterator, NamedTuple
 import numpy as np
 from pymoo.core.problem import Problem
 
+from .. import processors
 from ..errors import InputError
-from ..profiles.schema import METRIC_FIELDS, Config, Profile, processor_kind
+from ..metrics import (
+    COLUMNS,
+    HIGHER_IS_BETTER,
+    MODEL_METRICS,
+    SLOWDOWN_COLUMNS,
+    STAT_SUFFIX,
+    SYSTEM_METRICS,
+)
+from ..metrics import unit as metric_unit
+from ..profiles.schema import Config, Profile
+from .contention import DEFAULTS as CONTENTION_DEFAULTS
 from .contention import PARAMETERS as CONTENTION_PARAMETERS
 from .contention import co_latency
-from .optimality import OptimalityResult, optimality
-from .slo import HIGHER_IS_BETTER, MODEL_METRICS, SLO, SYSTEM_METRICS, UNIT_OF
+from .contention import fit as fit_contention
+from .front import exact_front, minimisation
+from .optimality import OptimalityResult, feasible_mask, optimality
+from .slo import SLO
 
-_STAT_SUFFIX = {"avg": "", "std": "_std", "min": "_min", "max": "_max", "p50": "_p50",
-                "p90": "_p90", "p99": "_p99"}
-#: Per-model columns that scale with the co-execution slowdown of a multi-DNN combination.
-_LATENCY_COLUMNS = ("L", "L_std", "L_min", "L_max", "L_p50", "L_p90", "L_p99", "E")
 DEFAULT_CHUNK = 1 << 17
 
 
@@ -52,7 +61,7 @@ class Term:
 
     @property
     def column(self) -> str:
-        return self.metric + _STAT_SUFFIX[self.stat]
+        return self.metric + STAT_SUFFIX[self.stat]
 
 
 @dataclass(frozen=True)
@@ -65,7 +74,7 @@ class Bound:
 
     @property
     def name(self) -> str:
-        return f"{self.term.name} {self.op} {self.value:g}{UNIT_OF.get(self.term.metric, '')}"
+        return f"{self.term.name} {self.op} {self.value:g}{metric_unit(self.term.metric)}"
 
 
 class TaskSpace:
@@ -85,9 +94,9 @@ class TaskSpace:
         self.models = np.array([c.model for c in configs], dtype=object)
         # The table as numpy columns, built once: solvers then never touch Config objects.
         self._cols = {name: np.array([np.nan if v is None else v for v in vals], dtype=float)
-                      for name, vals in zip(METRIC_FIELDS, zip(*(
-                          [getattr(c, f) for f in METRIC_FIELDS] for c in configs)))} \
-            if configs else {name: np.empty(0) for name in METRIC_FIELDS}
+                      for name, vals in zip(COLUMNS, zip(*(
+                          [getattr(c, f) for f in COLUMNS] for c in configs)))} \
+            if configs else {name: np.empty(0) for name in COLUMNS}
 
     def __len__(self) -> int:
         return len(self.configs)
@@ -124,7 +133,7 @@ class DiscreteProblem(Problem):
                  weights: dict[str, float] | str | None = None,
                  exclude_processors: tuple[str, ...] | list[str] = (),
                  rows: dict[str, list[str]] | None = None,
-                 _spaces: tuple[list[str], list["TaskSpace"]] | None = None) -> None:
+                 _spaces: tuple | None = None) -> None:
         self.profile = profile
         self.slo = (SLO.parse(slo) if isinstance(slo, str) else slo).with_weights(weights)
         self._args = dict(tasks=tasks, exclude_processors=tuple(exclude_processors), rows=rows)
@@ -160,13 +169,17 @@ class DiscreteProblem(Problem):
             self.n_cores = self._n_cores()
             self._masks = {p: self._coremask(p) for p in self.processors}
             self.tasks = [TaskSpace(t, per_task[t], self.processors, self._masks) for t in tasks]
-        self._spaces = (self.processors, list(self.tasks))
+        self._spaces: tuple = (self.processors, list(self.tasks))
         self.objective_terms = self._resolve_objectives()
         self.limits = self._resolve_constraints()
         self._drop_rows_without_values()
         self.shape = tuple(len(t) for t in self.tasks)
         self.size = math.prod(self.shape)
-        self.contention = self._contention_parameters()
+        if _spaces is not None and len(_spaces) > 2:
+            self.contention, self.contention_source = _spaces[2]
+        else:
+            self.contention = self._contention_parameters()
+        self._spaces = self._spaces[:2] + ((self.contention, self.contention_source),)
         self._coexec = self._measured_coexecution()
         super().__init__(n_var=len(self.tasks), n_obj=len(self.objective_terms),
                          n_ieq_constr=len(self.limits), xl=np.zeros(len(self.tasks)),
@@ -196,16 +209,16 @@ class DiscreteProblem(Problem):
         if n:
             return n
         ids = [i for e in self.profile.engines for i in (e.core_ids or [])]
-        ids += [int(x) for p in self.processors if "[" in p
-                for x in p[p.index("[") + 1:-1].split(",")]
+        ids += [c for p in self.processors for c in processors.parse(p).cores or ()]
         threads = [c.threads or 1 for c in self.profile.configs if c.kind == "CPU"]
         return max([max(ids) + 1 if ids else 0] + threads + [1])
 
     def _coremask(self, processor: str) -> int:
-        if processor_kind(processor) != "CPU":
+        proc = processors.parse(processor)
+        if not proc.is_cpu:
             return 0
-        if "[" in processor:
-            return sum(1 << int(x) for x in processor[processor.index("[") + 1:-1].split(","))
+        if proc.cores is not None:
+            return proc.core_mask()
         eng = self.profile.engine(processor)
         if eng is not None and eng.core_ids:
             return sum(1 << i for i in eng.core_ids)
@@ -241,8 +254,8 @@ class DiscreteProblem(Problem):
             name = ("" if stat == "avg" else f"{stat} ") + metric
             return Term(name, metric, stat, None, metric in HIGHER_IS_BETTER if sense is None
                         else sense == "max", weight)
-        if stat not in _STAT_SUFFIX or (stat != "avg" and metric != "L"):
-            have = ", ".join(_STAT_SUFFIX) if metric == "L" else "avg"
+        if stat not in STAT_SUFFIX or (stat != "avg" and metric != "L"):
+            have = ", ".join(STAT_SUFFIX) if metric == "L" else "avg"
             raise InputError(f"{where}: profiles hold no {stat!r} statistic of {metric} "
                              f"(available: {have})", where="SLO", value=stat)
         label = ("" if stat == "avg" else f"{stat} ") + metric
@@ -310,15 +323,16 @@ class DiscreteProblem(Problem):
 
     def _contention_parameters(self) -> dict[str, float]:
         params = {k: v for k, v in self.profile.contention.items() if k in CONTENTION_PARAMETERS}
-        self.contention_source = "profile"
-        if len(params) < len(CONTENTION_PARAMETERS):
-            from ..profiles.phone_model import load_parameters
-
-            defaults = load_parameters()["contention"]
-            for k in CONTENTION_PARAMETERS:
-                params.setdefault(k, float(defaults[k]))
-            self.contention_source = "defaults from workbench/data/phones/model_parameters.json"
-        return params
+        if len(params) == len(CONTENTION_PARAMETERS):
+            self.contention_source = "profile"
+            return params
+        if self.profile.coexecution and self.multi:
+            self.contention_source = (f"fitted to the profile's {len(self.profile.coexecution)} "
+                                      "measured co-execution rows")
+            return fit_contention(self.profile.configs, self.profile.coexecution,
+                                  base=dict(CONTENTION_DEFAULTS, **params))
+        self.contention_source = "the contention model's defaults (workbench.moo.contention)"
+        return dict(CONTENTION_DEFAULTS, **params)
 
     def _measured_coexecution(self) -> dict[int, np.ndarray]:
         out: dict[int, np.ndarray] = {}
@@ -384,7 +398,7 @@ class DiscreteProblem(Problem):
             with np.errstate(divide="ignore", invalid="ignore"):
                 f = np.where(Ls[k] > 0, LM[k] / Ls[k], 1.0)
             ntt.append(f)
-            for c in _LATENCY_COLUMNS:
+            for c in SLOWDOWN_COLUMNS:
                 if c in v:
                     v[c] = v[c] * f
             if "TP" in v:
@@ -442,10 +456,7 @@ class DiscreteProblem(Problem):
     def _calc_pareto_front(self, *args, **kwargs):
         # pymoo's pareto_front(): the exact front of the feasible space, in pymoo's minimisation
         # form, so that pymoo's own indicators can be given it directly.
-        from ..solvers.evolutionary import exact_front
-
-        F = self.evaluate_flat(exact_front(self)).F
-        return np.where(self.maximise, -F, F)
+        return minimisation(self, self.evaluate_flat(exact_front(self)).F)
 
     def _evaluate(self, x, out, *args, **kwargs):
         x = np.clip(np.rint(np.asarray(x, dtype=float)), 0, np.array(self.shape) - 1).astype(
@@ -462,7 +473,7 @@ class DiscreteProblem(Problem):
         """Every feasible combination (G <= 0) with its objectives, evaluated once."""
         idx, F, G = [], [], []
         for ev in self.chunks():
-            ok = np.all(ev.G <= 0, axis=1) if self.limits else np.ones(len(ev.index), bool)
+            ok = feasible_mask(ev.G)
             idx.append(ev.index[ok])
             F.append(ev.F[ok])
             G.append(ev.G[ok])
@@ -477,31 +488,19 @@ class DiscreteProblem(Problem):
                          tie_break=(np.nan_to_num(tot["W"], nan=np.inf),
                                     np.nan_to_num(tot["MF"], nan=np.inf)))
         # optimality() indexes into fe; translate to flat combination indices.
-        return OptimalityResult(fe.index[res.index], res.optimality, res.utopia, res.scale)
+        return res._replace(index=fe.index[res.index])
 
     def optimality_of(self, flat: np.ndarray) -> np.ndarray:
         """Optimality of any combinations in RASS's normalisation over this problem's feasible
         space (so that every solver and baseline is compared on the same scale). Infeasible
         combinations get NaN."""
         flat = np.atleast_1d(np.asarray(flat, dtype=np.int64))
-        rk = self.ranking
         out = np.full(len(flat), np.nan)
-        if rk.index.size == 0:
+        if self.ranking.index.size == 0:
             return out
         ev = self.evaluate_flat(flat)
-        ok = np.all(ev.G <= 0, axis=1) if self.limits else np.ones(len(flat), bool)
-        fe = self.feasible.F
-        use = rk.scale > 0
-        if not use.any():
-            out[ok] = np.inf
-            return out
-        w = self.weights[use]
-        hi, lo = fe.max(axis=0)[use], fe.min(axis=0)[use]
-        d_max = np.sqrt((((hi - lo) / rk.scale[use] * w) ** 2).sum())
-        d = np.sqrt((((ev.F[:, use] - rk.utopia[use]) / rk.scale[use] * w) ** 2).sum(axis=1))
-        with np.errstate(divide="ignore"):
-            opt = np.where(d > 0, d_max / np.where(d > 0, d, 1), np.inf)
-        out[ok] = opt[ok]
+        ok = feasible_mask(ev.G)
+        out[ok] = self.ranking.of(ev.F[ok])
         return out
 
     # --- describing combinations --------------------------------------------------------------

@@ -24,28 +24,12 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import InputError
+from ..metrics import BY_NAME, MODEL_METRICS, SUMMABLE, SYSTEM_METRICS
+from ..metrics import unit as metric_unit
 
-#: Metrics of one model (CARIn F_single) and of a multi-DNN system (NTT, STP, F).
-MODEL_METRICS = ("S", "W", "A", "L", "TP", "E", "MF")
-SYSTEM_METRICS = ("NTT", "STP", "F")
+#: Metrics of one model (CARIn F_single) and of a multi-DNN system (NTT, STP, F): see
+#: :mod:`workbench.metrics`, the one table of names, units and directions.
 METRICS = MODEL_METRICS + SYSTEM_METRICS
-#: Higher is better for these (CARIn 4.3.1); A follows its task's metric (MAE is lower-is-better).
-HIGHER_IS_BETTER = {"A", "TP", "STP", "F"}
-#: Metrics that may be summed over tasks with ``[total]``.
-SUMMABLE = {"S", "W", "E", "MF"}
-
-# unit -> factor into the workbench's units (ms, MB, FLOPs, mJ, samples/s, %)
-_UNITS = {
-    "L": {"ms": 1.0, "s": 1000.0, "us": 1e-3},
-    "MF": {"mb": 1.0, "gb": 1024.0, "kb": 1 / 1024},
-    "S": {"mb": 1.0, "gb": 1024.0, "kb": 1 / 1024},
-    "W": {"flops": 1.0, "mflops": 1e6, "gflops": 1e9, "tflops": 1e12},
-    "E": {"mj": 1.0, "j": 1000.0, "uj": 1e-3},
-    "TP": {"/s": 1.0, "fps": 1.0, "ips": 1.0},
-    "A": {"%": 1.0},
-}
-#: How constraint values print: in the workbench's units.
-UNIT_OF = {"L": "ms", "MF": "MB", "S": "MB", "E": "mJ", "TP": "/s"}
 _STAT_RE = re.compile(r"^(avg|mean|std|min|max|p\d{1,2})$", re.I)
 _TOKEN_RE = re.compile(r"\s*(<=|>=|<|>|[^\s<>=]+)")
 _NUM_UNIT_RE = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-z%/]+)?$")
@@ -86,7 +70,7 @@ class Constraint:
     task: str | None = None
 
     def __str__(self) -> str:
-        unit = UNIT_OF.get(self.metric, "")
+        unit = metric_unit(self.metric)
         return f"{_term(self.stat, self.metric, self.task)} {self.op} {self.value:g}{unit}"
 
 
@@ -257,7 +241,7 @@ def parse_slo(text: str) -> SLO:
             value = float(m.group(1))
             unit = m.group(2)
             if unit:
-                factors = _UNITS.get(metric, {})
+                factors = BY_NAME[metric].units
                 f = factors.get(unit.lower())
                 if f is None:
                     allowed = ", ".join(factors) or "none"

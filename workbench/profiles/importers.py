@@ -18,9 +18,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from .. import processors
 from ..errors import InputError
+from ..metrics import COLUMNS
 from .schema import (
-    METRIC_FIELDS,
     PRECISIONS,
     Config,
     Device,
@@ -28,13 +29,12 @@ from .schema import (
     Profile,
     Provenance,
     Task,
-    processor_kind,
 )
 from .store import error_from_validation
 
 REQUIRED_COLUMNS = ("config", "model", "precision", "processor")
-METRIC_COLUMNS = ("A", "S", "W", "L", "L_std", "L_min", "L_max", "L_p50", "L_p90", "L_p99",
-                  "TP", "E", "MF")
+#: Metric columns a CSV table may have (every profile column but ``params``, which is optional).
+METRIC_COLUMNS = tuple(c for c in COLUMNS if c != "params")
 OPTIONAL_COLUMNS = ("task", "arch", "params", "threads", "xnnpack", "delegate_precision",
                     "governor", "memory_mode", "memory_budget_mb", "batch", "source", "note")
 _INT_COLUMNS = {"threads", "batch"}
@@ -309,9 +309,9 @@ def import_benchmark_log(path: str | os.PathLike, *, model: str | None = None,
                          file=path, value=precision)
     if processor is not None:
         try:
-            processor_kind(processor)
-        except ValueError as exc:
-            raise InputError(str(exc), file=path, value=processor) from None
+            processors.kind(processor)
+        except InputError as exc:
+            raise InputError(exc.message, file=path, value=processor) from None
     configs: list[Config] = []
     for k, rec in enumerate(runs):
         where = f"run {k + 1}"
@@ -374,4 +374,4 @@ def merge(base: Profile, extra: Profile, *, replace: bool = False) -> Profile:
 
 
 __all__ = ["import_csv", "import_benchmark_log", "parse_benchmark_log", "merge", "config_id",
-           "slug", "METRIC_FIELDS"]
+           "slug"]

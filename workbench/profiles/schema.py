@@ -10,10 +10,13 @@ predictor) or imported (another tool's output).
 from __future__ import annotations
 
 import math
-import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from .. import processors
+from ..errors import InputError
+from ..metrics import COLUMNS
 
 PRECISIONS: tuple[str, ...] = ("FP32", "FP16", "DR8", "FX8", "FFX8")
 Precision = Literal["FP32", "FP16", "DR8", "FX8", "FFX8"]
@@ -21,13 +24,6 @@ Source = Literal["measured", "modelled", "predicted", "imported"]
 EngineKind = Literal["CPU", "GPU", "NPU", "DSP"]
 MemoryMode = Literal["bulk", "streamed", "planned"]
 
-#: Processor ids: an engine kind, optionally with a CPU core set, e.g. ``CPU``, ``GPU``, ``CPU[0,1]``.
-PROCESSOR_RE = re.compile(r"^(CPU|GPU|NPU|DSP)(\[\d+(,\d+)*\])?$")
-
-#: Latency statistics columns of the configuration table (ms).
-LATENCY_FIELDS: tuple[str, ...] = ("L", "L_std", "L_min", "L_max", "L_p50", "L_p90", "L_p99")
-#: Every numeric metric column of the configuration table.
-METRIC_FIELDS: tuple[str, ...] = ("A", "S", "params", "W", *LATENCY_FIELDS, "TP", "E", "MF")
 
 
 class PathError(ValueError):
@@ -41,16 +37,6 @@ class PathError(ValueError):
 class _Strict(BaseModel):
     # Mistyped fields are errors, not silently ignored data.
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
-
-
-def processor_kind(processor: str) -> str:
-    """The engine kind of a processor id (``"CPU[0,1]"`` -> ``"CPU"``)."""
-    m = PROCESSOR_RE.match(processor)
-    if not m:
-        raise ValueError(
-            f"unknown processor {processor!r}: expected CPU, GPU, NPU or DSP, optionally with a "
-            "CPU core set such as CPU[0] or CPU[0,1]")
-    return m.group(1)
 
 
 class CpuCluster(_Strict):
@@ -126,14 +112,14 @@ class Engine(_Strict):
     @field_validator("name")
     @classmethod
     def _known_processor(cls, v: str) -> str:
-        processor_kind(v)
+        processors.kind(v)
         return v
 
     @model_validator(mode="after")
     def _kind_matches_name(self) -> "Engine":
-        if processor_kind(self.name) != self.kind:
+        if processors.kind(self.name) != self.kind:
             raise ValueError(f"engine {self.name!r} has kind {self.kind!r}; "
-                             f"expected {processor_kind(self.name)!r}")
+                             f"expected {processors.kind(self.name)!r}")
         return self
 
 
@@ -186,10 +172,10 @@ class Config(_Strict):
     @field_validator("processor")
     @classmethod
     def _known_processor(cls, v: str) -> str:
-        processor_kind(v)
+        processors.kind(v)
         return v
 
-    @field_validator(*METRIC_FIELDS)
+    @field_validator(*COLUMNS)
     @classmethod
     def _finite_non_negative(cls, v: float | None) -> float | None:
         if v is None:
@@ -216,15 +202,11 @@ class Config(_Strict):
     @property
     def kind(self) -> str:
         """Engine kind of the processor (``CPU``, ``GPU``, ``NPU`` or ``DSP``)."""
-        return processor_kind(self.processor)
+        return processors.kind(self.processor)
 
     def label(self) -> str:
         """Short human label in CARIn's notation, e.g. ``EfficientNet Lite0 FFX8, CPU_{4,T}``."""
-        hw = self.processor
-        if self.threads is not None or self.xnnpack is not None:
-            t = "" if self.threads is None else str(self.threads)
-            x = "" if self.xnnpack is None else ("T" if self.xnnpack else "F")
-            hw += "_{" + ",".join(p for p in (t, x) if p) + "}"
+        hw = processors.label(self.processor, self.threads, self.xnnpack)
         mode = ""
         if self.memory_mode:
             at = f"@{self.memory_budget_mb:g}MB" if self.memory_budget_mb else ""
@@ -390,17 +372,17 @@ class Profile(_Strict):
         """Metric columns as float numpy arrays (NaN where a row lacks the value).
 
         Args:
-            *names: Metric names from ``METRIC_FIELDS`` (default: all of them).
+            *names: Metric names from ``COLUMNS`` (default: all of them).
             task: Keep only the rows of this task.
         """
         import numpy as np
 
         rows = [c for c in self.configs if task is None or c.task == task]
-        names = names or METRIC_FIELDS
+        names = names or COLUMNS
         out = {}
         for n in names:
-            if n not in METRIC_FIELDS:
-                raise KeyError(f"unknown metric {n!r}; known: {', '.join(METRIC_FIELDS)}")
+            if n not in COLUMNS:
+                raise InputError(f"unknown metric; known: {', '.join(COLUMNS)}", value=n)
             out[n] = np.array([np.nan if getattr(c, n) is None else getattr(c, n) for c in rows],
                               dtype=float)
         return out

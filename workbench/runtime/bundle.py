@@ -22,17 +22,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import processors
 from ..errors import InputError
 
 FORMAT = "workbench-bundle"
 VERSION = 1
 MANIFEST = "manifest.json"
-_CPU_RE = re.compile(r"^CPU(?:\[(\d+(?:,\d+)*)\])?$")
 
 
 class BundleError(InputError):
@@ -48,15 +47,9 @@ def sha256_of(path: str | os.PathLike) -> str:
 
 
 def cores_of(processor: str, n_cores: int | None = None) -> tuple[int, ...] | None:
-    """The CPU cores a processor name runs on (``CPU[0,1]`` -> (0, 1); ``CPU`` -> every core);
-    None for GPU/NPU/DSP, which this runtime cannot drive."""
-    m = _CPU_RE.match(processor)
-    if not m:
-        return None
-    if m.group(1):
-        return tuple(int(c) for c in m.group(1).split(","))
-    n = n_cores or os.cpu_count() or 1
-    return tuple(range(n))
+    """The CPU cores a (validated) processor id runs on (``CPU[0,1]`` -> (0, 1); ``CPU`` -> every
+    core); None for GPU/NPU/DSP, which this runtime cannot drive."""
+    return processors.cores(processor, n_cores)
 
 
 @dataclass(frozen=True)
@@ -190,6 +183,9 @@ def load_bundle(root: str | os.PathLike, *, verify: bool = True) -> Bundle:
         if spec.threads < 1 or spec.batch < 1:
             raise BundleError("threads and batch must be >= 1", file=mpath, where=w,
                               value=(spec.threads, spec.batch))
+        if not processors.is_processor(spec.processor):
+            raise BundleError("not a processor id such as CPU, CPU[0,1] or GPU", file=mpath,
+                              where=f"{w}.processor", value=spec.processor)
         if Path(spec.file).is_absolute() or ".." in Path(spec.file).parts:
             raise BundleError("model paths must stay inside the bundle", file=mpath,
                               where=f"{w}.file", value=spec.file)

@@ -18,16 +18,15 @@ Syntax (``workbench run --inject``): comma-separated ``SECONDS:KIND[:ARG[:ARG]]`
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from dataclasses import dataclass
 
+from .. import processors
 from ..errors import InputError
 
 KINDS = {"stress": 1, "unstress": 0, "memory": 1, "unmemory": 0, "slow": 2, "unslow": 0,
          "flag": 1, "unflag": 1, "memflag": 0, "unmemflag": 0}
-_PROC_RE = re.compile(r"^(CPU|GPU|NPU|DSP)(\[\d+(,\d+)*\])?$")
 
 
 @dataclass(frozen=True)
@@ -79,7 +78,7 @@ def parse_events(text: str) -> list[Event]:
                 raise InputError("cores must look like 0 or 0+1", where=where, value=args[0])
         if kind == "memory" and not args[0].isdigit():
             raise InputError("memory takes megabytes", where=where, value=args[0])
-        if kind in ("slow", "flag", "unflag") and not _PROC_RE.match(args[0]):
+        if kind in ("slow", "flag", "unflag") and not processors.is_processor(args[0]):
             raise InputError("not a processor name like CPU[0] or GPU", where=where, value=args[0])
         if kind == "slow":
             try:

@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ..moo.front import exact_front, front_indicators
+from ..moo.optimality import feasible_mask
 from ..moo.problem import DiscreteProblem
 from .result import Design, SolveResult
 
@@ -31,8 +33,6 @@ ALGORITHMS = {
     "ga": "pymoo.algorithms.soo.nonconvex.ga.GA",
 }
 _NEEDS_REF_DIRS = {"nsga3", "unsga3", "moead"}
-#: Hypervolume is exponential in the number of objectives: beyond this, only IGD is reported.
-MAX_HV_OBJECTIVES = 4
 
 
 def make_algorithm(name: str, n_obj: int, *, pop_size: int = 100, seed: int = 1) -> Any:
@@ -68,58 +68,6 @@ def make_algorithm(name: str, n_obj: int, *, pop_size: int = 100, seed: int = 1)
     return cls(**kw)
 
 
-def _minimisation(problem: DiscreteProblem, F: np.ndarray) -> np.ndarray:
-    return np.where(problem.maximise, -F, F)
-
-
-def exact_front(problem: DiscreteProblem, *, chunk: int = 20000) -> np.ndarray:
-    """Flat indices of the exact Pareto front of the feasible space (non-dominated sorting by
-    pymoo, done chunk by chunk and then on the union of the chunk fronts)."""
-    from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
-
-    fe = problem.feasible
-    if len(fe.index) == 0:
-        return np.empty(0, dtype=np.int64)
-    Fm = _minimisation(problem, fe.F)
-    nds = NonDominatedSorting()
-    keep = []
-    for s in range(0, len(Fm), chunk):
-        part = np.arange(s, min(s + chunk, len(Fm)))
-        keep.append(part[nds.do(Fm[part], only_non_dominated_front=True)])
-    cand = np.concatenate(keep)
-    if len(keep) > 1:
-        cand = cand[nds.do(Fm[cand], only_non_dominated_front=True)]
-    return fe.index[np.sort(cand)]
-
-
-def front_indicators(problem: DiscreteProblem, front: np.ndarray, reference: np.ndarray
-                     ) -> dict[str, float | None]:
-    """pymoo's HV and IGD of a front against a reference (exact) front, both given by flat
-    index; objectives min-max normalised over the feasible space, HV reference point 1.1."""
-    from pymoo.indicators.hv import HV
-    from pymoo.indicators.igd import IGD
-
-    fe = problem.feasible
-    Fm_all = _minimisation(problem, fe.F)
-    lo, hi = Fm_all.min(axis=0), Fm_all.max(axis=0)
-    span = np.where(hi > lo, hi - lo, 1.0)
-
-    def norm(idx: np.ndarray) -> np.ndarray:
-        return (_minimisation(problem, problem.evaluate_flat(idx).F) - lo) / span
-
-    A, R = norm(front), norm(reference)
-    out: dict[str, float | None] = {"igd": float(IGD(R)(A)) if len(A) else None}
-    if problem.n_obj <= MAX_HV_OBJECTIVES and len(A):
-        hv = HV(ref_point=np.full(problem.n_obj, 1.1))
-        hv_ref = hv(R)
-        out["hv"] = float(hv(A))
-        out["hv_exact"] = float(hv_ref)
-        out["hv_ratio"] = float(hv(A) / hv_ref) if hv_ref > 0 else None
-    else:
-        out["hv"] = out["hv_exact"] = out["hv_ratio"] = None
-    return out
-
-
 def evolutionary(problem: DiscreteProblem, *, algorithm: str = "nsga2", pop_size: int = 100,
                  n_gen: int = 100, seed: int = 1, compare: bool = True) -> SolveResult:
     """Run a pymoo algorithm on the problem.
@@ -153,9 +101,7 @@ def evolutionary(problem: DiscreteProblem, *, algorithm: str = "nsga2", pop_size
                            problem.size, -1, extra=extra)
     X = np.atleast_2d(res.X).astype(np.int64)
     flats = np.unique(np.ravel_multi_index(tuple(X.T), problem.shape))
-    ok = np.all(problem.evaluate_flat(flats).G <= 0, axis=1) if problem.limits else \
-        np.ones(len(flats), bool)
-    flats = flats[ok]
+    flats = flats[feasible_mask(problem.evaluate_flat(flats).G)]
     if len(flats) == 0:
         return SolveResult(algorithm, "infeasible", {}, {"solve": solve_ms, "total": solve_ms},
                            problem.size, -1, extra=extra)

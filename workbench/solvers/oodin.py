@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 
+from ..moo.optimality import feasible_mask
 from ..moo.problem import DiscreteProblem
 from .result import Design, SolveResult, nearest_violations
 
@@ -57,7 +58,7 @@ def _per_task(problem: DiscreteProblem, t0: float) -> SolveResult:
                                * 1e3}, problem.size, -1, extra={"failed_task": task})
         picks.append(res.d0.configs[0])
     flat = problem.flat_of(picks)
-    feasible = bool(np.all(problem.evaluate_flat(np.array([flat])).G <= 0))
+    feasible = bool(feasible_mask(problem.evaluate_flat(np.array([flat])).G)[0])
     solve_ms = (time.perf_counter() - t0) * 1e3
     # Scoring in RASS's normalisation evaluates the whole space: not part of OODIn's own cost.
     d0 = Design.of(problem, "d0", flat)
@@ -85,8 +86,7 @@ class OodinManager:
         rows = problem.unravel(ev.index)
         self.proc = np.stack([ts.proc[r] for ts, r in zip(problem.tasks, rows)], axis=1)
         self.MF = problem.metrics(ev.index)["MF"]
-        self.feasible = np.all(self.G <= 0, axis=1) if problem.limits else np.ones(len(ev.index),
-                                                                                     bool)
+        self.feasible = feasible_mask(self.G)
 
     def resolve(self, unavailable: tuple[str, ...] = (), memory_limit_mb: float | None = None
                 ) -> int | None:
@@ -103,43 +103,3 @@ class OodinManager:
         idx = np.flatnonzero(ok)
         scores = weighted_sum_scores(self.F[idx], self.problem.maximise, self.problem.weights)
         return int(self.index[idx[int(np.argmax(scores))]])
-
-
-class OodinPolicy:
-    """OODIn's runtime manager as a runtime policy (for comparison with RASS's look-up): on every
-    change of the flags it re-solves the look-up tables without the flagged processors (and,
-    under a memory issue, below the current design's memory), paying the solve each time.
-
-    Use it with a bundle that stores every candidate (``make_bundle(..., include="all")``).
-    """
-
-    name = "oodin"
-
-    def __init__(self, problem: DiscreteProblem) -> None:
-        self.manager = OodinManager(problem)
-        self.problem = problem
-        self.solve_ms: list[float] = []
-        self._normal_mf: float | None = None
-
-    def decide(self, state, usable):  # noqa: ARG002 - the runtime's Policy signature
-        """Re-solve for this device state (a :class:`workbench.runtime.DeviceState`)."""
-        from ..runtime.manager import Choice
-
-        t0 = time.perf_counter()
-        limit = None
-        if state.memory and self._normal_mf is not None:
-            limit = self._normal_mf * 0.999  # a smaller design than the one memory ran short on
-        flat = self.manager.resolve(state.flagged, memory_limit_mb=limit)
-        if flat is None and limit is not None:
-            flat = self.manager.resolve((), memory_limit_mb=limit)
-        if flat is None:
-            flat = self.manager.resolve(())
-        self.solve_ms.append((time.perf_counter() - t0) * 1e3)
-        if flat is None:
-            return None
-        if not state.memory:
-            mf = self.problem.metrics(np.array([flat]))["MF"][0]
-            self._normal_mf = None if mf != mf else float(mf)
-        configs = tuple(c.id for c in self.problem.configs_of(flat))
-        return Choice("oodin:" + "+".join(c.label() for c in self.problem.configs_of(flat)),
-                      configs)

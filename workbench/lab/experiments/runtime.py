@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import statistics
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from ... import papers
 from ...bundling import make_bundle, storage
@@ -21,10 +24,11 @@ from ...moo.problem import DiscreteProblem
 from ...profiles import Profile
 from ...runtime import Event, load_bundle
 from ...runtime.bundle import cores_of
+from ...runtime.manager import Choice
 from ...runtime.monitor import anon_mb
 from ...runtime.run import run
 from ...solvers import rass
-from ...solvers.oodin import OodinPolicy
+from ...solvers.oodin import OodinManager
 
 #: The host scenarios: CARIn UC1 (single DNN, Fig. 7) and UC3 (multi-DNN, Fig. 8) on the host.
 SCENARIOS = {
@@ -34,6 +38,45 @@ SCENARIOS = {
               "slo": "max A[h3-vision]; max A[h3-audio]; max STP; avg L <= 50ms",
               "paper": "CARIn Fig. 8 (UC3 on A71)"},
 }
+
+
+
+class OodinPolicy:
+    """OODIn's runtime manager as a runtime policy (for comparison with RASS's look-up): on every
+    change of the flags it re-solves the look-up tables without the flagged processors (and,
+    under a memory issue, below the current design's memory), paying the solve each time.
+
+    Use it with a bundle that stores every candidate (``make_bundle(..., include="all")``).
+    """
+
+    name = "oodin"
+
+    def __init__(self, problem: DiscreteProblem) -> None:
+        self.manager = OodinManager(problem)
+        self.problem = problem
+        self.solve_ms: list[float] = []
+        self._normal_mf: float | None = None
+
+    def decide(self, state, usable):  # noqa: ARG002 - the runtime's Policy signature
+        """Re-solve for this device state (a :class:`workbench.runtime.DeviceState`)."""
+        t0 = time.perf_counter()
+        limit = None
+        if state.memory and self._normal_mf is not None:
+            limit = self._normal_mf * 0.999  # a smaller design than the one memory ran short on
+        flat = self.manager.resolve(state.flagged, memory_limit_mb=limit)
+        if flat is None and limit is not None:
+            flat = self.manager.resolve((), memory_limit_mb=limit)
+        if flat is None:
+            flat = self.manager.resolve(())
+        self.solve_ms.append((time.perf_counter() - t0) * 1e3)
+        if flat is None:
+            return None
+        if not state.memory:
+            mf = self.problem.metrics(np.array([flat]))["MF"][0]
+            self._normal_mf = None if mf != mf else float(mf)
+        configs = tuple(c.id for c in self.problem.configs_of(flat))
+        return Choice("oodin:" + "+".join(c.label() for c in self.problem.configs_of(flat)),
+                      configs)
 
 
 @dataclass
