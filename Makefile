@@ -7,7 +7,7 @@ BIN     = $(VENV)/bin
 comma  := ,
 STAMP   = $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
-.PHONY: setup demo profiles quickstart report test test-slow bench lint clean
+.PHONY: setup demo profiles quickstart report test test-fast test-slow bench lint clean
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -35,8 +35,13 @@ demo: profiles quickstart
 report: setup
 	$(BIN)/workbench report
 
+# The whole suite (what CI runs); test-fast skips the slow tier (model training, notebooks, the
+# browser, a fresh venv), test-slow runs only it.
 test: setup
 	$(BIN)/python -m pytest
+
+test-fast: setup
+	$(BIN)/python -m pytest -m "not slow"
 
 test-slow: setup
 	$(BIN)/python -m pytest -m slow

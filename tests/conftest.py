@@ -1,10 +1,46 @@
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).resolve().parents[1]
+
+try:  # Hypothesis keeps no example database in the tree (.hypothesis/).
+    from hypothesis import settings
+
+    settings.register_profile("workbench", database=None)
+    settings.load_profile("workbench")
+except ImportError:  # pragma: no cover - hypothesis is a dev dependency
+    pass
+
+
+#: Fixtures that train the quick zoo (about 80 s once per session): tests using them are slow.
+SLOW_FIXTURES = {"quick_zoo", "quick_profile"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """The slow tier, decided in one place: zoo training (the quick-zoo fixtures), notebook runs
+    and whatever a module marks slow itself (the torch engine, the browser, a fresh venv)."""
+    for item in items:
+        if item.get_closest_marker("notebook") or SLOW_FIXTURES & set(item.fixturenames):
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def workspace_home(tmp_path_factory):
+    """Every test runs in a throw-away workspace (WORKBENCH_HOME), so nothing a test writes by
+    default (dataset caches, zoo models, profiles, quick reports) lands in the source tree.
+    Profile names still find the checkout's committed profiles."""
+    home = tmp_path_factory.mktemp("home")
+    saved = os.environ.get("WORKBENCH_HOME")
+    os.environ["WORKBENCH_HOME"] = str(home)
+    yield home
+    if saved is None:
+        os.environ.pop("WORKBENCH_HOME", None)
+    else:
+        os.environ["WORKBENCH_HOME"] = saved
 
 
 @pytest.fixture

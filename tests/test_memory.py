@@ -290,6 +290,7 @@ def test_bundling_refuses_memory_mode_rows(models, tmp_path):
         make_bundle(solve(prob, "rass"), prob, tmp_path / "b", models=tmp_path)
 
 
+@pytest.mark.slow  # trains AgeNet-S
 def test_cli_memory_plan_says_minimum_budget(capsys):
     from workbench.cli import main
 

@@ -9,6 +9,8 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("onnxruntime")
 pytest.importorskip("onnxscript")
 
+pytestmark = pytest.mark.slow  # trains PyTorch models
+
 from conftest import make_profile  # noqa: E402
 
 from workbench.bundling import storage  # noqa: E402
@@ -130,6 +132,7 @@ def test_trace_driven_serving_answers_or_drops_every_request(h1):
     assert busy / span <= 0.5 + 0.05 / span + 0.05   # the share plus the burst allowance
 
 
+@pytest.mark.notebook
 @pytest.mark.timeout(900)
 def test_delen_notebook_runs_quick(tmp_path):
     pytest.importorskip("papermill")

@@ -28,6 +28,7 @@ def test_quickstart_report(tmp_path):
     assert not list(tmp_path.glob("quickstart/.*"))  # no partial files left
 
 
+@pytest.mark.notebook
 def test_other_parameters_reach_the_notebook(tmp_path):
     run = run_report("00_quickstart", reports_dir=tmp_path, progress=False,
                      parameters={"device": "a71", "max_latency_ms": 20.0})

@@ -37,6 +37,7 @@ def test_the_index_links_reports_and_sets_paper_beside_workbench(tmp_path):
     assert "Fig. 7" in page and "d0 (EfficientNet Lite0 FFX8" in page  # the paper's side
 
 
+@pytest.mark.notebook
 @pytest.mark.timeout(600)
 def test_workbench_report_quick_writes_reports_and_the_index(tmp_path, capsys):
     pytest.importorskip("papermill")

@@ -17,6 +17,7 @@ from workbench.moo.problem import DiscreteProblem  # noqa: E402
 from workbench.solvers import rass  # noqa: E402
 
 
+@pytest.mark.slow  # builds a fresh venv
 @pytest.mark.timeout(900)
 def test_a_bundle_runs_with_only_numpy_and_litert_installed(quick_profile, quick_zoo, tmp_path):
     prof, _ = quick_profile

@@ -187,6 +187,7 @@ def test_cli_bundle_check_and_run(quick_profile, quick_zoo, tmp_path, capsys):
     assert "--inject item" in capsys.readouterr().err
 
 
+@pytest.mark.notebook
 def test_runtime_notebook_runs_both_managers_without_losing_requests(quick_zoo, quick_profile,
                                                                     tmp_path):
     pytest.importorskip("papermill")

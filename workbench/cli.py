@@ -29,6 +29,12 @@ def _table(rows: list[list[str]], header: list[str]) -> str:
     return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
 
 
+def _profiles_dir() -> Path:
+    from . import workspace
+
+    return workspace.profiles_dir()
+
+
 # --- profiles ----------------------------------------------------------------------------------
 
 def _cmd_profiles_list(args: argparse.Namespace) -> int:
@@ -36,7 +42,7 @@ def _cmd_profiles_list(args: argparse.Namespace) -> int:
 
     paths = list_profiles(args.dir)
     if not paths:
-        print(f"no profiles in {args.dir or 'profiles/'}; create them with "
+        print(f"no profiles in {args.dir or _profiles_dir()}; create them with "
               "`workbench profiles model`")
         return 0
     rows = []
@@ -115,7 +121,7 @@ def _cmd_profiles_import(args: argparse.Namespace) -> int:
                                     source=args.source)
     if args.into:
         prof = merge(load_profile(args.into), prof, replace=args.replace)
-    out = Path(args.output or args.into or Path("profiles") / f"{prof.device.name}.json")
+    out = Path(args.output or args.into or _profiles_dir() / f"{prof.device.name}.json")
     save_profile(prof, out)
     print(f"wrote {out} ({len(prof.configs)} configurations)")
     return 0
@@ -125,7 +131,7 @@ def _cmd_profiles_model(args: argparse.Namespace) -> int:
     from .profiles import phone_model
 
     params = phone_model.load_parameters(args.parameters) if args.parameters else None
-    paths = phone_model.regenerate(args.out_dir, devices=args.device or phone_model.DEVICES,
+    paths = phone_model.regenerate(args.out_dir or _profiles_dir(), devices=args.device or phone_model.DEVICES,
                                    use_cases=args.use_case or phone_model.USE_CASES,
                                    parameters=params, progress=not args.quiet)
     for p in paths:
@@ -262,13 +268,14 @@ def explore_command(*, port: int, profile: str, use_case: str | None) -> tuple[l
     """The Voila command line and environment that serve the explorer on localhost."""
     import os
 
-    from .lab.reports import NOTEBOOKS
+    from . import workspace
 
+    notebooks = workspace.notebooks_dir()
     env = dict(os.environ, WORKBENCH_EXPLORE_PROFILE=profile,
                WORKBENCH_EXPLORE_USE_CASE=use_case or "")
-    cmd = [sys.executable, "-m", "voila", str(NOTEBOOKS / "explorer.ipynb"), f"--port={port}",
+    cmd = [sys.executable, "-m", "voila", str(notebooks / "explorer.ipynb"), f"--port={port}",
            "--no-browser", "--Voila.ip=127.0.0.1", "--theme=light",
-           f"--Voila.root_dir={NOTEBOOKS.parent}"]
+           f"--Voila.root_dir={notebooks.parent}"]
     return cmd, env
 
 
@@ -308,7 +315,7 @@ def _cmd_multiexit_build(args: argparse.Namespace) -> int:
             acc = ", ".join(f"{a:.3f}" for a in b.profile.accuracy)
             print(f"  exit accuracy {acc}; {b.size_mb:.2f} MB", flush=True)
     prof = multiexit_profile(models, pareto_points=args.points)
-    out = Path(args.output)
+    out = Path(args.output or _profiles_dir() / "host-multiexit.json")
     save_profile(prof, out)
     print(f"{out}: {len(prof.multi_exit)} multi-exit models, {len(prof.configs)} operating points "
           f"(solve with: workbench solve --profile {out} --task h1 --slo \"max A; min L\")")
@@ -378,20 +385,21 @@ def _cmd_memory_modes(args: argparse.Namespace) -> int:
                                progress=None if args.quiet else
                                (lambda m: print(f"measuring {m} in every memory mode ...",
                                                 flush=True)))
-    save_profile(out, args.output)
+    target = Path(args.output or _profiles_dir() / "host-memory.json")
+    save_profile(out, target)
     added = [c for c in out.configs if c.memory_mode]
     for c in added:
         print(f"  {c.label()}: L {c.L:.3f} ms, MF {c.MF:.3f} MB")
-    print(f"{args.output}: {len(added)} memory-mode rows added")
+    print(f"{target}: {len(added)} memory-mode rows added")
     return 0
 
 
 # --- zoo and host profile ----------------------------------------------------------------------
 
 def _zoo_root(args: argparse.Namespace) -> Path:
-    from .host.datasets import DATASETS
+    from . import workspace
 
-    return Path(args.zoo) if args.zoo else DATASETS / ("zoo-quick" if args.quick else "zoo")
+    return Path(args.zoo) if args.zoo else workspace.zoo_dir(quick=args.quick)
 
 
 def _cmd_zoo_build(args: argparse.Namespace) -> int:
@@ -413,7 +421,7 @@ def _cmd_zoo_build(args: argparse.Namespace) -> int:
 def _cmd_profile(args: argparse.Namespace) -> int:
     from .host import profiling
 
-    out = Path(args.output or ("profiles/host-quick.json" if args.quick else "profiles/host.json"))
+    out = Path(args.output or _profiles_dir() / ("host-quick.json" if args.quick else "host.json"))
     runs = args.runs if args.runs is not None else (20 if args.quick else 100)
     warmup = args.warmup if args.warmup is not None else (2 if args.quick else 5)
     prof = profiling.profile_host(_zoo_root(args), out, tasks=args.task, warmup=warmup, runs=runs,
@@ -430,7 +438,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from .lab import reports
 
     png = True if args.png else (False if args.no_png else None)
-    out = Path(args.reports_dir) if args.reports_dir else reports.REPORTS
+    out = Path(args.reports_dir) if args.reports_dir else reports.default_reports_dir(
+        quick=args.quick)
     runs = reports.run_all(names=args.only, quick=args.quick, progress=not args.quiet, png=png,
                            reports_dir=out)
     for run in runs:
@@ -504,7 +513,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--replace", action="store_true", help="with --into: replace rows with the "
                    "same id")
     p.add_argument("-o", "--output", default=None, help="output file (default: --into, else "
-                   "profiles/<device>.json)")
+                   "<workspace>/profiles/<device>.json)")
     p.set_defaults(func=_cmd_profiles_import)
 
     p = psub.add_parser("model", help="regenerate the modelled phone profiles")
@@ -512,7 +521,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="pixel7, s20fe, a71 or xperia-c5 (repeatable; default: all)")
     p.add_argument("--use-case", action="append", default=None,
                    help="CARIn use case uc1..uc4 (repeatable; default: all)")
-    p.add_argument("--out-dir", default="profiles")
+    p.add_argument("--out-dir", default=None, help="default: the workspace's profiles/")
     p.add_argument("--parameters", default=None, help="an edited copy of model_parameters.json")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_profiles_model)
@@ -559,7 +568,8 @@ def build_parser() -> argparse.ArgumentParser:
     mesub.required = True
     p = mesub.add_parser("build", help="train, export and measure the multi-exit nets and write "
                          "a measured profile of their operating points")
-    p.add_argument("-o", "--output", default="profiles/host-multiexit.json")
+    p.add_argument("-o", "--output", default=None,
+                   help="default: <workspace>/profiles/host-multiexit.json")
     p.add_argument("--width", type=int, default=32, help="backbone width (default 32)")
     p.add_argument("--epochs", type=int, default=None, help="training epochs (default 12)")
     p.add_argument("--points", type=int, default=10,
@@ -585,7 +595,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--budgets", default=None,
                    help="FlexNN budgets in MB, comma-separated (default: 10/25/50%% of bulk)")
     p.add_argument("--reps", type=int, default=20)
-    p.add_argument("-o", "--output", default="profiles/host-memory.json")
+    p.add_argument("-o", "--output", default=None,
+                   help="default: <workspace>/profiles/host-memory.json")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=_cmd_memory_modes)
 

@@ -25,11 +25,10 @@ from typing import Callable
 
 import numpy as np
 
+from .. import workspace
 from ..errors import InputError
 from ..fileio import atomic_write_json
 
-ROOT = Path(__file__).resolve().parents[2]
-DATASETS = ROOT / "datasets"
 SEED = 0
 
 
@@ -250,7 +249,7 @@ def load(task: str, *, quick: bool = False, root: str | os.PathLike | None = Non
     if task not in TASKS:
         raise InputError(f"unknown task; known: {', '.join(TASKS)}", where="task", value=task)
     build, n_classes, metric, hib, batch, desc = TASKS[task]
-    root = Path(root) if root else DATASETS
+    root = Path(root) if root else workspace.datasets_dir()
     name = f"{task}{'-quick' if quick else ''}"
     cache = root / "cache" / f"{name}.npz"
     manifest = _load_manifest(root)

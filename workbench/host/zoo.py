@@ -23,11 +23,10 @@ from typing import Callable
 
 import numpy as np
 
+from .. import workspace
 from ..errors import InputError
 from ..fileio import atomic_write_json
 from . import datasets as ds
-
-ZOO = ds.DATASETS / "zoo"
 
 
 def _keras():
@@ -285,11 +284,16 @@ def specs(tasks: list[str] | None = None, *, quick: bool = False) -> list[Spec]:
     return out
 
 
-def model_dir(spec: Spec, root: Path = ZOO) -> Path:
-    return root / spec.task / spec.model
+def model_dir(spec: Spec, root: Path | None = None) -> Path:
+    """Where a zoo model and its variants live (default root: the workspace's zoo)."""
+    return _root(root) / spec.task / spec.model
 
 
-def train(spec: Spec, *, quick: bool = False, seed: int = 0, root: Path = ZOO,
+def _root(root: str | os.PathLike | None) -> Path:
+    return Path(root) if root else workspace.zoo_dir()
+
+
+def train(spec: Spec, *, quick: bool = False, seed: int = 0, root: Path | None = None,
           data_root: Path | None = None, verbose: int = 0, isolate: bool = True) -> dict:
     """Train one zoo model (reproducibly from ``seed``) and save it with its record.
 
@@ -301,6 +305,7 @@ def train(spec: Spec, *, quick: bool = False, seed: int = 0, root: Path = ZOO,
         The record written beside the model: params, epochs, validation and test metric, time.
     """
     ds.load(spec.task, quick=quick, root=data_root)  # build the cache outside the trainer
+    root = _root(root)
     if not isolate:
         return _train_here(spec, quick=quick, seed=seed, root=Path(root), data_root=data_root,
                            verbose=verbose)
@@ -363,7 +368,7 @@ def _train_here(spec: Spec, *, quick: bool, seed: int, root: Path, data_root: Pa
     return record
 
 
-def load_model(spec: Spec, root: Path = ZOO):
+def load_model(spec: Spec, root: Path | None = None):
     keras = _keras()
     path = model_dir(spec, root) / "model.keras"
     if not path.exists():
@@ -371,13 +376,13 @@ def load_model(spec: Spec, root: Path = ZOO):
     return keras.models.load_model(path)
 
 
-def record(spec: Spec, root: Path = ZOO) -> dict | None:
+def record(spec: Spec, root: Path | None = None) -> dict | None:
     p = model_dir(spec, root) / "record.json"
     return json.loads(p.read_text()) if p.exists() else None
 
 
 def build(tasks: list[str] | None = None, *, quick: bool = False, seed: int = 0,
-          root: Path = ZOO, data_root: Path | None = None, progress: bool = True,
+          root: Path | None = None, data_root: Path | None = None, progress: bool = True,
           quantise: bool = True) -> list[dict]:
     """Train every zoo model of the tasks and (by default) quantise each to the five precisions.
 
@@ -401,7 +406,7 @@ def build(tasks: list[str] | None = None, *, quick: bool = False, seed: int = 0,
     return out
 
 
-def quantise_spec(spec: Spec, *, quick: bool = False, root: Path = ZOO,
+def quantise_spec(spec: Spec, *, quick: bool = False, root: Path | None = None,
                   data_root: Path | None = None, precisions: tuple[str, ...] | None = None
                   ) -> list[dict]:
     """Convert a trained zoo model to every precision (beside it in the zoo) and measure each
@@ -429,7 +434,7 @@ def _main(argv: list[str] | None = None) -> int:
     ap.add_argument("model")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--root", default=str(ZOO))
+    ap.add_argument("--root", required=True)
     ap.add_argument("--data-root", default=None)
     a = ap.parse_args(argv)
     import tensorflow as tf

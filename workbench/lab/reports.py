@@ -16,12 +16,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import workspace
 from ..errors import InputError
 from ..fileio import atomic_write_text
 
-ROOT = Path(__file__).resolve().parents[2]
-NOTEBOOKS = ROOT / "notebooks"
-REPORTS = ROOT / "reports"
+
+def default_reports_dir(*, quick: bool = False) -> Path:
+    """Where reports go unless told: the workspace's ``reports/``; quick runs go to its scratch
+    folder so that they never overwrite the committed full reports or their index."""
+    return workspace.scratch_dir() / "reports-quick" if quick else workspace.reports_dir()
 
 
 @dataclass(frozen=True)
@@ -36,10 +39,11 @@ class ReportRun:
     seconds: float
 
 
-def available(notebooks_dir: Path = NOTEBOOKS) -> list[str]:
+def available(notebooks_dir: Path | None = None) -> list[str]:
     """Report names: the numbered notebooks' file stems, e.g. ``00_quickstart`` (an unnumbered
     notebook such as ``explorer.ipynb`` is interactive, not a report)."""
-    return sorted(p.stem for p in Path(notebooks_dir).glob("*.ipynb")
+    folder = Path(notebooks_dir) if notebooks_dir else workspace.notebooks_dir()
+    return sorted(p.stem for p in folder.glob("*.ipynb")
                   if p.stem.partition("_")[0].isdigit())
 
 
@@ -97,8 +101,8 @@ def _share_styles(html: str, reports_dir: Path, out_dir: Path) -> str:
 
 
 def run_report(name: str, *, parameters: dict[str, Any] | None = None,
-               reports_dir: str | os.PathLike = REPORTS,
-               notebooks_dir: str | os.PathLike = NOTEBOOKS, quick: bool = False,
+               reports_dir: str | os.PathLike | None = None,
+               notebooks_dir: str | os.PathLike | None = None, quick: bool = False,
                progress: bool = True, png: bool = False) -> ReportRun:
     """Execute one notebook with papermill and render it to HTML.
 
@@ -106,7 +110,8 @@ def run_report(name: str, *, parameters: dict[str, Any] | None = None,
         name: Notebook stem (``00_quickstart``) or report name (``quickstart``).
         parameters: Values for the notebook's ``parameters`` cell; ``output_dir`` and ``quick``
             are always passed.
-        reports_dir: Folder that receives ``<report name>/``.
+        reports_dir: Folder that receives ``<report name>/`` (default: see
+            :func:`default_reports_dir`).
         quick: Ask the notebook for its small, fast configuration.
         png: Also save every figure as a PNG under ``<report>/figures/`` (kaleido + a system
             Chromium; skipped with a note when that fails).
@@ -121,7 +126,9 @@ def run_report(name: str, *, parameters: dict[str, Any] | None = None,
     from .viz import PNG_ENV, REPORT_ENV
 
     t_start = time.perf_counter()
-    notebooks_dir, reports_dir = Path(notebooks_dir), Path(reports_dir)
+    notebooks_dir = Path(notebooks_dir) if notebooks_dir else workspace.notebooks_dir()
+    reports_dir = Path(reports_dir) if reports_dir else default_reports_dir(quick=quick)
+    home = workspace.home()
     stems = {s: s for s in available(notebooks_dir)} | {_report_name(s): s
                                                          for s in available(notebooks_dir)}
     if name not in stems:
@@ -131,9 +138,10 @@ def run_report(name: str, *, parameters: dict[str, Any] | None = None,
     out_dir = reports_dir / _report_name(stem)
     out_dir.mkdir(parents=True, exist_ok=True)
     js = _shared_plotlyjs(reports_dir)
-    # Relative to the checkout when possible: the committed reports should not name a home folder.
+    # Relative to the workspace when possible: the committed reports should not name a home
+    # folder. Notebooks run in the workspace, so their relative paths (profiles/, datasets/) too.
     resolved = out_dir.resolve()
-    shown = resolved.relative_to(ROOT) if resolved.is_relative_to(ROOT) else resolved
+    shown = resolved.relative_to(home) if resolved.is_relative_to(home) else resolved
     params = dict(parameters or {}, output_dir=str(shown), quick=quick)
     executed = out_dir / f"{_report_name(stem)}.ipynb"
     tmp = out_dir / f".{_report_name(stem)}.partial.ipynb"
@@ -147,7 +155,7 @@ def run_report(name: str, *, parameters: dict[str, Any] | None = None,
         os.environ.pop(PNG_ENV, None)
     try:
         pm.execute_notebook(str(notebooks_dir / f"{stem}.ipynb"), str(tmp), parameters=params,
-                            cwd=str(ROOT), progress_bar=progress, kernel_name="python3")
+                            cwd=str(home), progress_bar=progress, kernel_name="python3")
     except BaseException:
         tmp.unlink(missing_ok=True)  # no half-executed notebook left where a report belongs
         shutil.rmtree(figures_tmp, ignore_errors=True)
@@ -186,17 +194,19 @@ def chromium() -> str | None:
     return "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None
 
 
-def run_all(*, names: list[str] | None = None, reports_dir: str | os.PathLike = REPORTS,
+def run_all(*, names: list[str] | None = None, reports_dir: str | os.PathLike | None = None,
             quick: bool = False, progress: bool = True, png: bool | None = None
             ) -> list[ReportRun]:
-    """Execute every report (or ``names``) and rewrite ``reports/index.html``. PNG figures by
-    default when a Chromium is installed and not ``quick``."""
+    """Execute every report (or ``names``) and rewrite the index.html of ``reports_dir``
+    (default: see :func:`default_reports_dir`). PNG figures by default when a Chromium is
+    installed and not ``quick``."""
     from tqdm.auto import tqdm
 
     if png is None:
         png = not quick and chromium() is not None
     from .report_index import write_index
 
+    reports_dir = Path(reports_dir) if reports_dir else default_reports_dir(quick=quick)
     names = names or [_report_name(s) for s in available()]
     runs = []
     bar = tqdm(names, desc="reports", unit="report", disable=not progress)

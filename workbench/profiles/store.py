@@ -9,12 +9,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from .. import workspace
 from ..errors import InputError
 from ..fileio import atomic_write_json
 from .schema import PathError, Profile
 
 #: Where the committed profiles live (``profiles/`` at the top of a checkout).
-DEFAULT_DIR = Path(__file__).resolve().parents[2] / "profiles"
 
 
 def _json_path(loc: tuple[Any, ...]) -> str:
@@ -96,18 +96,27 @@ def save_profile(profile: Profile, path: str | os.PathLike) -> Path:
 
 def resolve_profile(name_or_path: str | os.PathLike, *, directory: str | os.PathLike | None = None
                     ) -> Path:
-    """A profile path from a path or a short name such as ``s20fe`` (looked up in ``profiles/``)."""
+    """A profile path from a path or a short name such as ``s20fe``, looked up in ``directory``
+    or else in the workspace's profiles and then the checkout's committed ones."""
     p = Path(name_or_path)
     if p.suffix == ".json" or p.exists():
         return p
-    cand = Path(directory or DEFAULT_DIR) / f"{name_or_path}.json"
-    if cand.exists():
-        return cand
-    known = ", ".join(sorted(x.stem for x in Path(directory or DEFAULT_DIR).glob("*.json")))
+    dirs = [Path(directory)] if directory else workspace.profile_dirs()
+    for d in dirs:
+        cand = d / f"{name_or_path}.json"
+        if cand.exists():
+            return cand
+    known = ", ".join(sorted({x.stem for d in dirs for x in d.glob("*.json")}))
     raise InputError(f"no profile named {str(name_or_path)!r} (known: {known or 'none'})",
-                     file=cand)
+                     file=dirs[0] / f"{name_or_path}.json")
 
 
 def list_profiles(directory: str | os.PathLike | None = None) -> list[Path]:
-    """Profile files in a folder (default ``profiles/``), sorted by name."""
-    return sorted(Path(directory or DEFAULT_DIR).glob("*.json"))
+    """Profile files in a folder (default: every folder names are looked up in; where two hold
+    the same name, the one a look-up finds), sorted by name."""
+    dirs = [Path(directory)] if directory else workspace.profile_dirs()
+    found: dict[str, Path] = {}
+    for d in dirs:
+        for x in sorted(d.glob("*.json")):
+            found.setdefault(x.stem, x)
+    return [found[k] for k in sorted(found)]

@@ -1,0 +1,172 @@
+"""The layering of docs/architecture.md holds: imports only flow down the layers, and no two
+modules import each other (directly or round a longer loop), eagerly or inside a function."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "workbench"
+
+#: The layers, lowest first; a module may import from its own layer and the ones below. Keep in
+#: step with docs/architecture.md.
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("base", ("workbench.errors", "workbench.fileio", "workbench.processors", "workbench.metrics",
+              "workbench.workspace", "workbench.papers", "workbench.data")),
+    ("runtime", ("workbench.runtime",)),
+    ("profiles", ("workbench.profiles",)),
+    ("moo", ("workbench.moo",)),
+    ("solvers", ("workbench.solvers",)),
+    ("host", ("workbench.host",)),
+    ("systems", ("workbench.memory", "workbench.multiexit")),
+    ("deploy", ("workbench.bundling",)),
+    ("lab", ("workbench.lab",)),
+    ("cli", ("workbench.cli", "workbench.__main__")),
+]
+
+
+def module_name(path: Path, root: Path = PACKAGE) -> str:
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def modules(root: Path = PACKAGE) -> dict[str, Path]:
+    return {module_name(p, root): p for p in sorted(root.rglob("*.py"))}
+
+
+def imports(path: Path, known: set[str], root: Path = PACKAGE) -> set[str]:
+    """Every workbench module ``path`` imports, at module level or inside functions."""
+    name = module_name(path, root)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out: set[str] = set()
+    for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if not target.startswith("workbench"):
+                continue
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                out.add(sub if sub in known else target)
+        elif isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name.startswith("workbench"))
+    out.discard(name)
+    return out
+
+
+def _runtime_nodes(tree: ast.AST):
+    """Every node but those under ``if TYPE_CHECKING:`` (imports for annotations never run)."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                todo.extend(child.orelse)
+                continue
+            todo.append(child)
+
+
+def layer_of(module: str) -> int | None:
+    for k, (_, prefixes) in enumerate(LAYERS):
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            return k
+    return None
+
+
+def graph(root: Path = PACKAGE) -> dict[str, set[str]]:
+    mods = modules(root)
+    return {m: imports(p, set(mods), root) for m, p in mods.items()}
+
+
+def upward_imports(g: dict[str, set[str]]) -> list[str]:
+    bad = []
+    for m, targets in g.items():
+        if m == "workbench":
+            continue  # the front door: lazy re-exports of every layer's entry points
+        lm = layer_of(m)
+        for t in sorted(targets):
+            if t == "workbench":
+                continue  # `from workbench import __version__`
+            lt = layer_of(t)
+            if lm is None or lt is None or lt > lm:
+                bad.append(f"{m} ({LAYERS[lm][0] if lm is not None else 'no layer'}) imports "
+                           f"{t} ({LAYERS[lt][0] if lt is not None else 'no layer'})")
+    return bad
+
+
+def cycles(g: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in g.get(v, ()):
+            if w == "workbench" or w not in g:
+                continue
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(g):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_every_module_has_a_layer():
+    assert [m for m in modules() if m != "workbench" and layer_of(m) is None] == []
+
+
+def test_imports_only_flow_down_the_layers():
+    assert upward_imports(graph()) == []
+
+
+def test_no_import_cycles():
+    assert cycles(graph()) == []
+
+
+@pytest.mark.parametrize("source, problem", [
+    ("from ..lab import viz\n", "upward"),
+    ("def f():\n    from ..solvers import rass\n", "upward"),
+    ("from .rass import rass\n", "cycle"),
+])
+def test_the_checks_catch_a_new_violation(tmp_path, source, problem):
+    """The same scan over a copy of the package with one bad import added."""
+    import shutil
+
+    copy = tmp_path / "workbench"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__", "data"))
+    target = copy / ("moo/slo.py" if problem == "upward" else "solvers/result.py")
+    target.write_text(target.read_text() + "\n" + source)
+    g = graph(copy)
+    if problem == "upward":
+        assert any(v.startswith("workbench.moo.slo") for v in upward_imports(g))
+    else:
+        assert any("workbench.solvers.result" in c for c in cycles(g))
+
