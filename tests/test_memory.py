@@ -294,7 +294,9 @@ def test_bundling_refuses_memory_mode_rows(models, tmp_path):
 def test_cli_memory_plan_says_minimum_budget(capsys):
     from workbench.cli import main
 
-    assert main(["memory", "plan", "AgeNet-S", "--budget", "0.01"]) != 0  # trains on first use
+    assert main(["memory", "plan", "AgeNet-S", "--budget", "0.01"]) == 1
+    assert "not trained yet: add --train" in capsys.readouterr().err  # no training behind one's back
+    assert main(["memory", "plan", "AgeNet-S", "--budget", "0.01", "--train"]) == 1
     err = capsys.readouterr().err
     assert "minimum feasible budget" in err
     assert main(["memory", "modes", "--model", "AgeNet-S", "--budgets", "1,x"]) != 0

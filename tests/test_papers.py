@@ -3,6 +3,7 @@
 import pytest
 
 from workbench import papers
+from workbench.errors import InputError
 
 
 def test_carin_table2_values_and_missing_variants():
@@ -45,7 +46,7 @@ def test_oodin_table2_and_citations():
 
 
 def test_unknown_names_are_clear():
-    with pytest.raises(KeyError, match="known: uc1"):
+    with pytest.raises(InputError, match="known: uc1"):
         papers.model_table("uc9")
-    with pytest.raises(KeyError, match="unknown paper"):
+    with pytest.raises(InputError, match="unknown paper"):
         papers.paper("nope")

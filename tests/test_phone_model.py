@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from workbench import papers
+from workbench.errors import InputError
 from workbench.profiles import phone_model as pm
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -152,5 +153,5 @@ def test_every_parameter_group_has_a_source_note():
 
 
 def test_unknown_device():
-    with pytest.raises(KeyError, match="unknown device 'iphone'"):
+    with pytest.raises(InputError, match="unknown device.*'iphone'"):
         pm.build_profile("iphone")

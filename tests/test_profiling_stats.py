@@ -54,7 +54,7 @@ def test_real_busy_wait_workload_is_timed_within_tolerance():
 def test_bad_protocol_and_samples():
     with pytest.raises(InputError):
         time_invocations(lambda: None, warmup=1, runs=0)
-    with pytest.raises(ValueError):
+    with pytest.raises(InputError):
         latency_stats(np.array([1.0, np.nan]))
-    with pytest.raises(ValueError):
+    with pytest.raises(InputError):
         latency_stats(np.array([]))

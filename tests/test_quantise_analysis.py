@@ -4,6 +4,7 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
+from workbench.errors import InputError  # noqa: E402
 from workbench.host.quantise import ConversionError, analyse, convert  # noqa: E402
 
 
@@ -37,7 +38,7 @@ def test_unknown_precision_and_unconvertible_models():
     import keras
     import numpy as np
 
-    with pytest.raises(ValueError, match="unknown precision"):
+    with pytest.raises(InputError, match="unknown precision"):
         convert(None, "INT4", np.zeros(1))
     # A model whose op has no int8 kernel cannot be FFX8 (integer-only) converted.
     inp = keras.Input((4,))

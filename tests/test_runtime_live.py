@@ -160,7 +160,7 @@ def test_oodin_policy_re_solves_on_every_change(h1_problem, quick_zoo, tmp_path)
     out = run(b, duration=1.0, rate=100, policy=pol,
               events=[Event(0.3, "flag", (d0_proc,)), Event(0.6, "unflag", (d0_proc,))])
     sw = out.timeline["switches"]
-    assert len(sw) >= 3 and len(pol.solve_ms) >= 3
+    assert len(sw) >= 3 and len(pol.solve_ms) >= 3, (sw, out.timeline["events"])
     assert sw[0]["to"].startswith("oodin:")
     assert d0_proc not in {b.configs[c].processor for c in
                            next(s for s in sw if s["t"] > 0.3)["configs"]}

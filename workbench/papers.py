@@ -17,6 +17,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from .errors import InputError
+
 PAPERS = ("carin", "oodin", "delen", "masa", "flexnn")
 
 
@@ -29,14 +31,14 @@ def _load(paper: str) -> dict[str, Any]:
 def paper(name: str) -> dict[str, Any]:
     """The whole transcription of one paper (``'carin'``, ``'oodin'``, ``'delen'``); a deep copy."""
     if name not in PAPERS:
-        raise KeyError(f"unknown paper {name!r}; known: {', '.join(PAPERS)}")
+        raise InputError(f"unknown paper; known: {', '.join(PAPERS)}", value=name)
     return json.loads(json.dumps(_load(name)))
 
 
 def citation(name: str) -> str:
     """How to cite a paper whose data a report shows."""
     if name not in PAPERS:
-        raise KeyError(f"unknown paper {name!r}; known: {', '.join(PAPERS)}")
+        raise InputError(f"unknown paper; known: {', '.join(PAPERS)}", value=name)
     return _load(name)["citation"]
 
 
@@ -52,14 +54,14 @@ def model_table(task: str) -> dict[str, Any]:
         if t["task"] == task:
             return t
     known = ", ".join(t["task"] for t in model_tables())
-    raise KeyError(f"no CARIn model table for task {task!r}; known: {known}")
+    raise InputError(f"no CARIn model table for this task; known: {known}", value=task)
 
 
 def use_case_tasks(use_case: str) -> list[str]:
     """The tasks of a CARIn use case (``uc1`` .. ``uc4``)."""
     ucs = _load("carin")["use_cases"]
     if use_case not in ucs or use_case == "section":
-        raise KeyError(f"unknown use case {use_case!r}; known: uc1, uc2, uc3, uc4")
+        raise InputError("unknown use case; known: uc1, uc2, uc3, uc4", value=use_case)
     return list(ucs[use_case]["tasks"])
 
 
@@ -85,5 +87,5 @@ def parse_ram(text: str) -> tuple[float, float | None]:
     """``'6 GB @2750 MHz'`` -> ``(6.0, 2750.0)``."""
     m = re.match(r"^\s*([0-9.]+)\s*GB\s*(?:@\s*([0-9.]+)\s*MHz)?\s*$", text)
     if not m:
-        raise ValueError(f"cannot read RAM spec {text!r}")
+        raise InputError("cannot read RAM spec", value=text)
     return float(m.group(1)), (float(m.group(2)) if m.group(2) else None)

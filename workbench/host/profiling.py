@@ -112,7 +112,7 @@ def latency_stats(samples: np.ndarray, batch: int = 1) -> dict[str, float]:
     """Mean, std (population), min, max, p50, p90, p99 in ms and throughput in samples/s."""
     s = np.asarray(samples, dtype=float)
     if s.size == 0 or not np.all(np.isfinite(s)) or np.any(s < 0):
-        raise ValueError("latency samples must be finite, non-negative and not empty")
+        raise InputError("latency samples must be finite, non-negative and not empty")
     mean = float(s.mean())
     return {"L": mean, "L_std": float(s.std()), "L_min": float(s.min()), "L_max": float(s.max()),
             "L_p50": float(np.percentile(s, 50)), "L_p90": float(np.percentile(s, 90)),

@@ -29,6 +29,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..errors import InputError
 from ..fileio import atomic_write_json
 from ..runtime.interpreter import from_output as _from_output
 from ..runtime.interpreter import open_interpreter
@@ -72,7 +73,7 @@ def convert(model, precision: str, representative: np.ndarray) -> bytes:
     import tensorflow as tf
 
     if precision not in PRECISIONS:
-        raise ValueError(f"unknown precision {precision!r}; expected one of {PRECISIONS}")
+        raise InputError(f"unknown precision; expected one of {', '.join(PRECISIONS)}", value=precision)
     if isinstance(model, (str, os.PathLike)):
         conv = tf.lite.TFLiteConverter.from_saved_model(str(model))
     else:

@@ -129,3 +129,34 @@ def add_memory_modes(profile, graphs: dict[str, LayerGraph], *, task: str, root:
         f"memory-mode rows (memory_mode bulk/streamed/planned) added for task {task} by "
         "workbench.memory.modes: NumPy layer executor, measured")
     return profile_from_dict(data)
+
+
+def zoo_graph(name: str, *, train: bool = False) -> LayerGraph:
+    """The layer graph of a trained zoo model by name (e.g. ``VGG-FC`` or ``AlexNet-FC``).
+
+    Args:
+        train: Train a memory-study model (``zoo.MEMORY_SPECS``) that is not in the zoo yet
+            (a few seconds to a minute) instead of refusing.
+
+    Raises:
+        InputError: Unknown model, or not trained (says how to train it).
+    """
+    from ..host import zoo
+    from .graph import from_keras
+
+    known = zoo.SPECS + zoo.MEMORY_SPECS
+    specs = [s for s in known if s.model == name]
+    if not specs:
+        names = sorted({s.model for s in known if s.task in ("h1", "h3-vision")})
+        raise InputError(f"unknown model; try one of: {', '.join(names)}", value=name)
+    spec = specs[0]
+    if zoo.record(spec) is None:
+        if train and spec in zoo.MEMORY_SPECS:
+            zoo.train(spec)
+        elif spec in zoo.MEMORY_SPECS:
+            raise InputError("not trained yet: add --train to train it now",
+                             file=zoo.model_dir(spec), value=name)
+        else:
+            raise InputError("not trained yet: run `workbench zoo build`",
+                             file=zoo.model_dir(spec), value=name)
+    return from_keras(zoo.load_model(spec), name=name)

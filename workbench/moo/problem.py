@@ -435,7 +435,8 @@ class DiscreteProblem(Problem):
         """
         flat = np.asarray(flat, dtype=np.int64)
         if flat.size and (flat.min() < 0 or flat.max() >= self.size):
-            raise IndexError(f"combination index out of range 0..{self.size - 1}")
+            bad = int(flat.min()) if flat.min() < 0 else int(flat.max())
+            raise InputError(f"combination index out of range 0..{self.size - 1}", value=bad)
         rows = self.unravel(flat)
         terms = self.objective_terms + [b.term for b in self.limits]
         cols = {t.column for t in terms if t.task is not None}

@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..errors import InputError
 from .criteria import Node, Null
 from .runner import CORE_POWER_W, SegmentedNet
 from .sharing import CrossAppAdapter, TokenBucket
@@ -107,7 +108,7 @@ def serve(apps: list[App], traces: dict[str, np.ndarray], *, update_every: float
     by_name = {a.name: a for a in apps}
     unknown = set(traces) - set(by_name)
     if unknown:
-        raise KeyError(f"traces for unknown apps: {sorted(unknown)}")
+        raise InputError("traces for unknown apps", value=sorted(unknown))
     events = [(float(t), k, a) for a, ts in traces.items() for k, t in enumerate(ts)]
     events.sort()
     arrivals = {a.name: np.sort(np.asarray(traces.get(a.name, []), float)) for a in apps}

@@ -373,5 +373,24 @@ def merge(base: Profile, extra: Profile, *, replace: bool = False) -> Profile:
         raise error_from_validation(exc) from None
 
 
-__all__ = ["import_csv", "import_benchmark_log", "parse_benchmark_log", "merge", "config_id",
-           "slug"]
+def import_tables(paths: list[str | Path], *, device: str = "imported") -> Profile:
+    """One profile from several CSV tables (one task per table, for multi-DNN problems); a table
+    without a ``task`` column becomes a task named after its file."""
+    merged: Profile | None = None
+    for path in paths:
+        prof = import_csv(path, device=device)
+        stem = Path(path).stem
+        if {c.task for c in prof.configs} == {"default"}:
+            data = prof.model_dump()
+            for c in data["configs"]:
+                c["task"] = stem
+            data["tasks"] = [{"name": stem}]
+            prof = Profile.model_validate(data)
+        merged = prof if merged is None else merge(merged, prof)
+    if merged is None:
+        raise InputError("no tables given")
+    return merged
+
+
+__all__ = ["import_csv", "import_tables", "import_benchmark_log", "parse_benchmark_log", "merge",
+           "config_id", "slug"]

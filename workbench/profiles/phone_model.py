@@ -34,6 +34,7 @@ from statistics import NormalDist
 from typing import Any, Iterable
 
 from .. import papers
+from ..errors import InputError
 from .importers import config_id
 from .schema import (
     PRECISIONS,
@@ -329,7 +330,7 @@ def build_profile(device: str, *, use_cases: Iterable[str] = USE_CASES,
         A Profile whose every row has ``source='modelled'``. Same inputs, same bytes.
     """
     if device not in DEVICES:
-        raise KeyError(f"unknown device {device!r}; the phone model knows {', '.join(DEVICES)}")
+        raise InputError(f"unknown device; the phone model knows {', '.join(DEVICES)}", value=device)
     P = parameters or _default_parameters()
     use_cases = tuple(use_cases)
     variants = paper_variants(use_cases)

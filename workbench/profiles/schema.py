@@ -354,7 +354,7 @@ class Profile(_Strict):
         for c in self.configs:
             if c.id == config_id:
                 return c
-        raise KeyError(f"no configuration {config_id!r} in profile {self.device.name!r}")
+        raise InputError(f"no such configuration in profile {self.device.name!r}", value=config_id)
 
     def task(self, name: str) -> Task:
         for t in self.tasks:

@@ -64,13 +64,14 @@ def profile_from_dict(data: Any, *, file: Any = None) -> Profile:
 
 
 def load_profile(path: str | os.PathLike) -> Profile:
-    """Read and validate a profile JSON file.
+    """Read and validate a profile: a JSON file, or a name such as ``s20fe`` or ``host`` (see
+    :func:`resolve_profile`).
 
     Raises:
         InputError: The file is missing, is not JSON, or does not fit the schema; the message
             names the file, the JSON path and the value.
     """
-    path = Path(path)
+    path = resolve_profile(path)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ..errors import InputError
 from . import events as ev
 from .bundle import Bundle, cores_of
 from .executor import Executor, ExecutorError
@@ -157,7 +158,7 @@ class RuntimeManager:
                  preload: str = "next", max_queue: int = 256, batch_wait_ms: float = 2.0,
                  calibration_periods: int = 5, events: list[ev.Event] | None = None) -> None:
         if preload not in ("next", "all", "none"):
-            raise ValueError(f"preload must be next, all or none, not {preload!r}")
+            raise InputError("preload must be next, all or none", value=preload)
         self.bundle = bundle
         self.policy = policy or SwitchingPolicy(bundle)
         self.period_s, self.load_threshold, self.slow_factor = period_s, load_threshold, slow_factor

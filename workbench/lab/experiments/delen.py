@@ -13,7 +13,7 @@ from __future__ import annotations
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -71,6 +71,31 @@ def build(name: str, *, quick: bool = False, width: int = 32, epochs: int | None
     return Built(name, task, sn, prof, x, np.asarray(data.y_test), res.exit_accuracy,
                  folder_size_mb(folder, info["segments"]), str(folder),
                  [folder_size_mb(folder, [f]) for f in info["segments"]])
+
+
+def build_profile(*, quick: bool = False, width: int = 32, epochs: int | None = None,
+                  points: int = 10, progress: Callable[[str], None] | None = None):
+    """Train, export and measure every model of :data:`MODELS` and return a measured profile of
+    their operating points (``workbench multiexit build``).
+
+    Args:
+        points: Pareto threshold vectors kept per model as configurations.
+        progress: Called with a line of text before and after each model.
+    """
+    from ...multiexit.profiling import multiexit_profile
+
+    models = []
+    for name in MODELS:
+        if progress:
+            progress(f"training, exporting and measuring {name} ...")
+        b = build(name, quick=quick, width=width, epochs=epochs)
+        models.append({"profile": b.profile, "name": name, "task": b.task,
+                       "arch": name.split(" ")[0], "size_mb": b.size_mb,
+                       "description": ds.load(b.task, quick=quick).description})
+        if progress:
+            acc = ", ".join(f"{a:.3f}" for a in b.profile.accuracy)
+            progress(f"  exit accuracy {acc}; {b.size_mb:.2f} MB")
+    return multiexit_profile(models, pareto_points=points)
 
 
 def storage_rows(builds: list[Built]) -> list[dict[str, Any]]:

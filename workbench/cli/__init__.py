@@ -1,0 +1,50 @@
+"""The ``workbench`` command line.
+
+One module per command group, each with ``add_parser(subparsers)`` and the functions its
+subcommands run; each subcommand parses its options and calls one package function. Bad input
+(a :class:`~workbench.errors.WorkbenchError`) ends with one line on stderr naming the file, the
+place in it and the value, and exit status 1; anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from ..errors import WorkbenchError
+from . import explore, host, memory, multiexit, profiles, report, run, solve
+
+#: Command groups in the order ``workbench --help`` lists them.
+GROUPS = (profiles, solve, run, explore, multiexit, memory, host, report)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``workbench`` command."""
+    from .. import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="workbench",
+        description="Analysis and optimisation of DNNs on heterogeneous edge devices under SLOs.")
+    parser.add_argument("--version", action="version", version=f"workbench {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for group in GROUPS:
+        group.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``workbench`` command; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except WorkbenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,29 @@
+"""Plain-text tables for the command line."""
+
+from __future__ import annotations
+
+
+def fmt(v: float | None, digits: int = 4) -> str:
+    """A number in a few significant digits; ``-`` for a missing value."""
+    if v is None:
+        return "-"
+    if abs(v) >= 1e6:
+        return f"{v:.3g}"
+    return f"{v:.{digits}g}"
+
+
+def table(rows: list[list[str]], header: list[str]) -> str:
+    """Columns padded to their widest cell, a rule under the header."""
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+
+    def line(r: list[str]) -> str:
+        return "  ".join(str(x).ljust(w) for x, w in zip(r, widths)).rstrip()
+
+    return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
+
+
+def profiles_dir():
+    """The workspace's profiles folder (where commands write profiles unless told)."""
+    from .. import workspace
+
+    return workspace.profiles_dir()

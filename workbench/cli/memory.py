@@ -1,0 +1,90 @@
+"""``workbench memory plan|modes``: FlexNN plans and memory-mode rows."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..errors import WorkbenchError
+from ._format import profiles_dir, table
+
+
+def plan(args: argparse.Namespace) -> int:
+    from ..memory import flexnn as F
+    from ..memory.modes import zoo_graph
+
+    g = zoo_graph(args.model, train=args.train)
+    budget = int(args.budget * 1e6)
+    print(f"{g.name}: {len(g.layers)} layers, weights {g.weight_bytes / 1e6:.3f} MB, bulk peak "
+          f"{g.bulk_peak_bytes() / 1e6:.3f} MB, {g.flops / 1e6:.1f} MFLOPs")
+    s = F.slice_graph(g, budget)  # CannotFit says the minimum feasible budget
+    p = F.plan(s, budget)
+    p.check()
+    rows = [[r["layer"], r["op"], r["kernel"], str(r["weight_slices"]),
+             str(r["band_rows"] or "-"), f"{r['max_weight_bytes'] / 1e3:.1f}",
+             f"{r['scratch_bytes'] / 1e3:.1f}"] for r in s.summary()]
+    print(table(rows, ["layer", "op", "kernel", "slices", "band rows", "max slice KB",
+                       "scratch KB"]))
+    print(f"\nplan: buffer {p.buffer_bytes / 1e6:.3f} MB of {budget / 1e6:.3f} MB, "
+          f"{len(s.steps)} steps, {p.preloaded} of {len(p.weights)} weight loads preloaded, "
+          f"{p.pinned_bytes / 1e6:.3f} MB pinned, {p.streamed_bytes / 1e6:.3f} MB streamed per "
+          f"inference; planned in {p.seconds * 1e3:.2f} ms")
+    return 0
+
+
+def modes(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from ..memory.modes import add_memory_modes, zoo_graph
+    from ..profiles import load_profile, save_profile
+
+    budgets = None
+    if args.budgets:
+        try:
+            budgets = [float(b) for b in args.budgets.split(",")]
+        except ValueError:
+            raise WorkbenchError(f"--budgets must be MB numbers separated by commas, got "
+                                 f"{args.budgets!r}") from None
+    prof = load_profile(args.profile)
+    graphs = {m: zoo_graph(m, train=args.train) for m in args.model}
+    with tempfile.TemporaryDirectory(prefix="wb-memory-") as tmp:
+        out = add_memory_modes(prof, graphs, task=args.task, root=tmp, budgets_mb=budgets,
+                               reps=args.reps,
+                               progress=None if args.quiet else
+                               (lambda m: print(f"measuring {m} in every memory mode ...",
+                                                flush=True)))
+    target = Path(args.output or profiles_dir() / "host-memory.json")
+    save_profile(out, target)
+    added = [c for c in out.configs if c.memory_mode]
+    for c in added:
+        print(f"  {c.label()}: L {c.L:.3f} ms, MF {c.MF:.3f} MB")
+    print(f"{target}: {len(added)} memory-mode rows added")
+    return 0
+
+
+def add_parser(sub) -> None:
+    mm = sub.add_parser("memory", help="memory-aware execution (FlexNN plans, memory-mode rows)")
+    mmsub = mm.add_subparsers(dest="memory_command", metavar="ACTION")
+    mmsub.required = True
+    p = mmsub.add_parser("plan", help="slice and plan a zoo model under a memory budget "
+                         "(FlexNN); says the minimum feasible budget when it cannot fit")
+    p.add_argument("model", help="zoo model name, e.g. VGG-FC or AlexNet-FC")
+    p.add_argument("--budget", type=float, required=True, help="memory budget in MB")
+    p.add_argument("--train", action="store_true",
+                   help="train a memory-study model first if it is not in the zoo")
+    p.set_defaults(func=plan)
+    p = mmsub.add_parser("modes", help="measure models in bulk, MASA-streamed and "
+                         "FlexNN-planned modes and add them as rows to a profile")
+    p.add_argument("--profile", default="host", help="base profile (default: host)")
+    p.add_argument("--task", default="h1")
+    p.add_argument("--model", action="append", required=True,
+                   help="model of the task (repeatable), e.g. VGG-FC")
+    p.add_argument("--budgets", default=None,
+                   help="FlexNN budgets in MB, comma-separated (default: 10/25/50%% of bulk)")
+    p.add_argument("--reps", type=int, default=20)
+    p.add_argument("--train", action="store_true",
+                   help="train memory-study models first if they are not in the zoo")
+    p.add_argument("-o", "--output", default=None,
+                   help="default: <workspace>/profiles/host-memory.json")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=modes)

@@ -1,0 +1,165 @@
+"""``workbench profiles list|show|validate|import|model``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..errors import WorkbenchError
+from ._format import fmt, profiles_dir, table
+
+
+def list_(args: argparse.Namespace) -> int:
+    from ..profiles import list_profiles, load_profile
+
+    paths = list_profiles(args.dir)
+    if not paths:
+        print(f"no profiles in {args.dir or profiles_dir()}; create them with "
+              "`workbench profiles model`")
+        return 0
+    rows = []
+    for p in paths:
+        prof = load_profile(p)
+        rows.append([p.stem, prof.device.display_name or prof.device.name, prof.source,
+                     str(len(prof.configs)), ",".join(e.name for e in prof.engines),
+                     ",".join(t.name for t in prof.tasks)])
+    print(table(rows, ["profile", "device", "source", "configs", "engines", "tasks"]))
+    return 0
+
+
+def show(args: argparse.Namespace) -> int:
+    from ..profiles import load_profile, resolve_profile
+
+    prof = load_profile(resolve_profile(args.profile, directory=args.dir))
+    if args.json:
+        print(json.dumps(prof.model_dump(mode="json", exclude_none=True), indent=1))
+        return 0
+    d = prof.device
+    print(f"{d.display_name or d.name} ({d.name})  source: {prof.source}")
+    if d.soc:
+        print(f"  SoC: {d.soc}" + (f", launched {d.launch}" if d.launch else ""))
+    if d.cpu_clusters:
+        print("  CPU: " + " + ".join(f"{c.count}x{c.ghz} GHz {c.core}" for c in d.cpu_clusters))
+    for label, acc in (("GPU", d.gpu), ("NPU", d.npu), ("DSP", d.dsp)):
+        if acc:
+            print(f"  {label}: {acc.name}" + (f" @{acc.clock_mhz:g} MHz" if acc.clock_mhz else ""))
+    if d.ram_gb:
+        print(f"  RAM: {d.ram_gb:g} GB" + (f" @{d.ram_mhz:g} MHz" if d.ram_mhz else "")
+              + (f", TDP {d.tdp_w:g} W" if d.tdp_w else ""))
+    print(f"  provenance: {prof.provenance.method}")
+    for n in prof.provenance.notes:
+        print(f"    - {n}")
+    print("  engines: " + ", ".join(f"{e.name} ({'/'.join(e.precisions)})" for e in prof.engines))
+    rows = [c for c in prof.configs if args.task is None or c.task == args.task]
+    if args.processor:
+        rows = [c for c in rows if c.processor == args.processor]
+    total = len(rows)
+    rows = rows[: args.limit] if args.limit else rows
+    print(f"\n{total} configurations" + (f" (first {len(rows)})" if len(rows) < total else ""))
+    cells = [[c.id, c.label(), fmt(c.A), fmt(c.L), fmt(c.L_std), fmt(c.L_max), fmt(c.TP),
+              fmt(c.MF), fmt(c.E), fmt(c.S), c.source] for c in rows]
+    print(table(cells, ["id", "configuration", "A", "L ms", "std", "max", "TP/s", "MF MB",
+                        "E mJ", "S MB", "source"]))
+    return 0
+
+
+def validate(args: argparse.Namespace) -> int:
+    from ..profiles import load_profile
+
+    failed = 0
+    for f in args.files:
+        try:
+            prof = load_profile(f)
+        except WorkbenchError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            failed += 1
+        else:
+            print(f"ok: {f} ({prof.device.name}, {len(prof.configs)} configurations, "
+                  f"source {prof.source})")
+    return 1 if failed else 0
+
+
+def import_(args: argparse.Namespace) -> int:
+    from ..profiles import load_profile, save_profile
+    from ..profiles.importers import import_benchmark_log, import_csv, merge
+
+    src = Path(args.file)
+    form = args.format or ("csv" if src.suffix.lower() == ".csv" else "benchmark-log")
+    if form == "csv":
+        prof = import_csv(src, device=args.device, source=args.source)
+    else:
+        prof = import_benchmark_log(src, model=args.model, precision=args.precision,
+                                    processor=args.processor, task=args.task, device=args.device,
+                                    source=args.source)
+    if args.into:
+        prof = merge(load_profile(args.into), prof, replace=args.replace)
+    out = Path(args.output or args.into or profiles_dir() / f"{prof.device.name}.json")
+    save_profile(prof, out)
+    print(f"wrote {out} ({len(prof.configs)} configurations)")
+    return 0
+
+
+def model(args: argparse.Namespace) -> int:
+    from ..profiles import phone_model
+
+    params = phone_model.load_parameters(args.parameters) if args.parameters else None
+    paths = phone_model.regenerate(args.out_dir or profiles_dir(),
+                                   devices=args.device or phone_model.DEVICES,
+                                   use_cases=args.use_case or phone_model.USE_CASES,
+                                   parameters=params, progress=not args.quiet)
+    for p in paths:
+        print(f"wrote {p}")
+    return 0
+
+
+def add_parser(sub) -> None:
+    pr = sub.add_parser("profiles", help="list, show, validate, import and model device profiles")
+    psub = pr.add_subparsers(dest="action", metavar="ACTION")
+    psub.required = True
+
+    p = psub.add_parser("list", help="list the profiles (the workspace's and the committed ones)")
+    p.add_argument("--dir", default=None, help="only this folder of profiles")
+    p.set_defaults(func=list_)
+
+    p = psub.add_parser("show", help="describe a profile and print its configuration table")
+    p.add_argument("profile", help="a profile file or a name (e.g. s20fe)")
+    p.add_argument("--dir", default=None, help="folder to look names up in")
+    p.add_argument("--task", default=None, help="only the rows of this task")
+    p.add_argument("--processor", default=None, help="only the rows of this processor")
+    p.add_argument("--limit", type=int, default=40, help="rows to print (0: all; default 40)")
+    p.add_argument("--json", action="store_true", help="print the whole profile as JSON")
+    p.set_defaults(func=show)
+
+    p = psub.add_parser("validate", help="check profile files against the schema")
+    p.add_argument("files", nargs="+")
+    p.set_defaults(func=validate)
+
+    p = psub.add_parser("import", help="import a CSV table or a LiteRT benchmark_model log")
+    p.add_argument("file")
+    p.add_argument("--format", choices=["csv", "benchmark-log"], default=None,
+                   help="default: csv for *.csv, else benchmark-log")
+    p.add_argument("--device", default=None, help="device name (default: the file's stem)")
+    p.add_argument("--model", default=None, help="benchmark-log: model name (default: graph name)")
+    p.add_argument("--precision", default=None, help="benchmark-log: FP32|FP16|DR8|FX8|FFX8")
+    p.add_argument("--processor", default=None, help="benchmark-log: override CPU/GPU/NPU/DSP")
+    p.add_argument("--task", default="default", help="benchmark-log: task name")
+    p.add_argument("--source", default="imported",
+                   choices=["measured", "modelled", "predicted", "imported"])
+    p.add_argument("--into", default=None, help="add the rows to this existing profile")
+    p.add_argument("--replace", action="store_true", help="with --into: replace rows with the "
+                   "same id")
+    p.add_argument("-o", "--output", default=None, help="output file (default: --into, else "
+                   "<workspace>/profiles/<device>.json)")
+    p.set_defaults(func=import_)
+
+    p = psub.add_parser("model", help="regenerate the modelled phone profiles")
+    p.add_argument("--device", action="append", default=None,
+                   help="pixel7, s20fe, a71 or xperia-c5 (repeatable; default: all)")
+    p.add_argument("--use-case", action="append", default=None,
+                   help="CARIn use case uc1..uc4 (repeatable; default: all)")
+    p.add_argument("--out-dir", default=None, help="default: the workspace's profiles/")
+    p.add_argument("--parameters", default=None, help="an edited copy of model_parameters.json")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=model)

@@ -1,0 +1,40 @@
+"""``workbench report``: execute the report notebooks and write the index."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def report(args: argparse.Namespace) -> int:
+    from ..lab import reports
+
+    png = True if args.png else (False if args.no_png else None)
+    out = Path(args.reports_dir) if args.reports_dir else reports.default_reports_dir(
+        quick=args.quick)
+    runs = reports.run_all(names=args.only, quick=args.quick, progress=not args.quiet, png=png,
+                           reports_dir=out)
+    for run in runs:
+        print(f"{run.name}: {run.html}  ({run.seconds:.0f} s"
+              + (f", {len(run.figures)} PNG figures" if run.figures else "") + ")")
+        if run.metrics:
+            print(f"  metrics: {run.metrics}")
+    print(f"index: {out / 'index.html'}  (total {sum(r.seconds for r in runs):.0f} s)")
+    return 0
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("report", help="execute the notebooks into reports/ (papermill + HTML)")
+    p.add_argument("--only", action="append", default=None, metavar="NAME",
+                   help="a notebook name such as quickstart (repeatable; default: all)")
+    p.add_argument("--quick", action="store_true",
+                   help="small, fast configuration of each report (written to the workspace's "
+                   "scratch/reports-quick unless --reports-dir is given)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--png", action="store_true",
+                   help="save every figure as PNG (default: when Chromium is installed, not quick)")
+    g.add_argument("--no-png", action="store_true", help="no PNG figures")
+    p.add_argument("--reports-dir", default=None,
+                   help="where reports go (default: the workspace's reports/)")
+    p.set_defaults(func=report)

@@ -1,0 +1,149 @@
+"""``workbench solve`` and ``workbench bundle``: the SLO problem from a profile, tables or a use
+case, solved; and, for ``bundle``, written as a deployment bundle."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ..errors import WorkbenchError
+from ._format import fmt, table
+
+
+def add_problem_arguments(p: argparse.ArgumentParser, *, tables: bool) -> None:
+    """What to solve: a profile, CSV tables (solve only: a bundle needs model files) or a use case."""
+    src = p.add_argument_group("what to solve (one of)")
+    src.add_argument("--profile", default=None, help="a profile file or name (e.g. host, s20fe)")
+    src.add_argument("--table", action="append", default=None, metavar="CSV",
+                     help="a configuration table; repeat for multi-DNN (one task per table)"
+                     if tables else argparse.SUPPRESS)
+    src.add_argument("--use-case", default=None, help="CARIn use case uc1..uc4 (with --device)")
+    p.add_argument("--device", default=None, help="with --use-case: a profile name, e.g. s20fe")
+    p.add_argument("--task", action="append", default=None,
+                   help="task(s) to run together (default: the use case's, or the only one)")
+    p.add_argument("--slo", default=None, help='e.g. "max A; max TP; max L <= 41.67ms"')
+    p.add_argument("--weights", default=None, help='objective weights, e.g. "A=2,TP=1"')
+
+
+def problem_from_args(args: argparse.Namespace):
+    """The :class:`~workbench.moo.problem.DiscreteProblem` the problem arguments describe."""
+    from ..moo.problem import DiscreteProblem
+    from ..moo.usecases import use_case
+    from ..profiles import load_profile
+    from ..profiles.importers import import_tables
+
+    sources = sum(x is not None and x != [] for x in (args.profile, args.table, args.use_case))
+    if sources != 1:
+        raise WorkbenchError("give exactly one of --profile, --table or --use-case")
+    slo, tasks = args.slo, args.task
+    if args.use_case:
+        if not args.device:
+            raise WorkbenchError("--use-case needs --device (e.g. --device s20fe)")
+        uc = use_case(args.use_case)
+        prof = load_profile(args.device)
+        slo, tasks = slo or uc.slo, tasks or list(uc.tasks)
+    elif args.table:
+        prof = import_tables(args.table)
+        tasks = tasks or list(dict.fromkeys(c.task for c in prof.configs))
+    else:
+        prof = load_profile(args.profile)
+    if not slo:
+        raise WorkbenchError("--slo is required (e.g. --slo \"max A; max TP; max L <= 41.67ms\")")
+    return DiscreteProblem(prof, slo, tasks=tasks, weights=args.weights)
+
+
+def solve(args: argparse.Namespace) -> int:
+    from ..solvers import solve as solve_problem
+
+    problem = problem_from_args(args)
+    opts = {}
+    if args.solver not in ("rass", "oodin"):
+        opts = dict(pop_size=args.pop_size, n_gen=args.generations, seed=args.seed)
+    res = solve_problem(problem, args.solver, **opts)
+    if args.json:
+        print(json.dumps(res.to_dict(), indent=1))
+        return 0
+    prof = problem.profile
+    print(f"{res.solver.upper()} on {prof.device.display_name or prof.device.name} "
+          f"({prof.source} profile), tasks {', '.join(problem.task_names)}")
+    print(f"SLO: {problem.slo}")
+    feas = (f"{res.n_feasible} of {res.n_total} combinations feasible" if res.n_feasible >= 0
+            else f"{res.n_total} combinations")
+    print(f"decision space: {feas}; solved in {res.timing_ms.get('total', 0):.2f} ms\n")
+    if not res.ok:
+        print("INFEASIBLE: no combination meets every constraint.")
+        for v in res.nearest:
+            broken = ", ".join(f"{k} (over by {x:.4g})" for k, x in v.broken.items())
+            print(f"  nearest: {' + '.join(v.labels)}: breaks {broken}")
+        return 0
+    names = problem.objective_names
+    rows = [[role, " + ".join(d.labels), fmt(d.optimality)] + [fmt(d.objectives[n])
+                                                               for n in names]
+            for role, d in res.designs.items()]
+    print(table(rows, ["role", "design", "optimality"] + names))
+    if res.policy:
+        print("\nswitching policy (shaped like CARIn Table 7):")
+        heads = [f"c_{t}" for t in res.triggers] + ["c_m", "d_new"]
+        cells = []
+        for r in res.policy_table():
+            d = res.designs.get(r["design"])
+            same = next((o for o in res.designs.values() if d and o.role != r["design"]
+                         and o.index == d.index and o.role < r["design"]), None)
+            text = ("absent" if d is None else
+                    f"{r['design']} = " + (same.role if same else
+                                            "<" + " + ".join(d.labels) + ">"))
+            cells.append(r["flags"] + [text])
+        print(table(cells, heads))
+    for k, v in res.extra.items():
+        if k not in ("front",):
+            print(f"{k}: {v}")
+    return 0
+
+
+def bundle(args: argparse.Namespace) -> int:
+    from .. import workspace
+    from ..bundling import make_bundle
+    from ..solvers import solve as solve_problem
+
+    problem = problem_from_args(args)
+    res = solve_problem(problem, args.solver)
+    if not res.ok:
+        raise WorkbenchError("the problem is infeasible: nothing to bundle (see `workbench solve`)")
+    models = Path(args.models) if args.models else workspace.zoo_dir(quick=args.quick)
+    m = make_bundle(res, problem, args.out, models=models, include="all" if args.all else "designs",
+                    overwrite=args.force)
+    st = m["storage"]
+    print(f"bundle {args.out}: {len(m['designs'])} designs, {len(m['models'])} model files, "
+          f"{st['bundle_bytes'] / 1e6:.3f} MB")
+    print(f"storage (CARIn Table 10 shape): designs {st['designs_mb']:.3f} MB vs all "
+          f"{st['n_all_models']} candidate variants {st['all_candidates_mb']:.3f} MB: "
+          f"{st['reduction']:.2f}x smaller")
+    print(f"run it: workbench run {args.out} --duration 10")
+    return 0
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("solve", help="solve SLOs on a profile with RASS, OODIn or a pymoo "
+                       "algorithm")
+    add_problem_arguments(p, tables=True)
+    p.add_argument("--solver", default="rass",
+                   help="rass (default), oodin, or a pymoo algorithm: nsga2, nsga3, spea2, ...")
+    p.add_argument("--pop-size", type=int, default=100, help="evolutionary: population")
+    p.add_argument("--generations", type=int, default=100, help="evolutionary: generations")
+    p.add_argument("--seed", type=int, default=1, help="evolutionary: random seed")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(func=solve)
+
+    p = sub.add_parser("bundle", help="solve and write a deployment bundle (designs, policy, "
+                       "model files with checksums)")
+    add_problem_arguments(p, tables=False)
+    p.add_argument("--solver", default="rass", help="rass (default) or oodin")
+    p.add_argument("-o", "--out", required=True, help="the bundle folder to write")
+    p.add_argument("--models", default=None, help="zoo folder with the model files "
+                   "(default: the workspace's datasets/zoo)")
+    p.add_argument("--quick", action="store_true", help="use the quick zoo (datasets/zoo-quick)")
+    p.add_argument("--all", action="store_true",
+                   help="store every candidate configuration (what OODIn needs)")
+    p.add_argument("--force", action="store_true", help="replace an existing bundle folder")
+    p.set_defaults(func=bundle)
