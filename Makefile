@@ -7,7 +7,7 @@ BIN     = $(VENV)/bin
 comma  := ,
 STAMP   = $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
-.PHONY: setup demo profiles quickstart report test test-fast test-slow bench lint clean
+.PHONY: setup demo profiles quickstart report notebooks test test-fast test-slow bench lint clean
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -46,8 +46,13 @@ test-fast: setup
 test-slow: setup
 	$(BIN)/python -m pytest -m slow
 
+# Source notebooks in their normalised form (deterministic cell ids, no outputs).
+notebooks: setup
+	$(BIN)/python -m workbench.lab.notebook_format notebooks/*.ipynb
+
 lint: setup
 	$(BIN)/ruff check workbench tests benchmarks
+	$(BIN)/mypy workbench
 
 bench: setup
 	$(BIN)/python benchmarks/bench_profiles.py

@@ -17,7 +17,7 @@ from workbench.moo.problem import DiscreteProblem  # noqa: E402
 from workbench.runtime import Event, Rejected, RuntimeManager, load_bundle  # noqa: E402
 from workbench.runtime.bundle import cores_of  # noqa: E402
 from workbench.runtime.run import run  # noqa: E402
-from workbench.solvers import rass  # noqa: E402
+from workbench.solvers import oodin, rass  # noqa: E402
 
 SLO = "max A; max TP; avg L <= 50ms"
 
@@ -156,7 +156,9 @@ def test_oodin_policy_re_solves_on_every_change(h1_problem, quick_zoo, tmp_path)
     make_bundle(res, h1_problem, tmp_path / "all", models=quick_zoo[0], include="all")
     b = load_bundle(tmp_path / "all")
     pol = OodinPolicy(h1_problem)
-    d0_proc = b.configs[res.designs["d0"].configs[0]].processor
+    # Flag the processor OODIn's own first choice runs on (not RASS's d0: the two solvers may
+    # pick different core sets, and a flag elsewhere rightly changes nothing).
+    d0_proc = b.configs[oodin(h1_problem).d0.configs[0]].processor
     out = run(b, duration=1.0, rate=100, policy=pol,
               events=[Event(0.3, "flag", (d0_proc,)), Event(0.6, "unflag", (d0_proc,))])
     sw = out.timeline["switches"]

@@ -54,7 +54,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time __getattr__ imports
     from .moo.usecases import use_case
     from .profiles import Profile, load_profile, save_profile
     from .runtime import RuntimeManager, load_bundle
-    from .solvers import SolveResult, evolutionary, oodin, rass, solve
+    from .solvers import SolveResult, evolutionary, oodin, rass, solve  # type: ignore[no-redef]
 
 
 def __getattr__(name: str) -> Any:

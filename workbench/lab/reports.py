@@ -8,6 +8,7 @@ Each run writes the executed notebook, an HTML page and whatever the notebook re
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -19,6 +20,7 @@ from typing import Any
 from .. import workspace
 from ..errors import InputError
 from ..fileio import atomic_write_text
+from . import notebook_format
 
 
 def default_reports_dir(*, quick: bool = False) -> Path:
@@ -166,7 +168,10 @@ def run_report(name: str, *, parameters: dict[str, Any] | None = None,
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-    os.replace(tmp, executed)
+    # Per-run noise (timestamps, durations, absolute paths) out of the committed copy.
+    atomic_write_text(executed, notebook_format.dumps(
+        notebook_format.scrub_executed(json.loads(tmp.read_text(encoding="utf-8")))))
+    tmp.unlink()
     figures = out_dir / "figures"
     if png and figures_tmp.exists():
         shutil.rmtree(figures, ignore_errors=True)
@@ -179,6 +184,8 @@ def run_report(name: str, *, parameters: dict[str, Any] | None = None,
     body = _share_styles(body, reports_dir, out_dir)
     html = atomic_write_text(out_dir / f"{_report_name(stem)}.html", body)
     metrics = out_dir / "metrics.json"
+    if metrics.exists():
+        notebook_format.round_metrics_file(metrics)
     return ReportRun(name=_report_name(stem), notebook=executed, html=html,
                      metrics=metrics if metrics.exists() else None,
                      figures=sorted(figures.glob("*.png")) if figures.exists() else [],

@@ -31,7 +31,7 @@ class OptimalityResult(NamedTuple):
         weights: The weights ``w_i`` the ranking used.
     """
 
-    index: np.ndarray
+    index: np.ndarray  # type: ignore[assignment]  # a field, not tuple.index
     optimality: np.ndarray
     utopia: np.ndarray
     scale: np.ndarray

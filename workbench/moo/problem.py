@@ -109,7 +109,7 @@ class Evaluation(NamedTuple):
     """Objectives F (natural units, one column per objective term) and constraints G (G <= 0
     feasible) of a set of combinations given by flat index."""
 
-    index: np.ndarray
+    index: np.ndarray  # type: ignore[assignment]  # a field, not tuple.index
     F: np.ndarray
     G: np.ndarray
 
@@ -261,7 +261,7 @@ class DiscreteProblem(Problem):
         label = ("" if stat == "avg" else f"{stat} ") + metric
         if task == -1:
             name = f"{label}[total]"
-        elif self.multi:
+        elif self.multi and task is not None:
             name = f"{label}[{self.task_names[task]}]"
         else:
             name = label
@@ -342,15 +342,16 @@ class DiscreteProblem(Problem):
         for row in self.profile.coexecution:
             if len(row.configs) != len(self.tasks):
                 continue
-            idx = [None] * len(self.tasks)
-            lat = [None] * len(self.tasks)
+            idx: list[int | None] = [None] * len(self.tasks)
+            lat: list[float | None] = [None] * len(self.tasks)
             for cid, L in zip(row.configs, row.L):
                 for k, p in enumerate(pos):
                     if cid in p and idx[k] is None:
                         idx[k], lat[k] = p[cid], L
                         break
             if None not in idx:
-                flat = int(np.ravel_multi_index(tuple(idx), self.shape))
+                flat = int(np.ravel_multi_index(tuple(i for i in idx if i is not None),
+                                                self.shape))
                 out[flat] = np.array(lat, dtype=float)
         return out
 

@@ -83,7 +83,7 @@ def single_architecture(problem: DiscreteProblem, *, by: str = "accuracy",
     res = solver(problem.variant(rows=rows))
     if not res.ok:
         return Baseline(name, FAILS, None, f"no variant of {', '.join(archs)} meets the SLOs")
-    return _score(problem, name, problem.flat_of(res.d0.configs), ", ".join(archs))
+    return _score(problem, name, problem.flat_of(res.design().configs), ", ".join(archs))
 
 
 def transferred(problem: DiscreteProblem, source: DiscreteProblem, *, name: str | None = None,
@@ -93,15 +93,15 @@ def transferred(problem: DiscreteProblem, source: DiscreteProblem, *, name: str 
     res = solver(source)
     if not res.ok:
         return Baseline(name, NA, None, f"no feasible design on {source.profile.device.name}")
-    missing_proc = [p for p in res.d0.processors if p not in problem.processors]
+    missing_proc = [p for p in res.design().processors if p not in problem.processors]
     if missing_proc:
         return Baseline(name, NA, None, f"{problem.profile.device.name} has no "
                         f"{', '.join(missing_proc)}")
     try:
-        flat = problem.flat_of(res.d0.configs)
+        flat = problem.flat_of(res.design().configs)
     except InputError:
         return Baseline(name, NA, None, f"{problem.profile.device.name} has no configuration "
-                        f"{', '.join(res.d0.labels)}")
+                        f"{', '.join(res.design().labels)}")
     return _score(problem, name, flat, f"solved on {source.profile.device.name}")
 
 
@@ -114,5 +114,5 @@ def multi_dnn_unaware(problem: DiscreteProblem, *,
         res = solver(problem.variant(slo=problem.task_slo(task), tasks=[task]))
         if not res.ok:
             return Baseline("multi-DNN-unaware", FAILS, None, f"task {task} alone is infeasible")
-        picks.append(res.d0.configs[0])
+        picks.append(res.design().configs[0])
     return _score(problem, "multi-DNN-unaware", problem.flat_of(picks))

@@ -56,7 +56,7 @@ def _per_task(problem: DiscreteProblem, t0: float) -> SolveResult:
         if not res.ok:
             return SolveResult("oodin", "infeasible", {}, {"total": (time.perf_counter() - t0)
                                * 1e3}, problem.size, -1, extra={"failed_task": task})
-        picks.append(res.d0.configs[0])
+        picks.append(res.design().configs[0])
     flat = problem.flat_of(picks)
     feasible = bool(feasible_mask(problem.evaluate_flat(np.array([flat])).G)[0])
     solve_ms = (time.perf_counter() - t0) * 1e3

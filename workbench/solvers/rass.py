@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from typing import Any
 
 import numpy as np
 
@@ -111,7 +112,7 @@ def rass(problem: DiscreteProblem, *, max_designs: int = MAX_PROCESSOR_DESIGNS) 
     t3 = time.perf_counter()
     timing = {"evaluate": (t1 - t0) * 1e3, "sort": (t2 - t1) * 1e3, "search": (t3 - t2) * 1e3,
               "total": (t3 - t0) * 1e3}
-    extra = {"notes": notes} if notes else {}
+    extra: dict[str, Any] = {"notes": notes} if notes else {}
     if problem.dropped:
         extra["dropped_rows"] = dict(problem.dropped)
     if problem.multi:

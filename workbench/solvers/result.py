@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InputError
+
 from ..moo.problem import DiscreteProblem
 
 #: Design roles in the order CARIn lists them (Tables 7-8).
@@ -117,6 +119,18 @@ class SolveResult:
     @property
     def d0(self) -> Design | None:
         return self.designs.get("d0")
+
+    def design(self, role: str = "d0") -> Design:
+        """A design that must exist (after checking :attr:`ok`).
+
+        Raises:
+            InputError: The result has no such design (e.g. it is infeasible).
+        """
+        d = self.designs.get(role)
+        if d is None:
+            raise InputError(f"{self.solver} result has no design {role!r} (status "
+                             f"{self.status})", value=role)
+        return d
 
     def decide(self, flags: dict[str, bool]) -> str | None:
         """The design role the switching policy picks for these flags (absent flags are False)."""

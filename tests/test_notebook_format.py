@@ -1,0 +1,54 @@
+"""Notebooks stay diff-friendly: committed sources are normalised, executed copies lose per-run
+noise, metrics are rounded."""
+
+import json
+from pathlib import Path
+
+from workbench.lab import notebook_format as nf
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+
+
+def test_committed_notebooks_are_normalised():
+    stale = [p.name for p in sorted(NOTEBOOKS.glob("*.ipynb"))
+             if nf.dumps(nf.normalise_source(json.loads(p.read_text()), p.stem)) != p.read_text()]
+    assert stale == [], "run `make notebooks`"
+
+
+def test_normalising_is_deterministic_and_idempotent(tmp_path):
+    nb = {"cells": [{"cell_type": "code", "id": "random1", "source": "x = 1\n", "outputs": [1],
+                     "execution_count": 7, "metadata": {"tags": ["parameters"], "x": 1}},
+                    {"cell_type": "markdown", "id": "random2", "source": ["# t\n"],
+                     "metadata": {}}],
+          "metadata": {"kernelspec": {}, "widgets": {"state": 1}}, "nbformat": 4,
+          "nbformat_minor": 4}
+    p = tmp_path / "05_demo.ipynb"
+    p.write_text(json.dumps(nb))
+    assert nf.normalise_file(p) is True
+    first = p.read_text()
+    assert nf.normalise_file(p) is False and p.read_text() == first
+    out = json.loads(first)
+    assert [c["id"] for c in out["cells"]] == ["demo-00", "demo-01"]
+    assert out["cells"][0]["outputs"] == [] and out["cells"][0]["execution_count"] is None
+    assert out["cells"][0]["metadata"] == {"tags": ["parameters"]}
+    assert "widgets" not in out["metadata"]
+
+
+def test_executed_copies_lose_timestamps_paths_and_durations():
+    nb = {"metadata": {"papermill": {"start_time": "2026", "duration": 4.4, "input_path": "/abs",
+                                     "parameters": {"quick": True}, "exception": None},
+                       "language_info": {"version": "3.11.7"}},
+          "cells": [{"metadata": {"execution": {"iopub.status.busy": "2026"},
+                                  "papermill": {"duration": 0.1, "status": "completed"}}}]}
+    out = nf.scrub_executed(nb)
+    assert out["metadata"]["papermill"] == {"parameters": {"quick": True}, "exception": None}
+    assert out["metadata"]["language_info"]["version"] == "3.11"
+    assert out["cells"][0]["metadata"] == {"papermill": {"status": "completed"}}
+    assert nf.scrub_executed(json.loads(json.dumps(out))) == out
+
+
+def test_metrics_floats_are_rounded_to_four_significant_digits():
+    data = {"a": 3.6450547481609576, "b": [0.000123456, 152.89, 7.9296], "c": 2, "d": "x",
+            "e": 0.0}
+    assert nf.round_floats(data) == {"a": 3.645, "b": [0.0001235, 152.9, 7.93], "c": 2, "d": "x",
+                                     "e": 0.0}
