@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-
 from ..moo.problem import DiscreteProblem
 
 #: Design roles in the order CARIn lists them (Tables 7-8).
