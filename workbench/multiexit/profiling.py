@@ -10,6 +10,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..metrics import MULTI_EXIT
 from .policies import ExitProfile, ParetoPolicy
 from .runner import CORE_POWER_W, SegmentedNet
 
@@ -45,8 +46,8 @@ def operating_points(p: ExitProfile, *, pareto: ParetoPolicy | None = None,
     rows = []
     for k in range(p.n_exits):
         rows.append({"point": f"exit{k + 1}", "criteria": f"(exit_number == {k + 1})",
-                     "A": float(p.accuracy[k]) * 100, "L": float(p.latency_ms[k]),
-                     "E": float(p.energy_mj[k]), "W": float(p.flops[k])})
+                     **_columns(accuracy=p.accuracy[k], latency_ms=p.latency_ms[k],
+                                energy_mj=p.energy_mj[k], flops=p.flops[k])})
     if pareto is not None:
         front = pareto.front
         pick = front if len(front) <= max_points else front[
@@ -55,9 +56,14 @@ def operating_points(p: ExitProfile, *, pareto: ParetoPolicy | None = None,
             o = pareto.outcome(p, int(idx))
             ex = o.exits
             rows.append({"point": f"pf{j + 1}", "criteria": str(o.criteria),
-                         "A": o.accuracy * 100, "L": float(p.latency_ms[ex].mean()),
-                         "E": float(p.energy_mj[ex].mean()), "W": float(p.flops[ex].mean())})
+                         **_columns(accuracy=o.accuracy, latency_ms=p.latency_ms[ex].mean(),
+                                    energy_mj=p.energy_mj[ex].mean(), flops=p.flops[ex].mean())})
     return rows
+
+
+def _columns(**values: float) -> dict[str, float]:
+    """Delen's names and scales -> profile columns (:data:`workbench.metrics.MULTI_EXIT`)."""
+    return {MULTI_EXIT[k][0]: float(v) * MULTI_EXIT[k][1] for k, v in values.items()}
 
 
 def exit_configs(p: ExitProfile, *, task: str, arch: str, processor: str, threads: int,

@@ -304,8 +304,8 @@ def flexnn_tradeoff(graph: LayerGraph, *, fracs=(0.05, 0.08, 0.1, 0.15, 0.2, 0.3
     return rows
 
 
-def dm_with_memory_modes(base: str | Path = "profiles/host.json",
-                         augmented: str | Path = "profiles/host-memory.json",
+def dm_with_memory_modes(base: str | Path = "host",
+                         augmented: str | Path = "host-memory",
                          slo: str = "max A; max TP; max L <= 20ms", task: str = "h1") -> list[dict]:
     """RASS's designs on the host profile with and without memory-mode rows: what d_m becomes."""
     from ...moo.problem import DiscreteProblem
