@@ -7,9 +7,14 @@ import pytest
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).resolve().parents[1]
 
-try:  # Hypothesis keeps no example database in the tree (.hypothesis/).
-    from hypothesis import settings
+try:  # Hypothesis writes nothing into the tree: no example database, and its other caches
+    # (e.g. constants collected from the source) in a temporary folder, not ./.hypothesis.
+    import tempfile
 
+    from hypothesis import settings
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    set_hypothesis_home_dir(tempfile.mkdtemp(prefix="workbench-hypothesis-"))
     settings.register_profile("workbench", database=None)
     settings.load_profile("workbench")
 except ImportError:  # pragma: no cover - hypothesis is a dev dependency
