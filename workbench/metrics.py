@@ -90,7 +90,6 @@ HIGHER_IS_BETTER: frozenset[str] = frozenset(m.name for m in TABLE if m.higher_i
 SUMMABLE: frozenset[str] = frozenset(m.name for m in TABLE if m.summable)
 #: Numeric per-model columns of a profile's configuration table, in order.
 COLUMNS: tuple[str, ...] = tuple(c for m in TABLE if not m.system for c in m.columns)
-LATENCY_COLUMNS: tuple[str, ...] = BY_NAME["L"].columns
 #: Columns that scale with the co-execution slowdown of a multi-DNN combination.
 SLOWDOWN_COLUMNS: tuple[str, ...] = tuple(c for m in TABLE if m.latency_like for c in m.columns)
 

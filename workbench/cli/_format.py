@@ -20,10 +20,3 @@ def table(rows: list[list[str]], header: list[str]) -> str:
         return "  ".join(str(x).ljust(w) for x, w in zip(r, widths)).rstrip()
 
     return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
-
-
-def profiles_dir():
-    """The workspace's profiles folder (where commands write profiles unless told)."""
-    from .. import workspace
-
-    return workspace.profiles_dir()

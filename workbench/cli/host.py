@@ -6,12 +6,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ._format import profiles_dir, table
+from .. import workspace
+from ._format import table
 
 
 def _zoo_root(args: argparse.Namespace) -> Path:
-    from .. import workspace
-
     return Path(args.zoo) if args.zoo else workspace.zoo_dir(quick=args.quick)
 
 
@@ -34,7 +33,7 @@ def zoo_build(args: argparse.Namespace) -> int:
 def profile(args: argparse.Namespace) -> int:
     from ..host import profiling
 
-    out = Path(args.output or profiles_dir() / ("host-quick.json" if args.quick else "host.json"))
+    out = Path(args.output or workspace.profiles_dir() / ("host-quick.json" if args.quick else "host.json"))
     runs = args.runs if args.runs is not None else (20 if args.quick else 100)
     warmup = args.warmup if args.warmup is not None else (2 if args.quick else 5)
     prof = profiling.profile_host(_zoo_root(args), out, tasks=args.task, warmup=warmup, runs=runs,

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from .. import workspace
 from ..errors import WorkbenchError
-from ._format import profiles_dir, table
+from ._format import table
 
 
 def plan(args: argparse.Namespace) -> int:
@@ -53,7 +54,7 @@ def modes(args: argparse.Namespace) -> int:
                                progress=None if args.quiet else
                                (lambda m: print(f"measuring {m} in every memory mode ...",
                                                 flush=True)))
-    target = Path(args.output or profiles_dir() / "host-memory.json")
+    target = Path(args.output or workspace.profiles_dir() / "host-memory.json")
     save_profile(out, target)
     added = [c for c in out.configs if c.memory_mode]
     for c in added:

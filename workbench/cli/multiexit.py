@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ._format import profiles_dir
+from .. import workspace
 
 
 def build(args: argparse.Namespace) -> int:
@@ -15,7 +15,7 @@ def build(args: argparse.Namespace) -> int:
     prof = build_profile(quick=args.quick, width=args.width, epochs=args.epochs,
                          points=args.points,
                          progress=None if args.quiet else (lambda m: print(m, flush=True)))
-    out = Path(args.output or profiles_dir() / "host-multiexit.json")
+    out = Path(args.output or workspace.profiles_dir() / "host-multiexit.json")
     save_profile(prof, out)
     print(f"{out}: {len(prof.multi_exit)} multi-exit models, {len(prof.configs)} operating points "
           f"(solve with: workbench solve --profile {out} --task h1 --slo \"max A; min L\")")

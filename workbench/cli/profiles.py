@@ -7,8 +7,9 @@ import json
 import sys
 from pathlib import Path
 
+from .. import workspace
 from ..errors import WorkbenchError
-from ._format import fmt, profiles_dir, table
+from ._format import fmt, table
 
 
 def list_(args: argparse.Namespace) -> int:
@@ -16,7 +17,7 @@ def list_(args: argparse.Namespace) -> int:
 
     paths = list_profiles(args.dir)
     if not paths:
-        print(f"no profiles in {args.dir or profiles_dir()}; create them with "
+        print(f"no profiles in {args.dir or workspace.profiles_dir()}; create them with "
               "`workbench profiles model`")
         return 0
     rows = []
@@ -95,7 +96,7 @@ def import_(args: argparse.Namespace) -> int:
                                     source=args.source)
     if args.into:
         prof = merge(load_profile(args.into), prof, replace=args.replace)
-    out = Path(args.output or args.into or profiles_dir() / f"{prof.device.name}.json")
+    out = Path(args.output or args.into or workspace.profiles_dir() / f"{prof.device.name}.json")
     save_profile(prof, out)
     print(f"wrote {out} ({len(prof.configs)} configurations)")
     return 0
@@ -105,7 +106,7 @@ def model(args: argparse.Namespace) -> int:
     from ..profiles import phone_model
 
     params = phone_model.load_parameters(args.parameters) if args.parameters else None
-    paths = phone_model.regenerate(args.out_dir or profiles_dir(),
+    paths = phone_model.regenerate(args.out_dir or workspace.profiles_dir(),
                                    devices=args.device or phone_model.DEVICES,
                                    use_cases=args.use_case or phone_model.USE_CASES,
                                    parameters=params, progress=not args.quiet)

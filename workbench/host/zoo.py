@@ -368,12 +368,20 @@ def _train_here(spec: Spec, *, quick: bool, seed: int, root: Path, data_root: Pa
     return record
 
 
-def load_model(spec: Spec, root: Path | None = None):
-    keras = _keras()
+def model_file(spec: Spec, root: Path | None = None) -> Path:
+    """The trained model's ``.keras`` file.
+
+    Raises:
+        InputError: Not trained yet (says how to train it).
+    """
     path = model_dir(spec, root) / "model.keras"
     if not path.exists():
         raise InputError("model not built yet: run `workbench zoo build`", file=path)
-    return keras.models.load_model(path)
+    return path
+
+
+def load_model(spec: Spec, root: Path | None = None):
+    return _keras().models.load_model(model_file(spec, root))
 
 
 def record(spec: Spec, root: Path | None = None) -> dict | None:
@@ -416,10 +424,8 @@ def quantise_spec(spec: Spec, *, quick: bool = False, root: Path | None = None,
     d = ds.load(spec.task, quick=quick, root=data_root)
     n_rep = 20 if quick else quantise.REPRESENTATIVE_SAMPLES
     rep = d.x_train[np.random.default_rng(0).permutation(len(d.x_train))[:n_rep]]
-    path = model_dir(spec, root) / "model.keras"
-    if not path.exists():
-        raise InputError("model not built yet: run `workbench zoo build`", file=path)
-    return quantise.quantise_keras(path, model_dir(spec, root), representative=rep,
+    return quantise.quantise_keras(model_file(spec, root), model_dir(spec, root),
+                                   representative=rep,
                                    x_test=d.x_test, score=d.score, metric=d.metric,
                                    precisions=precisions or quantise.PRECISIONS)
 

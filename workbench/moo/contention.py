@@ -20,7 +20,7 @@ gets them fitted to those rows (:func:`fit`); otherwise :data:`DEFAULTS` apply:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -85,7 +85,8 @@ def co_latency(L: list[np.ndarray], proc: list[np.ndarray], is_cpu: list[np.ndar
 
 
 def fit(configs: list[Config], coexec: list[CoExecution], *,
-        base: dict[str, float] | None = None) -> dict[str, float]:
+        base: dict[str, float] | None = None,
+        core_mask: Callable[[str], int] | None = None) -> dict[str, float]:
     """Fit the CPU parameters (``cpu_oversubscription``, ``cross_processor``) to measured
     co-execution rows: a grid search on the squared log error of every co-run latency.
 
@@ -94,7 +95,12 @@ def fit(configs: list[Config], coexec: list[CoExecution], *,
         coexec: Measured co-execution rows.
         base: Parameters to start from (default :data:`DEFAULTS`); returned as they are when
             there is no row to fit.
+        core_mask: The CPU cores a processor id stands for on the profiled device (the problem
+            knows: a plain ``CPU`` is the device's cores, not this machine's); default: the id's
+            own core set.
     """
+    if core_mask is None:
+        core_mask = lambda p: processors.parse(p).core_mask()  # noqa: E731
     base = dict(DEFAULTS if base is None else base)
     if not coexec:
         return base
@@ -110,7 +116,7 @@ def fit(configs: list[Config], coexec: list[CoExecution], *,
         col = lambda f, dt: [np.array([f(row[k]) for row in cs], dtype=dt) for k in range(M)]  # noqa: E731
         batches.append((col(lambda c: c.L, float), col(lambda c: procs.index(c.processor), np.int64),
                         col(lambda c: c.kind == "CPU", bool),
-                        col(lambda c: processors.parse(c.processor).core_mask(), np.int64),
+                        col(lambda c: core_mask(c.processor), np.int64),
                         col(lambda c: c.threads or 1, np.int64),
                         np.log(np.array([r.L for r in rows], dtype=float)).T))
     best, best_err = base, np.inf

@@ -24,6 +24,7 @@ from pymoo.core.problem import Problem
 from .. import processors
 from ..errors import InputError
 from ..metrics import (
+    BY_NAME,
     COLUMNS,
     HIGHER_IS_BETTER,
     MODEL_METRICS,
@@ -61,7 +62,7 @@ class Term:
 
     @property
     def column(self) -> str:
-        return self.metric + STAT_SUFFIX[self.stat]
+        return BY_NAME[self.metric].column(self.stat)
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,15 @@ class Evaluation(NamedTuple):
     G: np.ndarray
 
 
+class _Spaces(NamedTuple):
+    """What a variant of a problem over the same rows reuses."""
+
+    processors: list[str]
+    tasks: list[TaskSpace]
+    contention: dict[str, float]
+    contention_source: str
+
+
 class DiscreteProblem(Problem):
     """A device-specific MOO problem: SLOs over one or more tasks of a profile.
 
@@ -133,7 +143,7 @@ class DiscreteProblem(Problem):
                  weights: dict[str, float] | str | None = None,
                  exclude_processors: tuple[str, ...] | list[str] = (),
                  rows: dict[str, list[str]] | None = None,
-                 _spaces: tuple | None = None) -> None:
+                 _spaces: _Spaces | None = None) -> None:
         self.profile = profile
         self.slo = (SLO.parse(slo) if isinstance(slo, str) else slo).with_weights(weights)
         self._args = dict(tasks=tasks, exclude_processors=tuple(exclude_processors), rows=rows)
@@ -154,12 +164,13 @@ class DiscreteProblem(Problem):
         self.multi = len(tasks) > 1
         excluded = set(exclude_processors)
         if _spaces is not None:
-            # A variant with other SLOs over the same rows: reuse the tables (the explorer
-            # re-solves on every slider move and building them is most of the cost).
-            self.processors = list(_spaces[0])
+            # A variant with other SLOs over the same rows: reuse the tables and the contention
+            # parameters (the explorer re-solves on every slider move; building them is most of
+            # the cost).
+            self.processors = list(_spaces.processors)
             self.n_cores = self._n_cores()
             self._masks = {p: self._coremask(p) for p in self.processors}
-            self.tasks = list(_spaces[1])
+            self.tasks = list(_spaces.tasks)
         else:
             wanted = {t: set(ids) for t, ids in rows.items()} if rows is not None else None
             per_task = {t: [c for c in profile.configs if c.task == t
@@ -169,17 +180,17 @@ class DiscreteProblem(Problem):
             self.n_cores = self._n_cores()
             self._masks = {p: self._coremask(p) for p in self.processors}
             self.tasks = [TaskSpace(t, per_task[t], self.processors, self._masks) for t in tasks]
-        self._spaces: tuple = (self.processors, list(self.tasks))
+        tables = list(self.tasks)  # before rows lacking this SLO's values are dropped
         self.objective_terms = self._resolve_objectives()
         self.limits = self._resolve_constraints()
         self._drop_rows_without_values()
         self.shape = tuple(len(t) for t in self.tasks)
         self.size = math.prod(self.shape)
-        if _spaces is not None and len(_spaces) > 2:
-            self.contention, self.contention_source = _spaces[2]
+        if _spaces is not None:
+            self.contention, self.contention_source = _spaces.contention, _spaces.contention_source
         else:
             self.contention = self._contention_parameters()
-        self._spaces = self._spaces[:2] + ((self.contention, self.contention_source),)
+        self._spaces = _Spaces(self.processors, tables, self.contention, self.contention_source)
         self._coexec = self._measured_coexecution()
         super().__init__(n_var=len(self.tasks), n_obj=len(self.objective_terms),
                          n_ieq_constr=len(self.limits), xl=np.zeros(len(self.tasks)),
@@ -330,7 +341,8 @@ class DiscreteProblem(Problem):
             self.contention_source = (f"fitted to the profile's {len(self.profile.coexecution)} "
                                       "measured co-execution rows")
             return fit_contention(self.profile.configs, self.profile.coexecution,
-                                  base=dict(CONTENTION_DEFAULTS, **params))
+                                  base=dict(CONTENTION_DEFAULTS, **params),
+                                  core_mask=self._coremask)
         self.contention_source = "the contention model's defaults (workbench.moo.contention)"
         return dict(CONTENTION_DEFAULTS, **params)
 
