@@ -139,3 +139,25 @@ def test_failed_save_leaves_previous_file_intact(minimal_profile, tmp_path):
 def test_saved_file_is_readable_by_others(minimal_profile, tmp_path):
     path = save_profile(profile_from_dict(minimal_profile), tmp_path / "p.json")
     assert os.stat(path).st_mode & 0o044  # not the 0600 of a raw temporary file
+
+
+@pytest.mark.parametrize("text, kind, cores", [
+    ("CPU", "CPU", None), ("CPU[0,1]", "CPU", (0, 1)), ("GPU", "GPU", None), ("DSP", "DSP", None)])
+def test_processor_ids_parse_in_one_place(text, kind, cores):
+    from workbench import processors
+
+    p = processors.parse(text)
+    assert (p.kind, p.cores, str(p)) == (kind, cores, text)
+    assert processors.cpu_set((0, 1)) == "CPU[0,1]"
+    assert processors.parse("CPU[0,2]").core_mask() == 0b101
+    assert processors.label("CPU", 4, True) == "CPU_{4,T}"
+
+
+@pytest.mark.parametrize("bad", ["TPU", "CPU[]", "CPU[0", "cpu", "CPU[1,1]", "GPU[0]x"])
+def test_a_bad_processor_id_says_what_one_looks_like(bad):
+    from workbench import processors
+    from workbench.errors import InputError
+
+    with pytest.raises(InputError, match="CPU, GPU, NPU or DSP|listed twice") as e:
+        processors.parse(bad)
+    assert repr(bad) in str(e.value)

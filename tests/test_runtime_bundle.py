@@ -125,6 +125,7 @@ def test_a_bundle_with_no_intact_design_is_rejected(bundle_dir):
     (lambda m: m["designs"]["d0"]["configs"].__setitem__(0, "nope"), "designs['d0'].configs[0]"),
     (lambda m: next(iter(m["configs"].values())).update(file="../../etc/passwd"), ".file"),
     (lambda m: next(iter(m["configs"].values())).update(threads="two"), ".threads"),
+    (lambda m: next(iter(m["configs"].values())).update(processor="CPU[0"), ".processor"),
     (lambda m: m.pop("tasks"), "tasks"),
 ])
 def test_a_bad_manifest_names_the_field(bundle_dir, edit, where):
