@@ -47,6 +47,7 @@ from ..profiles.schema import (
 )
 from ..runtime.executor import Pinned
 from ..runtime.interpreter import fill_batch, open_interpreter, to_input
+from ..timing import samples_ms
 from . import datasets as ds
 
 #: Modelled power of one busy core when RAPL cannot be read (this is a VM: /sys/class/powercap
@@ -96,16 +97,7 @@ def sample_input(it, x: np.ndarray | None = None) -> np.ndarray:
 
 def time_invocations(invoke, *, warmup: int, runs: int, clock=time.perf_counter_ns) -> np.ndarray:
     """Latency samples (ms) of ``runs`` calls after ``warmup`` untimed ones (``clock`` in ns)."""
-    if warmup < 0 or runs < 1:
-        raise InputError("need warmup >= 0 and runs >= 1", value=(warmup, runs))
-    for _ in range(warmup):
-        invoke()
-    out = np.empty(runs)
-    for i in range(runs):
-        t0 = clock()
-        invoke()
-        out[i] = (clock() - t0) / 1e6
-    return out
+    return np.asarray(samples_ms(invoke, runs=runs, warmup=warmup, clock=clock))
 
 
 def latency_stats(samples: np.ndarray, batch: int = 1) -> dict[str, float]:

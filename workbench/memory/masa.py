@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
+from ..timing import Stopwatch
 
 POLICIES = ("masa", "bulk", "deepeye", "ca-wait", "ca-preempt")
 SWAP_BPS = 400e6  # modelled swap bandwidth (bytes/s): an eMMC/SD-class device relative to this CPU
@@ -591,16 +592,14 @@ def profile_network(graph, root: Path, *, repeats: int = 5, sample_rss: bool = T
     for _k, ly in enumerate(graph.layers):
         loads, execs, peak = [], [], 0
         for _ in range(repeats):
-            with RssSampler(enabled=sample_rss) as rs:
-                a = time.perf_counter()
+            with RssSampler(enabled=sample_rss) as rs, Stopwatch() as sw:
                 w = read_weights(root, ly) if ly.weights else None
-                b = time.perf_counter()
+                loaded_ms = sw.lap()
                 o = np.empty((1,) + ly.shape, np.float32)
                 ly.compute([acts[n] for n in ly.inputs], o, w=w)
-                c = time.perf_counter()
             peak = max(peak, rs.peak_delta)
-            loads.append(b - a)
-            execs.append(c - b)
+            loads.append(loaded_ms / 1e3)
+            execs.append((sw.ms - loaded_ms) / 1e3)
             del w
         acts[ly.name] = o
         out.append(LayerCost(ly.name, ly.kind, [graph.index[n] if n != "input" else -1

@@ -18,14 +18,14 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
+from ..timing import samples_ms
 from . import flexnn as F
 from . import masa as M
 from .graph import LayerGraph
-from .profiler import time_ms
 
 
 def _median_ms(fn, x, reps: int) -> tuple[float, list[float]]:
-    ts = time_ms(fn, x, reps=reps, warmup=True)
+    ts = samples_ms(fn, x, runs=reps, warmup=1)
     return statistics.median(ts), ts
 
 

@@ -19,19 +19,6 @@ def rss_bytes() -> int:
         return 0
 
 
-def time_ms(fn, *args, reps: int, warmup: bool = False) -> list[float]:
-    """Wall milliseconds of ``reps`` calls of ``fn(*args)`` (after one untimed call if
-    ``warmup``)."""
-    if warmup:
-        fn(*args)
-    out = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn(*args)
-        out.append((time.perf_counter() - t0) * 1e3)
-    return out
-
-
 class RssSampler:
     """Context manager sampling RSS every ``period`` seconds; ``peak_delta`` is the largest
     growth over the RSS at entry (bytes), ``samples`` the readings."""

@@ -20,6 +20,7 @@ from ...moo.usecases import use_case
 from ...profiles import load_profile, resolve_profile
 from ...solvers import OodinManager, evolutionary, oodin, rass
 from ...solvers.baselines import multi_dnn_unaware, single_architecture, transferred
+from ...timing import mean_ms, samples_ms
 
 #: The phones of CARIn's evaluation (Table 6).
 CARIN_DEVICES = ("pixel7", "s20fe", "a71")
@@ -209,15 +210,8 @@ def oodin_solve_times(devices: Iterable[str] = CARIN_DEVICES,
         for n in sizes:
             flat = np.sort(rng.choice(full.size, size=min(n, full.size), replace=False))
             mgr = OodinManager(full, index=flat)
-            times = []
-            for _ in range(reps):
-                t0 = time.perf_counter()
-                mgr.resolve(unavailable=trig)
-                times.append((time.perf_counter() - t0) * 1e3)
-            t0 = time.perf_counter()
-            for _ in range(10000):
-                res.decide_bits(bits)
-            lookup_us = (time.perf_counter() - t0) / 10000 * 1e6
+            times = samples_ms(lambda: mgr.resolve(unavailable=trig), runs=reps)
+            lookup_us = mean_ms(res.decide_bits, bits, runs=10000) * 1e3
             p = paper.get((dev, n), (None, None))
             out.append(SolveTimeRow(dev, len(flat), statistics.fmean(times), max(times),
                                     lookup_us, p[0], p[1]))

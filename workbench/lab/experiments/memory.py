@@ -22,7 +22,8 @@ from ...host import zoo
 from ...memory import flexnn as F
 from ...memory import masa as M
 from ...memory.graph import LayerGraph, from_keras
-from ...memory.profiler import RssSampler, time_ms
+from ...memory.profiler import RssSampler
+from ...timing import median_ms, samples_ms
 
 # MASA's networks (Table 1) and the stand-in that plays each here.
 STAND_INS = {"AgeNet": "AgeNet-S", "GenderNet": "GenderNet-S", "FaceNet": "AlexNet-FC",
@@ -272,7 +273,7 @@ def flexnn_tradeoff(graph: LayerGraph, *, fracs=(0.05, 0.08, 0.1, 0.15, 0.2, 0.3
             rss[k] = rs.peak_delta
         for _ in range(rounds):
             for k, fn in modes.items():
-                lat[k].append(statistics.median(time_ms(fn, x, reps=reps)))
+                lat[k].append(median_ms(fn, x, runs=reps))
     bulk_ms = statistics.median(lat["bulk"])
     rows = [{"model": graph.name, "mode": "bulk", "budget MB": None,
              "peak MB": bulk_b / 1e6, "RSS growth MB": rss["bulk"] / 1e6,
@@ -360,21 +361,15 @@ def simulator_speed(nets: Nets, graph: LayerGraph, *, root: Path | None = None) 
     pool = [p for p in PAPER_MEMORY_MB if p in nets.profiles]
     jobs = M.stochastic_jobs(pool, nets.profiles, scenario=1, intensity=1.2, n=150)
     b = budgets_for(nets, pool)[512]
-    ts = []
-    for _ in range(5):
-        t0 = time.perf_counter()
-        M.simulate(nets.profiles, jobs, policy="masa", budget=b)
-        ts.append(time.perf_counter() - t0)
+    ts = samples_ms(lambda: M.simulate(nets.profiles, jobs, policy="masa", budget=b), runs=5)
     root = Path(root or tempfile.mkdtemp(prefix="wb-flexnn-"))
     lt = F.measure_layer_times(graph, root, repeats=3)
-    tf = []
     mb = F.min_budget(graph)
-    for frac in (0.1, 0.2, 0.4, 0.8):
-        t0 = time.perf_counter()
+
+    def whatif(frac: float) -> None:
         bb = max(mb, int(graph.bulk_peak_bytes() * frac))
-        p = F.plan(F.slice_graph(graph, bb), bb)
-        F.simulate(p, lt)
-        tf.append(time.perf_counter() - t0)
-    return {"masa_whatif_ms_p50": statistics.median(ts) * 1e3, "masa_whatif_ms_max": max(ts) * 1e3,
-            "flexnn_whatif_ms_p50": statistics.median(tf) * 1e3,
-            "flexnn_whatif_ms_max": max(tf) * 1e3}
+        F.simulate(F.plan(F.slice_graph(graph, bb), bb), lt)
+
+    tf = [samples_ms(whatif, frac, runs=1)[0] for frac in (0.1, 0.2, 0.4, 0.8)]
+    return {"masa_whatif_ms_p50": statistics.median(ts), "masa_whatif_ms_max": max(ts),
+            "flexnn_whatif_ms_p50": statistics.median(tf), "flexnn_whatif_ms_max": max(tf)}

@@ -1,0 +1,71 @@
+"""The one timing loop every measurement uses (profiling, memory modes, FlexNN layer times, MASA
+and solver timings), so warm-up, clock and units are the same everywhere. Standard library only:
+the runtime may import it."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from .errors import InputError
+
+Clock = Callable[[], int]
+
+
+def samples_ms(fn: Callable[..., Any], *args: Any, runs: int, warmup: int = 0,
+               clock: Clock = time.perf_counter_ns) -> list[float]:
+    """Wall milliseconds of ``runs`` calls of ``fn(*args)`` after ``warmup`` untimed ones.
+
+    ``clock`` returns nanoseconds (a fake clock makes the loop testable without sleeping)."""
+    if warmup < 0 or runs < 1:
+        raise InputError("need warmup >= 0 and runs >= 1", value=(warmup, runs))
+    for _ in range(warmup):
+        fn(*args)
+    out = []
+    for _ in range(runs):
+        t0 = clock()
+        fn(*args)
+        out.append((clock() - t0) / 1e6)
+    return out
+
+
+def median_ms(fn: Callable[..., Any], *args: Any, runs: int, warmup: int = 0,
+              clock: Clock = time.perf_counter_ns) -> float:
+    """The median of :func:`samples_ms`: robust to one preempted call on a shared machine."""
+    return statistics.median(samples_ms(fn, *args, runs=runs, warmup=warmup, clock=clock))
+
+
+def mean_ms(fn: Callable[..., Any], *args: Any, runs: int, warmup: int = 0,
+            clock: Clock = time.perf_counter_ns) -> float:
+    """Mean milliseconds per call over ``runs`` calls timed together: for calls too short
+    (microseconds) to time one by one."""
+    if warmup < 0 or runs < 1:
+        raise InputError("need warmup >= 0 and runs >= 1", value=(warmup, runs))
+    for _ in range(warmup):
+        fn(*args)
+    t0 = clock()
+    for _ in range(runs):
+        fn(*args)
+    return (clock() - t0) / 1e6 / runs
+
+
+class Stopwatch:
+    """Elapsed milliseconds of a block: ``with Stopwatch() as sw: ...`` then ``sw.ms``; ``sw.lap()``
+    reads the time so far without stopping."""
+
+    def __init__(self, clock: Clock = time.perf_counter_ns):
+        self._clock = clock
+        self._t0 = 0
+        self.ms = 0.0
+
+    def __enter__(self) -> "Stopwatch":
+        self._t0 = self._clock()
+        return self
+
+    def lap(self) -> float:
+        return (self._clock() - self._t0) / 1e6
+
+    def __exit__(self, *exc: object) -> None:
+        self.ms = self.lap()
