@@ -317,3 +317,47 @@ def test_conv_kernels_agree(models, x):
                 ly.compute(xs, o, **kw)
                 np.testing.assert_allclose(o, ref, atol=1e-5, rtol=1e-4)
         acts[ly.name] = ref
+
+
+def _tiny_instance():
+    from workbench.memory.optimal import Instance
+
+    nets = [[{"load": 2, "exec": 1, "weight": 40, "act": 10},
+             {"load": 1, "exec": 2, "weight": 60, "act": 20}],
+            [{"load": 1, "exec": 1, "weight": 50, "act": 10},
+             {"load": 3, "exec": 1, "weight": 30, "act": 30}]]
+    return Instance(nets, budget=120)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_exact_check_compares_with_the_scheduler_every_masa_figure_uses(workers):
+    """MASA's makespan in the optimality gap is the Scheduler's own, and the MILP never does
+    worse than it on the same memory model."""
+    from workbench.memory.optimal import (
+        check_schedule,
+        masa_schedule,
+        profiles_of,
+        solve_milp,
+    )
+
+    inst = _tiny_instance()
+    nets = profiles_of(inst)
+    run = M.simulate(nets, [M.Job(0, 0.0, list(nets))], budget=inst.budget, workers=workers,
+                     swap_bps=float("inf"))
+    heuristic = masa_schedule(inst, workers=workers)
+    assert heuristic.makespan == round(run.jobs[0].done_at)
+    check_schedule(inst, heuristic, workers=workers)
+    exact = solve_milp(inst, workers=workers, time_limit=30)
+    check_schedule(inst, exact, workers=workers)
+    assert exact.status == "optimal"
+    assert exact.makespan <= heuristic.makespan
+    # A lower bound any schedule meets: every task on `workers` machines.
+    assert exact.makespan >= -(-sum(ly["load"] + ly["exec"] for n in inst.nets for ly in n)
+                               // workers)
+
+
+def test_policies_are_an_enum_with_the_groups_the_scheduler_uses():
+    assert M.POLICIES == ("masa", "bulk", "deepeye", "ca-wait", "ca-preempt")
+    assert [p.value for p in M.Policy if p.layerwise] == ["masa", "ca-wait", "ca-preempt"]
+    assert [p.value for p in M.Policy if p.context_aware] == ["ca-wait", "ca-preempt"]
+    assert M.Scheduler({}, policy="bulk", budget=1).policy is M.Policy.BULK

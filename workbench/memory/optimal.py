@@ -1,20 +1,25 @@
 """MASA section 3 as an exact time-indexed MILP (scipy's HiGHS) for small instances, and MASA's
-list schedule on the same instance: the optimality gap of MASA section 5.6 / Fig. 13(a).
+schedule of the same instance by MASA's own scheduler: the optimality gap of MASA section 5.6 /
+Fig. 13(a).
 
-Each layer has three tasks: load (holds the weights from its start until the unload ends: the
+Each layer has three tasks: load (holds the weights from its start until the unload: the
 *locked* memory of Eq. 3), execute (holds its activations while it runs: the *direct* memory of
-Eq. 2) and unload. Time is discretised in units; constraint (1c) becomes "at most k tasks run
-at any unit", (1d) precedence, (1e) memory at every unit.
+Eq. 2) and unload (instantaneous by default, as in :mod:`workbench.memory.masa`). Time is
+discretised in units; constraint (1c) becomes "at most k tasks run at any unit", (1d)
+precedence, (1e) memory at every unit.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import InputError
+from ..timing import Stopwatch
+from .masa import Job, LayerCost, NetProfile, simulate
 
 
 @dataclass
@@ -23,7 +28,9 @@ class Instance:
 
     nets: list[list[dict]]  # per net, per layer: load, exec, weight, act
     budget: int
-    unload: int = 1
+    # Units an unload takes. 0 (the default): weights are freed the moment the layer's
+    # execution ends, as MASA's scheduler frees them, so the MILP and MASA share one model.
+    unload: int = 0
 
     def tasks(self):
         """(name, duration, kind, net, layer) and precedence pairs (i before j)."""
@@ -90,7 +97,9 @@ def solve_milp(inst: Instance, *, workers: int, time_limit: float = 60.0) -> Sch
     t0 = time.perf_counter()
     tasks, prec = inst.tasks()
     p = [t[1] for t in tasks]
-    H = masa_schedule(inst, workers=workers).makespan  # MASA's makespan bounds the optimum
+    heuristic = masa_schedule(inst, workers=workers)
+    # MASA's makespan bounds the optimum unless MASA had to overcommit (its progress rule).
+    H = heuristic.makespan if heuristic.status == "heuristic" else sum(p)
     n = len(tasks)
     idx = {}
     for i in range(n):
@@ -160,60 +169,35 @@ def solve_milp(inst: Instance, *, workers: int, time_limit: float = 60.0) -> Sch
     return Schedule(starts, mk, time.perf_counter() - t0, status)
 
 
+def profiles_of(inst: Instance) -> dict[str, NetProfile]:
+    """The instance as MASA profiles (one unit = one second): each layer a chain link whose
+    execution holds ``act`` bytes while it runs and whose weights are held from the load's start
+    until the execution ends, which is the memory model of :class:`workbench.memory.masa.Scheduler`."""
+    return {f"n{n}": NetProfile(f"n{n}", [
+        LayerCost(f"l{k}", "conv", [k - 1], ly["weight"], 0, ly["act"], float(ly["load"]),
+                  float(ly["exec"])) for k, ly in enumerate(layers)])
+        for n, layers in enumerate(inst.nets)}
+
+
 def masa_schedule(inst: Instance, *, workers: int) -> Schedule:
-    """MASA Alg. 1 on the instance: execute/unload before load, each by increasing memory,
-    admission by free memory, one task regardless when no worker is busy."""
-    t0 = time.perf_counter()
-    tasks, prec = inst.tasks()
-    n = len(tasks)
-    p = [t[1] for t in tasks]
-    mem = _mem(inst, tasks)
-    weight = [inst.nets[t[3]][t[4]]["weight"] if t[2] == "load" else 0 for t in tasks]
-    deps = [0] * n
-    succ = [[] for _ in range(n)]
-    for i, j in prec:
-        deps[j] += 1
-        succ[i].append(j)
-    ready = [i for i in range(n) if deps[i] == 0]
-    running: list[tuple[int, int]] = []  # (end, task)
-    starts = [None] * n
-    used, now = 0, 0
-    while ready or running:
-        while True:
-            busy = len(running)
-            if busy >= workers:
-                break
-            pick = None
-            for kinds in (("exec", "unload"), ("load",)):
-                group = sorted((i for i in ready if tasks[i][2] in kinds),
-                               key=lambda i: (mem[i] + weight[i], i))
-                for i in group:
-                    if busy == 0 or mem[i] + weight[i] <= inst.budget - used:
-                        pick = i
-                        break
-                if pick is not None:
-                    break
-            if pick is None:
-                break
-            ready.remove(pick)
-            starts[pick] = now
-            used += mem[pick] + weight[pick]
-            running.append((now + p[pick], pick))
-        if not running:
-            break
-        running.sort()
-        now = running[0][0]
-        while running and running[0][0] == now:
-            _, i = running.pop(0)
-            used -= mem[i]
-            if tasks[i][2] == "unload":
-                used -= weight[i - 2]
-            for j in succ[i]:
-                deps[j] -= 1
-                if deps[j] == 0:
-                    ready.append(j)
-    mk = max(starts[i] + p[i] for i in range(n))
-    return Schedule(starts, mk, time.perf_counter() - t0, "heuristic")
+    """MASA's schedule of the instance, by the same :class:`~workbench.memory.masa.Scheduler`
+    (Alg. 1: execution before loading, each by increasing memory, admission by free memory, one
+    task regardless when no worker is busy) that every other MASA figure runs. Paging is not
+    modelled here: the MILP has no paging either."""
+    with Stopwatch() as sw:
+        nets = profiles_of(inst)
+        run = simulate(nets, [Job(0, 0.0, list(nets))], policy="masa", budget=inst.budget,
+                       workers=workers, swap_bps=math.inf)
+    tasks, _ = inst.tasks()
+    at = {(f"n{n}", k, kind): i for i, (_, _, kind, n, k) in enumerate(tasks)}
+    starts = [0] * len(tasks)
+    for t in run.tasks:
+        starts[at[(t.job.nets[t.net], t.layers[0], t.kind)]] = round(t.start)
+        if t.kind == "exec":  # the unload follows the execution at once
+            starts[at[(t.job.nets[t.net], t.layers[0], "unload")]] = round(t.end)
+    makespan = max(starts[i] + tasks[i][1] for i in range(len(tasks)))
+    status = "heuristic" if run.overcommit_tasks == 0 else "heuristic (overcommitted)"
+    return Schedule(starts, makespan, sw.ms / 1e3, status)
 
 
 def check_schedule(inst: Instance, sched: Schedule, *, workers: int) -> None:

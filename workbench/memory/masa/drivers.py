@@ -1,0 +1,170 @@
+"""Two drivers of the one :class:`~.scheduler.Scheduler`: :func:`simulate` (discrete events from
+per-layer profiles, fast, for what-if widgets) and :func:`run_real` (worker threads that read each
+layer's weights from its file and execute it with the NumPy kernels)."""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import queue
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .model import SWAP_BPS, Job, NetProfile, Policy, RunResult, Task
+from .scheduler import Scheduler
+
+
+def simulate(nets: dict[str, NetProfile], jobs: list[Job], *, policy: str | Policy = Policy.MASA,
+             budget: int, workers: int = 2, swap_bps: float = SWAP_BPS,
+             overhead_s: float = 0.0) -> RunResult:
+    """Discrete-event run with task durations from the profiles (+ modelled paging).
+
+    ``overhead_s`` is added to every task: the real runner's dispatch cost per task (see
+    :func:`calibrate_overhead`)."""
+    jobs = [_fresh(j) for j in jobs]
+    s = Scheduler(nets, policy=policy, budget=budget, workers=workers, swap_bps=swap_bps)
+    events: list = []
+    tie = itertools.count()
+    for j in jobs:
+        heapq.heappush(events, (j.arrival, next(tie), "arrive", j))
+    idle = workers
+    while events:
+        now, _, kind, obj = heapq.heappop(events)
+        if kind == "arrive":
+            s.submit(obj, now)
+        else:
+            s.complete(obj, now)
+            idle += 1
+        if events and events[0][0] == now:
+            continue  # settle everything at this instant before dispatching
+        for t in s.dispatch(now, idle):
+            idle -= 1
+            heapq.heappush(events, (now + t.duration + t.penalty + overhead_s, next(tie), "done",
+                                    t))
+    return s.result(jobs)
+
+
+def _fresh(j: Job) -> Job:
+    return Job(j.id, j.arrival, list(j.nets), dict(j.parents), dict(j.positive))
+
+
+def run_real(graphs: dict, roots: dict[str, Path], jobs: list[Job], *, policy: str | Policy = Policy.MASA,
+             budget: int, workers: int = 2, nets: dict[str, NetProfile],
+             swap_bps: float = SWAP_BPS, x: np.ndarray | None = None) -> RunResult:
+    """Run for real: ``workers`` threads read layer weights from ``roots[net]`` and execute the
+    layers of ``graphs[net]`` (LayerGraph); the paging penalty is slept. Arrival times are
+    seconds from the start. Each job's network outputs are kept in ``job.outputs``."""
+    from ..graph import read_weights
+
+    jobs = [_fresh(j) for j in jobs]
+    s = Scheduler(nets, policy=policy, budget=budget, workers=workers, swap_bps=swap_bps)
+    state: dict[tuple, dict] = {}  # (job, net) -> {"w": {layer: weights}, "a": {layer: out}}
+    lock = threading.Lock()
+    done_q: queue.Queue = queue.Queue()
+    work_q: queue.Queue = queue.Queue()
+    t0 = time.perf_counter()
+
+    def execute(t: Task) -> None:
+        g = graphs[t.job.nets[t.net]]
+        key = (t.job.id, t.net)
+        with lock:
+            st = state.setdefault(key, {"w": {}, "a": {}})
+        if t.kind != "exec":
+            for k in t.layers:
+                ws = read_weights(roots[t.job.nets[t.net]], g.layers[k])
+                with lock:
+                    st["w"][k] = ws
+        else:
+            k = t.layers[0]
+            ly = g.layers[k]
+            xin = [st["a"][g.index[n]] if n != "input" else xs for n in ly.inputs]
+            out = np.empty((1,) + ly.shape, np.float32)
+            ly.compute(xin, out, w=st["w"].get(k) if ly.weights else None)
+            with lock:
+                st["a"][k] = out
+                if s.policy.layerwise:
+                    st["w"].pop(k, None)
+        if t.penalty:
+            time.sleep(t.penalty)
+
+    def worker(wid: int) -> None:
+        while True:
+            t = work_q.get()
+            if t is None:
+                return
+            a = time.perf_counter()
+            try:
+                execute(t)
+                err = None
+            except BaseException as e:  # reported on the scheduler thread
+                err = e
+            t.duration = time.perf_counter() - a - t.penalty
+            t.worker = wid
+            done_q.put((t, err))
+
+    xs = x if x is not None else np.zeros((1,) + tuple(next(iter(graphs.values())).input_shape),
+                                          np.float32)
+    threads = [threading.Thread(target=worker, args=(w,), daemon=True) for w in range(workers)]
+    for th in threads:
+        th.start()
+    pending = sorted(jobs, key=lambda j: j.arrival)
+    idle, running = workers, 0
+    try:
+        while True:
+            now = time.perf_counter() - t0
+            while pending and pending[0].arrival <= now:
+                s.submit(pending.pop(0), now)
+            for t in s.dispatch(now, idle):
+                idle -= 1
+                running += 1
+                work_q.put(t)
+            if not pending and running == 0:
+                break
+            wait = max(0.0, pending[0].arrival - now) if pending else None
+            try:
+                t, err = done_q.get(timeout=wait)
+            except queue.Empty:
+                continue  # an arrival is due
+            if err is not None:
+                raise err
+            running -= 1
+            idle += 1
+            key = (t.job.id, t.net)
+            s.complete(t, time.perf_counter() - t0)
+            with lock:
+                if t.aborted or key in s.aborted_nets:
+                    state.pop(key, None)
+                elif t.kind == "exec":
+                    st = state[key]
+                    last = len(graphs[t.job.nets[t.net]].layers) - 1
+                    if s.remaining[key] == 0:
+                        t.job.outputs[t.net] = st["a"][last]
+                        state.pop(key, None)
+                    else:  # free activations no consumer needs any more
+                        for src in list(st["a"]):
+                            if s.consumers.get((*key, src), 1) == 0:
+                                st["a"].pop(src, None)
+    finally:
+        for _ in threads:
+            work_q.put(None)
+        for th in threads:
+            th.join(timeout=5)
+    return s.result(jobs, time.perf_counter() - t0)
+
+
+def calibrate_overhead(graphs: dict, roots: dict[str, Path], nets: dict[str, NetProfile], net: str,
+                       *, repeats: int = 3) -> float:
+    """Seconds the real runner spends per task beyond the task's own work: one job of ``net`` on
+    one worker (tasks strictly serial), real makespan minus the simulated one, per task."""
+    job = [Job(0, 0.0, [net])]
+    big = 10 ** 12
+    over = []
+    for _ in range(repeats):
+        real = run_real(graphs, roots, job, policy="masa", budget=big, workers=1, nets=nets)
+        sim = simulate(nets, job, policy="masa", budget=big, workers=1)
+        n = len([t for t in sim.tasks if t.start is not None])
+        over.append((real.jobs[0].done_at - sim.jobs[0].done_at) / n)
+    return max(0.0, float(np.median(over)))

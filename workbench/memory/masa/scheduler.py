@@ -1,0 +1,254 @@
+"""MASA's scheduler (its Alg. 1) and the Bulk, DeepEye, CA-WAIT and CA-PREEMPT policies: the
+state (ready tasks, memory held, jobs) that both drivers (simulated and real) advance."""
+
+from __future__ import annotations
+
+import itertools
+
+from ...errors import InputError
+from .model import POLICIES, SWAP_BPS, Job, NetProfile, Policy, RunResult, Task
+
+
+class Scheduler:
+    """The shared state and policies. Drivers call :meth:`submit`, :meth:`dispatch` and
+    :meth:`complete`; memory is accounted in bytes against ``budget``."""
+
+    def __init__(self, nets: dict[str, NetProfile], *, policy: str | Policy = Policy.MASA,
+                 budget: int, workers: int = 2, swap_bps: float = SWAP_BPS):
+        if policy not in POLICIES:
+            raise InputError(f"unknown policy; known: {', '.join(POLICIES)}", where="policy",
+                             value=policy)
+        if workers < 1:
+            raise InputError("at least one worker is needed", where="workers", value=workers)
+        if budget <= 0:
+            raise InputError("the memory budget must be positive", where="budget", value=budget)
+        self.nets, self.policy, self.budget = nets, Policy(policy), int(budget)
+        self.workers, self.swap_bps = workers, swap_bps
+        self.used = 0
+        self.peak = 0
+        self.busy = 0
+        self.ready: list[Task] = []
+        self.tasks: list[Task] = []
+        self.seq = itertools.count()
+        self.hold: dict[tuple, int] = {}  # (job id, net, what) -> bytes held
+        self.remaining: dict[tuple, int] = {}  # (job id, net) -> unfinished exec tasks
+        self.consumers: dict[tuple, int] = {}  # (job id, net, layer) -> consumers left
+        self.open_nets: dict[int, set] = {}  # job id -> nets not finished
+        self.net_tasks: dict[tuple, list[Task]] = {}
+        self.waiting_children: dict[tuple, list[int]] = {}
+        self.aborted_nets: set[tuple] = set()
+        self.backlog: list[Job] = []  # arrived, not yet pulled by the scheduler
+
+    # -- building tasks ---------------------------------------------------------------------
+    def submit(self, job: Job, now: float) -> None:
+        """A job arrives: it waits in the arrival queue until a worker has nothing valid to do
+        (MASA's scheduler pulls jobs from the arrival queue; pulling every job at once would let
+        small loads of later jobs lock memory the running ones need)."""
+        job.done_at = None
+        if any(n not in self.nets for n in job.nets):
+            bad = next(n for n in job.nets if n not in self.nets)
+            raise InputError("job names an unprofiled network", where=f"job {job.id}", value=bad)
+        self.backlog.append(job)
+
+    def _activate(self, job: Job) -> None:
+        self.open_nets[job.id] = set(range(len(job.nets)))
+        for i in range(len(job.nets)):
+            parent = job.parents.get(i)
+            if self.policy is Policy.CA_WAIT and parent is not None:
+                self.waiting_children.setdefault((job.id, parent), []).append(i)
+                continue
+            self._add_net(job, i)
+
+    def _add_net(self, job: Job, i: int) -> None:
+        prof = self.nets[job.nets[i]]
+        key = (job.id, i)
+        L = prof.layers
+        mk = lambda kind, layers, req, dur: Task(job, i, kind, layers, req, dur,  # noqa: E731
+                                                 next(self.seq))
+        execs = [mk("exec", [k], L[k].out_bytes + L[k].scratch_bytes, L[k].exec_s)
+                 for k in range(len(L))]
+        tasks = list(execs)
+        for k, lc in enumerate(L):
+            for src in set(lc.inputs):
+                if src >= 0:
+                    self._edge(execs[src], execs[k])
+            self.consumers[(job.id, i, k)] = sum(1 for m in L if k in m.inputs)
+        if self.policy.layerwise:
+            for k, lc in enumerate(L):
+                if lc.weight_bytes:
+                    ld = mk("load", [k], lc.weight_bytes, lc.load_s)
+                    self._edge(ld, execs[k])
+                    tasks.append(ld)
+        elif self.policy is Policy.BULK:
+            ks = [k for k, lc in enumerate(L) if lc.weight_bytes]
+            ld = mk("load_all", ks, sum(L[k].weight_bytes for k in ks),
+                    sum(L[k].load_s for k in ks))
+            for e in execs:
+                self._edge(ld, e)
+            # Bulk runs a network's layers strictly one after another.
+            for a, b in zip(execs, execs[1:]):
+                self._edge(a, b)
+            tasks.append(ld)
+        else:  # deepeye: conv weights in one load, fc weights in another that overlaps convs
+            for kind, name in (("conv", "load_conv"), ("fc", "load_fc")):
+                # FC weights in one load; every other weighted layer goes with the convs.
+                ks = [k for k, lc in enumerate(L) if lc.weight_bytes
+                      and ("fc" if lc.kind == "fc" else "conv") == kind]
+                if not ks:
+                    continue
+                ld = mk(name, ks, sum(L[k].weight_bytes for k in ks),
+                        sum(L[k].load_s for k in ks))
+                for k in ks:
+                    self._edge(ld, execs[k])
+                tasks.append(ld)
+            for a, b in zip(execs, execs[1:]):
+                self._edge(a, b)
+        self.remaining[key] = len(execs)
+        self.net_tasks[key] = tasks
+        self.tasks.extend(tasks)
+        for t in tasks:
+            if t.deps == 0:
+                self.ready.append(t)
+
+    @staticmethod
+    def _edge(a: Task, b: Task) -> None:
+        a.succ.append(b)
+        b.deps += 1
+
+    # -- policy -----------------------------------------------------------------------------
+    @property
+    def free(self) -> int:
+        return self.budget - self.used
+
+    def dispatch(self, now: float, idle: int) -> list[Task]:
+        """Tasks to start now on up to ``idle`` workers (memory charged, penalties set)."""
+        started = []
+        for _ in range(idle):
+            t = self._pick()
+            # Pull the next job only when nothing is ready at all: when ready tasks wait for
+            # memory, more jobs would only lock more of it.
+            while t is None and not self.ready and self.backlog:
+                self._activate(self.backlog.pop(0))
+                t = self._pick()
+            if t is None:
+                break
+            self.ready.remove(t)
+            self._start(t, now)
+            started.append(t)
+        return started
+
+    def _pick(self) -> Task | None:
+        if not self.ready:
+            return None
+        if not self.policy.layerwise:  # Bulk, DeepEye: FIFO, memory-unaware
+            return min(self.ready, key=lambda t: (t.job.arrival, t.job.id, t.net, t.seq))
+        # MASA Alg. 1: execution before loading, each by increasing memory; a task is valid when
+        # it fits the free memory or no worker is busy (progress guarantee).
+        for kind in ("exec", "load"):
+            group = sorted((t for t in self.ready if t.kind == kind),
+                           key=lambda t: (t.req, t.job.arrival, t.seq))
+            for t in group:
+                if self.busy == 0 or t.req <= self.free:
+                    return t
+        return None
+
+    def _working_set(self, t: Task) -> int:
+        if t.kind == "exec":
+            k = t.layers[0]
+            return t.req + self.nets[t.job.nets[t.net]].layers[k].weight_bytes
+        return t.req
+
+    def _start(self, t: Task, now: float) -> None:
+        self.busy += 1
+        key = (t.job.id, t.net)
+        k = t.layers[0]
+        if t.kind == "exec":
+            lc = self.nets[t.job.nets[t.net]].layers[k]
+            self._hold((*key, "out", k), lc.out_bytes)
+            self._hold((*key, "scratch", k), lc.scratch_bytes)
+        else:
+            for layer in t.layers:
+                self._hold((*key, "w", layer), self.nets[t.job.nets[t.net]].layers[layer]
+                           .weight_bytes)
+        over = max(0, self.used - self.budget)
+        t.overcommit = over
+        t.penalty = 2 * min(over, self._working_set(t)) / self.swap_bps if over else 0.0
+        t.start = now
+
+    def _hold(self, key, nbytes: int) -> None:
+        if nbytes:
+            self.hold[key] = self.hold.get(key, 0) + nbytes
+            self.used += nbytes
+            self.peak = max(self.peak, self.used)
+
+    def _release(self, key) -> None:
+        self.used -= self.hold.pop(key, 0)
+
+    def _release_net(self, key) -> None:
+        for h in [h for h in self.hold if h[:2] == key]:
+            self._release(h)
+
+    def complete(self, t: Task, now: float) -> None:
+        """A task finished (or, for an aborted network, was discarded) at ``now``."""
+        self.busy -= 1
+        t.end = now
+        key = (t.job.id, t.net)
+        if key in self.aborted_nets:
+            t.aborted = True
+            self._release_net(key)
+            return
+        if t.kind == "exec":
+            k = t.layers[0]
+            prof = self.nets[t.job.nets[t.net]]
+            self._release((*key, "scratch", k))
+            if self.policy.layerwise:
+                self._release((*key, "w", k))  # MASA unloads the layer once it has run
+            for src in set(prof.layers[k].inputs):
+                if src >= 0:
+                    ck = (*key, src)
+                    self.consumers[ck] -= 1
+                    if self.consumers[ck] == 0:
+                        self._release((*key, "out", src))
+            self.remaining[key] -= 1
+            if self.remaining[key] == 0:
+                self._finish_net(t.job, t.net, now)
+        for s in t.succ:
+            s.deps -= 1
+            if s.deps == 0:
+                self.ready.append(s)
+
+    def _finish_net(self, job: Job, i: int, now: float) -> None:
+        self._release_net((job.id, i))
+        self.open_nets[job.id].discard(i)
+        children = [c for c, p in job.parents.items() if p == i]
+        if self.policy.context_aware and children:
+            if job.positive.get(i, True):
+                for c in self.waiting_children.pop((job.id, i), []):
+                    self._add_net(job, c)
+            else:
+                for c in children:
+                    self._abort(job, c)
+        if not self.open_nets[job.id]:
+            job.done_at = now
+
+    def _abort(self, job: Job, i: int) -> None:
+        """Drop network ``i`` of ``job`` and everything downstream of it: pending tasks go,
+        memory held is released, running tasks are discarded when they return."""
+        key = (job.id, i)
+        self.waiting_children.pop(key, None)
+        self.aborted_nets.add(key)
+        self.open_nets[job.id].discard(i)
+        for t in self.net_tasks.get(key, []):
+            if t.start is None:
+                t.aborted = True
+                if t in self.ready:
+                    self.ready.remove(t)
+        self._release_net(key)
+        for c, p in job.parents.items():
+            if p == i:
+                self._abort(job, c)
+
+    def result(self, jobs: list[Job], wall: float = 0.0) -> RunResult:
+        return RunResult(self.policy, self.budget, self.workers, jobs, self.tasks, self.peak,
+                         sum(1 for t in self.tasks if t.overcommit), sum(
+                             1 for t in self.tasks if t.aborted), wall)
