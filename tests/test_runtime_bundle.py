@@ -201,3 +201,66 @@ def test_events_parse_and_bad_items_name_themselves():
         with pytest.raises(InputError, match=msg) as e:
             parse_events(bad)
         assert "--inject item" in str(e.value)
+
+
+def test_runtime_options_validate_and_name_the_bad_field():
+    from workbench.runtime import RuntimeOptions
+
+    o = RuntimeOptions().with_overrides(preload="none", batch_wait_ms=50)
+    assert (o.preload, o.batch_wait_ms, o.period_s) == ("none", 50, 0.05)
+    for bad, where in [({"preload": "some"}, "preload"), ({"period_s": 0}, "period_s"),
+                       ({"raise_after": 0}, "raise_after"), ({"max_queue": 2.5}, "max_queue"),
+                       ({"batch_wait_ms": -1}, "batch_wait_ms"), ({"perod_s": 1}, "perod_s")]:
+        with pytest.raises(InputError) as e:
+            RuntimeOptions().with_overrides(**bad)
+        assert e.value.where == where
+
+
+def test_the_injector_slows_the_named_cores_and_forces_flags():
+    from workbench.runtime import EventInjector
+
+    inj = EventInjector()
+    for e in parse_events("1:slow:CPU[0]:3, 2:flag:GPU, 3:memflag"):
+        inj.apply(e)
+    assert inj.slowdown({0}) == 3.0 and inj.slowdown({0, 1}) == 3.0
+    assert inj.slowdown({1}) == 1.0 and inj.slowdown(set()) == 1.0
+    assert inj.forced == {"GPU": True} and inj.forced_memory
+    for e in parse_events("1:unslow, 2:unflag:GPU, 3:unmemflag"):
+        inj.apply(e)
+    assert (inj.slowdown({0}), inj.forced, inj.forced_memory) == (1.0, {}, False)
+
+
+class _Spec:
+    id = "m-FP32-CPU[0]"
+    expected = {"L": 1.0, "L_p99": 1.5}
+
+
+class _Exec:
+    spec, cores = _Spec(), frozenset({0})
+
+
+def test_the_device_monitor_calibrates_then_flags_slow_cores_with_hysteresis():
+    from workbench.runtime import DeviceMonitor, RuntimeOptions
+
+    opts = RuntimeOptions(raise_after=2, clear_after=2, calibration_periods=3,
+                          memory_low_mb=0.0, latency_hold_s=100.0,
+                          load_threshold=1.01)  # other processes never flag a core here
+    mon = DeviceMonitor(["CPU[0]", "CPU[1]", "GPU"], opts)
+    active = {"t": _Exec()}
+
+    def period(t, ms):
+        return mon.read(t, active, {"t": [ms] * 5}).state
+
+    # Calibration: the reference is the median of three periods, never below the profile's p99.
+    for t in range(3):
+        assert not period(t, 1.0).processors["CPU[0]"]
+    assert mon.reference_ms(_Spec.id) == 1.5
+    # Twice the reference is not enough (slow_factor 2 means "more than twice").
+    assert not period(3, 3.0).processors["CPU[0]"]
+    assert not period(4, 3.5).processors["CPU[0]"]  # one slow period: not yet
+    s = period(5, 3.5)
+    assert s.processors["CPU[0]"] and not s.processors["CPU[1]"] and not s.processors["GPU"]
+    assert s.flagged == ("CPU[0]",)
+    # A forced flag and forced memory issue come through as they are.
+    r = mon.read(6, active, {"t": []}, forced={"GPU": True}, forced_memory=True)
+    assert r.state.processors["GPU"] and r.state.memory and r.latency_ms == {"t": None}

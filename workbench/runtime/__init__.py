@@ -12,10 +12,15 @@ library, so it installs on a device alone::
 """
 
 from .bundle import Bundle, BundleError, ConfigSpec, DesignSpec, load_bundle
-from .events import Event, parse_events
+from .device import DeviceMonitor
+from .events import Event, EventInjector, parse_events
 from .executor import Executor, ExecutorError
-from .manager import Choice, DeviceState, Rejected, RuntimeManager, SwitchingPolicy, Timeline
+from .manager import Rejected, RuntimeManager
+from .options import RuntimeOptions
+from .policy import Choice, DeviceState, SwitchingPolicy
+from .timeline import Timeline
 
-__all__ = ["Bundle", "BundleError", "Choice", "ConfigSpec", "DesignSpec", "DeviceState", "Event",
-           "Executor", "ExecutorError", "Rejected", "RuntimeManager", "SwitchingPolicy",
-           "Timeline", "load_bundle", "parse_events"]
+__all__ = ["Bundle", "BundleError", "Choice", "ConfigSpec", "DesignSpec", "DeviceMonitor",
+           "DeviceState", "Event", "EventInjector", "Executor", "ExecutorError", "Rejected",
+           "RuntimeManager", "RuntimeOptions", "SwitchingPolicy", "Timeline", "load_bundle",
+           "parse_events"]

@@ -121,3 +121,48 @@ def parse_cores(arg: str) -> set[int]:
     if bad:
         raise InputError(f"this machine has cores 0..{n - 1}", where="stress", value=arg)
     return cores
+
+
+class EventInjector:
+    """Applies events outside the serving path: real stress and memory-hog processes, injected
+    slowdowns (per core) and forced flags, which the device monitor adds to its own readings."""
+
+    def __init__(self) -> None:
+        self.stress: list[subprocess.Popen] = []
+        self.memory: list[subprocess.Popen] = []
+        self.slow: dict[int, float] = {}  # core -> factor its invokes take longer
+        self.forced: dict[str, bool] = {}  # processor -> issue declared
+        self.forced_memory = False
+
+    def apply(self, event: Event) -> None:
+        k, a = event.kind, event.args
+        if k == "stress":
+            self.stress.append(start_stress(parse_cores(a[0])))
+        elif k == "unstress":
+            stop(self.stress)
+        elif k == "memory":
+            self.memory.append(start_memory_hog(int(a[0])))
+        elif k == "unmemory":
+            stop(self.memory)
+        elif k == "slow":
+            for c in processors.cores(a[0]) or ():
+                self.slow[c] = float(a[1])
+        elif k == "unslow":
+            self.slow.clear()
+        elif k == "flag":
+            self.forced[a[0]] = True
+        elif k == "unflag":
+            self.forced.pop(a[0], None)
+        elif k == "memflag":
+            self.forced_memory = True
+        elif k == "unmemflag":
+            self.forced_memory = False
+
+    def slowdown(self, cores: frozenset[int] | set[int]) -> float:
+        """The factor an invoke on ``cores`` is slowed by (the slowest core counts)."""
+        return max((self.slow.get(c, 1.0) for c in cores), default=1.0)
+
+    def stop(self) -> None:
+        """End every process this injector started."""
+        stop(self.stress)
+        stop(self.memory)

@@ -4,8 +4,9 @@ policy (never re-solving). ``OODIn``-style managers plug in a policy that re-sol
 
 Threads: one serving thread per task (so the DNNs of a multi-DNN design run concurrently, each
 pinned to its design's cores, batching requests up to the configuration's batch size), one
-monitor thread (every ``period_s``: read the device, update flags, apply the policy, record the
-timeline) and one loader thread that preloads the designs the policy would pick next.
+monitor thread (every ``period_s``: apply due events, read the device through
+:class:`~.device.DeviceMonitor`, apply the policy, record the timeline) and one loader thread that
+preloads the designs the policy would pick next.
 
 Every request is answered (its future gets the outputs) or explicitly rejected (its future gets a
 :class:`Rejected` with the reason); ``stats`` counts both and nothing else can happen to one.
@@ -18,83 +19,26 @@ import queue
 import threading
 import time
 from concurrent.futures import Future
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
 from . import events as ev
-from .bundle import Bundle, cores_of
+from .bundle import Bundle
+from .device import DeviceMonitor
 from .executor import Executor, ExecutorError
-from .monitor import CoreLoad, Debounce, anon_mb, meminfo_mb, rss_mb, temperature_c
+from .monitor import rss_mb
+from .options import RuntimeOptions
+from .policy import Choice, DeviceState, Policy, SwitchingPolicy
+from .timeline import Timeline, summarise
+
+__all__ = ["Choice", "DeviceState", "Policy", "Rejected", "RuntimeManager", "RuntimeOptions",
+           "SwitchingPolicy", "Timeline", "summarise"]
 
 
 class Rejected(Exception):
     """A request the runtime explicitly did not serve (the message says why)."""
-
-
-@dataclass(frozen=True)
-class Choice:
-    """What a policy picked: a name (a role such as ``d1``) and one configuration per task."""
-
-    name: str
-    configs: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class DeviceState:
-    """The flags a policy sees: issues per processor name and the memory issue."""
-
-    processors: dict[str, bool]
-    memory: bool
-
-    @property
-    def flagged(self) -> tuple[str, ...]:
-        return tuple(p for p, v in self.processors.items() if v)
-
-
-class Policy(Protocol):
-    name: str
-
-    def decide(self, state: DeviceState, usable: set[str]) -> Choice | None: ...
-
-
-class SwitchingPolicy:
-    """RASS's switching policy from the bundle: flags -> bit mask -> role, one list index.
-
-    A role that is absent or out of service falls back to the best (by optimality) usable design
-    that avoids every flagged processor, then to any usable design.
-    """
-
-    name = "rass"
-
-    def __init__(self, bundle: Bundle) -> None:
-        self.bundle = bundle
-        self.vector = bundle.policy_vector
-        self.triggers = bundle.triggers
-        self.mem_bit = 1 << len(self.triggers)
-        self.procs = {r: {bundle.configs[c].processor for c in d.configs}
-                      for r, d in bundle.designs.items()}
-
-    def bits(self, state: DeviceState) -> int:
-        b = self.mem_bit if state.memory else 0
-        p = state.processors
-        for k, t in enumerate(self.triggers):
-            if p.get(t):
-                b |= 1 << k
-        return b
-
-    def decide(self, state: DeviceState, usable: set[str]) -> Choice | None:
-        role = self.vector[self.bits(state)]
-        if role not in usable:
-            flagged = set(state.flagged)
-            role = next((r for r in self.bundle.fallback if r in usable
-                         and not (self.procs[r] & flagged)), None)
-            role = role or next((r for r in self.bundle.fallback if r in usable), None)
-        if role is None:
-            return None
-        return Choice(role, self.bundle.designs[role].configs)
 
 
 @dataclass
@@ -104,90 +48,32 @@ class _Req:
     future: Future
 
 
-@dataclass
-class Timeline:
-    """What happened, as columns (one row per monitor period) plus switches and events."""
-
-    rows: dict[str, list] = field(default_factory=dict)
-    switches: list[dict[str, Any]] = field(default_factory=list)
-    events: list[dict[str, Any]] = field(default_factory=list)
-
-    def add(self, **row: Any) -> None:
-        n = len(next(iter(self.rows.values()), []))
-        for k, v in row.items():
-            self.rows.setdefault(k, [None] * n).append(v)
-        for col in self.rows.values():
-            if len(col) == n:
-                col.append(None)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"rows": self.rows, "switches": self.switches, "events": self.events}
-
-
 class RuntimeManager:
     """Run a bundle's designs and adapt to the device.
 
     Args:
         bundle: A loaded bundle (see :func:`workbench.runtime.load_bundle`).
         policy: What to run under which flags; default: the bundle's RASS switching policy.
-        period_s: Monitor period.
-        raise_after: Consecutive positive readings that raise a flag (hysteresis).
-        clear_after: Consecutive negative readings that clear it.
-        load_threshold: A core's busy fraction from *other* processes above which it has an issue.
-        slow_factor: Median invoke time over the configuration's reference latency above which
-            the design's cores have an issue (throttling shows up this way).
-        latency_hold_s: A latency-raised flag on cores no longer in use clears after this long,
-            so the runtime probes them again (there are no readings from an idle core's latency).
-        memory_low_mb: MemAvailable below this is a memory issue (default: 10% of RAM).
-        memory_used_high_mb: Memory held by processes (AnonPages + Shmem) above this is a memory
-            issue too (off when None).
-        temperature_c: The hottest thermal zone above this flags every core (off when None).
-        preload: ``"next"`` (the designs one more flag would pick), ``"all"`` or ``"none"``.
-        max_queue: Requests waiting per task beyond which new ones are rejected.
-        batch_wait_ms: How long a batched configuration waits to fill its batch.
-        calibration_periods: Periods with samples on unflagged cores that set a configuration's
-            reference latency (median, at least the profile's p99) before latency is judged.
+        options: Thresholds, hysteresis, preloading, queueing (:class:`RuntimeOptions`).
         events: Timed events (:func:`workbench.runtime.events.parse_events`).
+        **overrides: Fields of :class:`RuntimeOptions` to change (``preload="none"``).
     """
 
-    def __init__(self, bundle: Bundle, *, policy: Policy | None = None, period_s: float = 0.05,
-                 raise_after: int = 3, clear_after: int = 6, load_threshold: float = 0.5,
-                 slow_factor: float = 2.0, latency_hold_s: float = 2.0,
-                 memory_low_mb: float | None = None, memory_used_high_mb: float | None = None,
-                 temperature_c: float | None = None,
-                 preload: str = "next", max_queue: int = 256, batch_wait_ms: float = 2.0,
-                 calibration_periods: int = 5, events: list[ev.Event] | None = None) -> None:
-        if preload not in ("next", "all", "none"):
-            raise InputError("preload must be next, all or none", value=preload)
+    def __init__(self, bundle: Bundle, *, policy: Policy | None = None,
+                 options: RuntimeOptions | None = None, events: list[ev.Event] | None = None,
+                 **overrides: Any) -> None:
+        self.options = opts = (options or RuntimeOptions()).with_overrides(**overrides)
         self.bundle = bundle
         self.policy = policy or SwitchingPolicy(bundle)
-        self.period_s, self.load_threshold, self.slow_factor = period_s, load_threshold, slow_factor
-        self.latency_hold_s, self.temperature_limit = latency_hold_s, temperature_c
-        self.preload_mode, self.max_queue, self.batch_wait = preload, max_queue, batch_wait_ms / 1e3
-        if memory_low_mb is None:
-            total = meminfo_mb().get("MemTotal")
-            memory_low_mb = 0.1 * total if total else None
-        self.memory_low_mb = memory_low_mb
-        self.memory_used_high_mb = memory_used_high_mb
-        self.events = list(events or [])
-        ncpu = os.cpu_count() or 1
-        self.cores = list(range(ncpu))
-        self._load_flag = {c: Debounce(raise_after, clear_after) for c in self.cores}
-        self._lat_flag = {c: Debounce(raise_after, clear_after) for c in self.cores}
-        self._lat_seen = {c: 0.0 for c in self.cores}
-        self._ref: dict[str, float] = {}
-        self._calib: dict[str, list[float]] = {}
-        self.calibration_periods = calibration_periods
-        self._mem_flag = Debounce(raise_after, clear_after)
-        self._temp_flag = Debounce(raise_after, clear_after)
-        self._forced: dict[str, bool] = {}
-        self._forced_memory = False
-        self._slow: dict[int, float] = {}
+        self.batch_wait = opts.batch_wait_ms / 1e3
+        self.events = sorted(events or [], key=lambda e: e.at)
+        self.injector = ev.EventInjector()
         self.processors = sorted({c.processor for c in bundle.configs.values()} |
                                  set(bundle.triggers))
-        self._proc_cores = {p: set(cores_of(p) or ()) for p in self.processors}
+        self.device = DeviceMonitor(self.processors, opts)
+        self.cores = self.device.cores
         self.tasks = bundle.task_names
-        self._queues = {t: queue.Queue() for t in self.tasks}
+        self._queues: dict[str, queue.Queue] = {t: queue.Queue() for t in self.tasks}
         self._samples: dict[str, list[float]] = {t: [] for t in self.tasks}
         self._lock = threading.Lock()
         self._switch_lock = threading.RLock()
@@ -195,19 +81,17 @@ class RuntimeManager:
         self._active: dict[str, Executor | None] = {t: None for t in self.tasks}
         self.current: Choice | None = None
         self.state = DeviceState({p: False for p in self.processors}, False)
-        self.stats = {"submitted": 0, "served": 0, "rejected": 0, "rejected_reasons": {}}
+        self.stats: dict[str, Any] = {"submitted": 0, "served": 0, "rejected": 0,
+                                      "rejected_reasons": {}}
         self.timeline = Timeline()
         self.decision_us: list[float] = []
         #: (t, task, invoke ms, design, batch size) of every batch served.
         self.served_log: list[tuple[float, str, float, str | None, int]] = []
-        self._procs: list = []
-        self._mem_procs: list = []
         self._stop = threading.Event()
         self._accepting = False
         self._threads: list[threading.Thread] = []
         self._load_q: queue.Queue = queue.Queue()
         self._t0 = time.monotonic()
-        self._core_load = CoreLoad()
 
     # --- lifecycle ------------------------------------------------------------------------
     def start(self) -> "RuntimeManager":
@@ -247,8 +131,7 @@ class RuntimeManager:
                 except queue.Empty:
                     break
                 self._reject(r, "runtime stopped")
-        ev.stop(self._procs)
-        ev.stop(self._mem_procs)
+        self.injector.stop()
         return self.stats
 
     def __enter__(self) -> "RuntimeManager":
@@ -269,7 +152,7 @@ class RuntimeManager:
             self._reject(r, f"unknown task {task!r}; the bundle has {', '.join(self.tasks)}")
         elif not self._accepting:
             self._reject(r, "runtime not running")
-        elif self._queues[task].qsize() >= self.max_queue:
+        elif self._queues[task].qsize() >= self.options.max_queue:
             self._reject(r, "queue full")
         else:
             self._queues[task].put(r)
@@ -315,8 +198,7 @@ class RuntimeManager:
                     x = None if all(v is None for v in xs) else np.concatenate(
                         [np.zeros((1, *ex.input_shape), np.float32) if v is None else
                          np.asarray(v, np.float32).reshape(-1, *ex.input_shape) for v in xs])
-                    slow = max((self._slow.get(c, 1.0) for c in ex.cores), default=1.0)
-                    y, ms = ex.run(x, slowdown=slow)
+                    y, ms = ex.run(x, slowdown=self.injector.slowdown(ex.cores))
                 except ExecutorError as e:
                     self._fail_config(ex.spec.id, str(e))
                     continue  # the policy fell back: retry the batch once on the new design
@@ -402,10 +284,10 @@ class RuntimeManager:
             return
 
     def _schedule_preload(self) -> None:
-        if self.preload_mode == "none":
+        if self.options.preload == "none":
             return
         usable = self._usable()
-        if self.preload_mode == "all":
+        if self.options.preload == "all":
             want = [self.bundle.designs[r].configs for r in self.bundle.fallback if r in usable]
         else:
             want = [c.configs for c in (self.policy.decide(s, usable) for s in self._next_states())
@@ -426,7 +308,8 @@ class RuntimeManager:
         CPU[0] and CPU[0,1])."""
         out = []
         for c in self.cores:
-            procs = {p: v or c in self._proc_cores[p] for p, v in self.state.processors.items()}
+            procs = {p: v or c in self.device.proc_cores[p]
+                     for p, v in self.state.processors.items()}
             if procs != self.state.processors:
                 out.append(DeviceState(procs, self.state.memory))
         if not self.state.memory:
@@ -454,35 +337,16 @@ class RuntimeManager:
 
     def inject(self, event: ev.Event) -> None:
         """Apply an event now (see :mod:`workbench.runtime.events`)."""
-        k, a = event.kind, event.args
-        if k == "stress":
-            self._procs.append(ev.start_stress(ev.parse_cores(a[0])))
-        elif k == "unstress":
-            ev.stop(self._procs)
-        elif k == "memory":
-            self._mem_procs.append(ev.start_memory_hog(int(a[0])))
-        elif k == "unmemory":
-            ev.stop(self._mem_procs)
-        elif k == "slow":
-            for c in cores_of(a[0]) or ():
-                self._slow[c] = float(a[1])
-        elif k == "unslow":
-            self._slow.clear()
-        elif k == "flag":
-            self._forced[a[0]] = True
-        elif k == "unflag":
-            self._forced.pop(a[0], None)
-        elif k == "memflag":
-            self._forced_memory = True
-        elif k == "unmemflag":
-            self._forced_memory = False
-        self.timeline.events.append({"t": self.now(), "kind": k, "args": list(a)})
+        self.injector.apply(event)
+        self.timeline.events.append({"t": self.now(), "kind": event.kind,
+                                     "args": list(event.args)})
 
     def _monitor(self) -> None:
-        next_t = time.monotonic() + self.period_s
+        period = self.options.period_s
+        next_t = time.monotonic() + period
         while not self._stop.is_set():
             time.sleep(max(0.0, next_t - time.monotonic()))
-            next_t += self.period_s
+            next_t += period
             try:
                 self.tick()
             except Exception as e:  # noqa: BLE001 - the loop must survive a bad reading
@@ -494,81 +358,30 @@ class RuntimeManager:
         t = self.now()
         while self.events and self.events[0].at <= t:
             self.inject(self.events.pop(0))
-        own = tuple(sorted(set().union(*(ex.cores for ex in self._active.values() if ex))))
-        busy, other = self._core_load.read(own)
-        for c in self.cores:
-            v = other.get(c)
-            self._load_flag[c].update(None if v is None or v != v else v > self.load_threshold)
-        lat: dict[str, float | None] = {}
+        samples = {}
         for task in self.tasks:
-            s, self._samples[task] = self._samples[task], []
-            ex = self._active.get(task)
-            lat[task] = float(np.median(s)) if s else None
-            if not s or ex is None:
-                continue
-            ref = self._ref.get(ex.spec.id)
-            if ref is None:
-                # Calibrate before judging: a runtime serving sporadic requests runs colder than
-                # the profiler's back-to-back loop (tiny models: 2-3x the profile's mean). The
-                # reference is the median of the first periods on unflagged cores, never below
-                # the profile's p99.
-                if not any(self._lat_flag[c].state or self._load_flag[c].state
-                           for c in ex.cores):
-                    cal = self._calib.setdefault(ex.spec.id, [])
-                    cal.append(lat[task])
-                    if len(cal) >= self.calibration_periods:
-                        e = ex.spec.expected
-                        self._ref[ex.spec.id] = max(float(np.median(cal)), e.get("L", 0.0),
-                                                    e.get("L_p99", 0.0))
-                continue
-            slow = lat[task] / ref > self.slow_factor
-            for c in ex.cores:
-                self._lat_flag[c].update(slow)
-                self._lat_seen[c] = t
-        for c in self.cores:
-            if self._lat_flag[c].state and t - self._lat_seen[c] > self.latency_hold_s:
-                self._lat_flag[c].force(False)
-        info = meminfo_mb()  # one read per period for both memory signals
-        avail, used = info.get("MemAvailable"), anon_mb(info)
-        low = None if avail is None or self.memory_low_mb is None else avail < self.memory_low_mb
-        high = (None if used is None or self.memory_used_high_mb is None
-                else used > self.memory_used_high_mb)
-        mem = self._mem_flag.update(None if low is None and high is None else bool(low or high))
-        temp = temperature_c()
-        hot = self._temp_flag.update(None if temp is None or self.temperature_limit is None
-                                     else temp > self.temperature_limit)
-        issue = {c: self._load_flag[c].state or self._lat_flag[c].state or hot for c in self.cores}
-        procs = {p: bool(self._forced.get(p)) or any(issue.get(c, False)
-                                                     for c in self._proc_cores[p])
-                 for p in self.processors}
-        state = DeviceState(procs, mem or self._forced_memory)
-        if state != self.state:
-            self.state = state
+            samples[task], self._samples[task] = self._samples[task], []
+        r = self.device.read(t, self._active, samples, forced=self.injector.forced,
+                             forced_memory=self.injector.forced_memory)
+        if r.state != self.state:
+            self.state = r.state
             self._decide_and_switch(reason="flags")
             self._schedule_preload()
-        cur = self.current
+        cur, state = self.current, r.state
         acc = None
         if cur:
             vals = [self.bundle.configs[c].expected.get("A") for c in cur.configs]
             acc = vals[-1] if vals else None
+
+        def frac(v: float | None) -> float | None:
+            return None if v is None or v != v else round(v, 3)
+
         self.timeline.add(
             t=round(t, 4), design=cur.name if cur else None,
             flags=",".join(list(state.flagged) + (["memory"] if state.memory else [])),
-            **{f"L[{k}]": v for k, v in lat.items()},
-            **{f"load[{c}]": (None if busy.get(c) is None or busy[c] != busy[c]
-                              else round(busy[c], 3)) for c in self.cores},
-            **{f"other[{c}]": (None if other.get(c) is None or other[c] != other[c]
-                               else round(other[c], 3)) for c in self.cores},
-            A=acc, rss_mb=rss_mb(), mem_available_mb=avail, mem_used_mb=used, temperature_c=temp,
+            **{f"L[{k}]": v for k, v in r.latency_ms.items()},
+            **{f"load[{c}]": frac(r.busy.get(c)) for c in self.cores},
+            **{f"other[{c}]": frac(r.other.get(c)) for c in self.cores},
+            A=acc, rss_mb=rss_mb(), mem_available_mb=r.mem_available_mb,
+            mem_used_mb=r.mem_used_mb, temperature_c=r.temperature_c,
             served=self.stats["served"], rejected=self.stats["rejected"])
-
-
-def summarise(timeline: Timeline) -> dict[str, Any]:
-    """Counts and times from a timeline (designs visited, switches, their cost)."""
-    sw = timeline.switches
-    ms = [s["switch_ms"] for s in sw[1:]]
-    return {"switches": max(0, len(sw) - 1), "designs": [s["to"] for s in sw],
-            "switch_ms_max": max(ms) if ms else None,
-            "decision_us_max": max((s["decision_us"] for s in sw), default=None),
-            "faults": [e for e in timeline.events if e["kind"] == "fault"],
-            "duration_s": timeline.rows.get("t", [0])[-1] if timeline.rows.get("t") else 0.0}

@@ -21,8 +21,10 @@ from ..errors import WorkbenchError
 from ..fileio import atomic_write_text
 from .bundle import Bundle, load_bundle
 from .events import Event, parse_events
-from .manager import Policy, Rejected, RuntimeManager, summarise
+from .manager import Rejected, RuntimeManager
 from .monitor import anon_mb
+from .policy import Policy
+from .timeline import summarise
 
 
 @dataclass
@@ -60,7 +62,7 @@ def run(bundle: Bundle | str | Path, *, duration: float = 10.0, rate: float = 30
         policy: Replace the bundle's switching policy (e.g. an OODIn re-solving policy).
         inputs: Samples per task to cycle through (default: zeros).
         on_switch: Called with each switch record as it happens (progress output).
-        **options: Passed to :class:`RuntimeManager` (period_s, memory_low_mb, ...).
+        **options: Fields of :class:`~.options.RuntimeOptions` (period_s, memory_low_mb, ...).
     """
     b = bundle if isinstance(bundle, Bundle) else load_bundle(bundle)
     rm = RuntimeManager(b, policy=policy, events=events, **options)

@@ -24,8 +24,8 @@ from ...moo.problem import DiscreteProblem
 from ...profiles import Profile
 from ...runtime import Event, load_bundle
 from ...runtime.bundle import cores_of
-from ...runtime.manager import Choice
 from ...runtime.monitor import anon_mb
+from ...runtime.policy import Choice
 from ...runtime.run import run
 from ...solvers import rass
 from ...solvers.oodin import OodinManager

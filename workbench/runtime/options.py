@@ -1,0 +1,74 @@
+"""The Runtime Manager's options in one validated dataclass (thresholds, hysteresis, preloading,
+queueing), so a run's configuration is one value that can be printed, compared and stored."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from ..errors import InputError
+
+PRELOAD_MODES = ("next", "all", "none")
+
+
+@dataclass(frozen=True)
+class RuntimeOptions:
+    """How the runtime watches the device and serves requests.
+
+    Attributes:
+        period_s: Monitor period.
+        raise_after: Consecutive positive readings that raise a flag (hysteresis).
+        clear_after: Consecutive negative readings that clear it.
+        load_threshold: A core's busy fraction from *other* processes above which it has an issue.
+        slow_factor: Median invoke time over the configuration's reference latency above which
+            the design's cores have an issue (throttling shows up this way).
+        latency_hold_s: A latency-raised flag on cores no longer in use clears after this long,
+            so the runtime probes them again (there are no readings from an idle core's latency).
+        memory_low_mb: MemAvailable below this is a memory issue (None: 10% of RAM).
+        memory_used_high_mb: Memory held by processes (AnonPages + Shmem) above this is a memory
+            issue too (off when None).
+        temperature_c: The hottest thermal zone above this flags every core (off when None).
+        preload: ``"next"`` (the designs one more flag would pick), ``"all"`` or ``"none"``.
+        max_queue: Requests waiting per task beyond which new ones are rejected.
+        batch_wait_ms: How long a batched configuration waits to fill its batch.
+        calibration_periods: Periods with samples on unflagged cores that set a configuration's
+            reference latency (median, at least the profile's p99) before latency is judged.
+    """
+
+    period_s: float = 0.05
+    raise_after: int = 3
+    clear_after: int = 6
+    load_threshold: float = 0.5
+    slow_factor: float = 2.0
+    latency_hold_s: float = 2.0
+    memory_low_mb: float | None = None
+    memory_used_high_mb: float | None = None
+    temperature_c: float | None = None
+    preload: str = "next"
+    max_queue: int = 256
+    batch_wait_ms: float = 2.0
+    calibration_periods: int = 5
+
+    def __post_init__(self) -> None:
+        if self.preload not in PRELOAD_MODES:
+            raise InputError(f"must be one of {', '.join(PRELOAD_MODES)}", where="preload",
+                             value=self.preload)
+        for name in ("period_s", "slow_factor"):
+            if not getattr(self, name) > 0:
+                raise InputError("must be positive", where=name, value=getattr(self, name))
+        for name in ("raise_after", "clear_after", "max_queue", "calibration_periods"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or v < 1:
+                raise InputError("must be a whole number >= 1", where=name, value=v)
+        for name in ("load_threshold", "latency_hold_s", "batch_wait_ms"):
+            if not getattr(self, name) >= 0:
+                raise InputError("must be >= 0", where=name, value=getattr(self, name))
+
+    def with_overrides(self, **overrides: Any) -> "RuntimeOptions":
+        """A copy with some fields changed; an unknown name is a user error naming it."""
+        known = {f.name for f in fields(self)}
+        bad = sorted(set(overrides) - known)
+        if bad:
+            raise InputError(f"unknown runtime option; known: {', '.join(sorted(known))}",
+                             where=bad[0])
+        return replace(self, **overrides)
