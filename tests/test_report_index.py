@@ -14,13 +14,25 @@ def test_only_numbered_notebooks_are_reports():
     assert all(n.partition("_")[0].isdigit() for n in names)
 
 
+def _quickstart_metrics(**change):
+    from workbench.lab.report_metrics import DesignSummary, QuickstartMetrics
+
+    m = QuickstartMetrics(device="s20fe", task="uc1", profile_source="modelled", n_configs=10,
+                          n_feasible=5, n_pareto=3,
+                          d0=DesignSummary("c1", "EfficientNet Lite0 FFX8, CPU_{4,T}", 0.9),
+                          designs={"d0": "x"}, matches_carin_table7_d0=True)
+    for k, v in change.items():
+        setattr(m, k, v)
+    return m
+
+
 def test_the_index_links_reports_and_sets_paper_beside_workbench(tmp_path):
+    from workbench.lab.report_metrics import write_metrics
+
     q = tmp_path / "quickstart"
     q.mkdir()
     (q / "quickstart.html").write_text("<html></html>")
-    (q / "metrics.json").write_text(json.dumps({
-        "profile_source": "modelled", "matches_carin_table7_d0": True,
-        "d0": {"label": "EfficientNet Lite0 FFX8, CPU_{4,T}"}}))
+    write_metrics(q, _quickstart_metrics())
     r = tmp_path / "runtime"
     r.mkdir()
     (r / "runtime.html").write_text("<html></html>")
@@ -35,6 +47,35 @@ def test_the_index_links_reports_and_sets_paper_beside_workbench(tmp_path):
     assert "measured" in page and "modelled" in page
     assert "speed: 2 (MISSED)" in page
     assert "Fig. 7" in page and "d0 (EfficientNet Lite0 FFX8" in page  # the paper's side
+    # A report whose metrics lack a field the index reads says which, instead of a blank.
+    assert "&lt;runtime/metrics.json: device: metrics do not match RuntimeMetrics" in page
+
+
+def test_a_renamed_metrics_field_is_named_not_silently_blank(tmp_path):
+    from workbench.errors import InputError
+    from workbench.lab.report_metrics import QuickstartMetrics, read_metrics, write_metrics
+
+    path = write_metrics(tmp_path, _quickstart_metrics())
+    assert read_metrics(path, QuickstartMetrics).d0.label.startswith("EfficientNet")
+    data = json.loads(path.read_text())
+    data["d0"]["display label"] = data["d0"].pop("label")
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError, match=r"metrics.json: d0.label: metrics do not match"):
+        read_metrics(path, QuickstartMetrics)
+    with pytest.raises(InputError, match="not a report's metrics class"):
+        write_metrics(tmp_path, {"d0": 1})
+
+
+@pytest.mark.parametrize("name", ["quickstart", "carin_designs", "oodin_solve_time",
+                                  "rass_vs_nsga2", "host", "runtime", "delen", "masa", "flexnn"])
+def test_every_committed_report_reads_back_through_its_metrics_class(name):
+    """The contract between the notebooks that write metrics.json and the index that reads it."""
+    from pathlib import Path
+
+    from workbench.lab.report_metrics import METRICS, read_metrics
+
+    path = Path(__file__).resolve().parents[1] / "reports" / name / "metrics.json"
+    assert isinstance(read_metrics(path, METRICS[name]), METRICS[name])
 
 
 @pytest.mark.notebook

@@ -14,92 +14,101 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .. import papers
+from ..errors import InputError
 from ..fileio import atomic_write_text
-
-Metrics = dict[str, Any]
+from .report_metrics import (
+    METRICS,
+    CarinDesignsMetrics,
+    DelenMetrics,
+    FlexnnMetrics,
+    HostMetrics,
+    MasaMetrics,
+    QuickstartMetrics,
+    RuntimeMetrics,
+    SolveTimeMetrics,
+    VersusMetrics,
+    read_metrics,
+)
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:
     return "-" if x is None else f"{x:.{digits}g}"
 
 
-def _quickstart(m: Metrics) -> str:
-    d0 = m["d0"]["label"]
-    return f"d0 = {d0} ({'matches' if m.get('matches_carin_table7_d0') else 'differs from'} the paper)"
+def _quickstart(m: QuickstartMetrics) -> str:
+    return (f"d0 = {m.d0.label} "
+            f"({'matches' if m.matches_carin_table7_d0 else 'differs from'} the paper)")
 
 
-def _gains(m: Metrics) -> str:
-    rows = m.get("gains_vs_paper", [])
-    return "; ".join(f"{r['use cases']} vs {r['baseline']}: {_fmt(r.get('workbench mean'))}x mean "
-                     f"(paper {_fmt(r.get('paper mean'))}x)" for r in rows[:4])
+def _gains(m: CarinDesignsMetrics) -> str:
+    return "; ".join(f"{r.use_cases} vs {r.baseline}: {_fmt(r.workbench_mean)}x mean "
+                     f"(paper {_fmt(r.paper_mean)}x)" for r in m.gains_vs_paper[:4])
 
 
-def _policy(key: str) -> Callable[[Metrics], str]:
-    def f(m: Metrics) -> str:
-        match = m.get(key, {}).get("match", {})
+def _policy(key: str) -> Callable[[CarinDesignsMetrics], str]:
+    def f(m: CarinDesignsMetrics) -> str:
+        match = m.policies[key].match
         return f"{sum(match.values())} of {len(match)} roles give the paper's design"
     return f
 
 
-def _solve_time(m: Metrics) -> str:
-    rows = m.get("rows", [])
-    big = [r for r in rows if r.get("space") == max((x.get("space", 0) for x in rows), default=0)]
-    avg = max((r.get("oodin_avg_ms", 0) for r in big), default=None)
-    return (f"OODIn re-solve up to {_fmt(avg)} ms at {big[0]['space'] if big else '?'} combinations "
-            f"on this host; RASS's policy look-up at least {_fmt(m.get('min_speedup'))}x faster")
+def _solve_time(m: SolveTimeMetrics) -> str:
+    space = max((r.space for r in m.rows), default=0)
+    avg = max((r.oodin_avg_ms for r in m.rows if r.space == space), default=None)
+    return (f"OODIn re-solve up to {_fmt(avg)} ms at {space or '?'} combinations "
+            f"on this host; RASS's policy look-up at least {_fmt(m.min_speedup)}x faster")
 
 
-def _nsga(m: Metrics) -> str:
-    s = m.get("summary", {})
-    return (f"NSGA-II optimality ratio {_fmt(s.get('mean_optimality_ratio'))} mean, HV ratio "
-            f"{_fmt(s.get('mean_hv_ratio'))}; same d0 in {_fmt(100 * s.get('same_d0_share', 0), 2)}%")
+def _nsga(m: VersusMetrics) -> str:
+    s = m.summary
+    return (f"NSGA-II optimality ratio {_fmt(s.mean_optimality_ratio)} mean, HV ratio "
+            f"{_fmt(s.mean_hv_ratio)}; same d0 in {_fmt(100 * s.same_d0_share, 2)}%")
 
 
-def _host(m: Metrics) -> str:
-    ok = [k for k, v in m.get("use_cases", {}).items() if v.get("status") == "ok"]
-    return f"{m.get('n_configs')} configurations measured; RASS solves {', '.join(ok)}"
+def _host(m: HostMetrics) -> str:
+    ok = [k for k, v in m.use_cases.items() if v.status == "ok"]
+    return f"{m.n_configs} configurations measured; RASS solves {', '.join(ok)}"
 
 
-def _runtime_run(policy: str, scenario: str) -> Callable[[Metrics], str]:
-    def f(m: Metrics) -> str:
-        r = next((r for r in m.get("runs", []) if r["policy"] == policy
-                  and r["scenario"] == scenario), None)
+def _runtime_run(policy: str, scenario: str) -> Callable[[RuntimeMetrics], str]:
+    def f(m: RuntimeMetrics) -> str:
+        r = next((r for r in m.runs if r.policy == policy and r.scenario == scenario), None)
         if r is None:
             return "-"
-        det = [d for d in r["detections"] if d["delay_ms"] is not None]
-        seq = " -> ".join(r["designs_visited"][:6]) if policy == "rass" else \
-            f"{len(r['designs_visited'])} designs"
+        det = [d for d in r.detections if d["delay_ms"] is not None]
+        seq = " -> ".join(r.designs_visited[:6]) if policy == "rass" else \
+            f"{len(r.designs_visited)} designs"
         delays = ", ".join(f"{d['event'].split(':')[0]} {d['delay_ms']:.0f} ms" for d in det[:4])
-        return f"{seq}; detected: {delays}; {r['lost']} of {r['submitted']} requests lost"
+        return f"{seq}; detected: {delays}; {r.lost} of {r.submitted} requests lost"
     return f
 
 
-def _table10(m: Metrics) -> str:
-    rows = [r for r in m.get("storage_modelled", []) if r.get("reduction")]
+def _table10(m: RuntimeMetrics) -> str:
+    rows = [r for r in m.storage_modelled if r.get("reduction")]
     if not rows:
         return "-"
     red = [r["reduction"] for r in rows]
     return (f"{min(red):.1f}-{max(red):.1f}x less storage (modelled phones); host h1 "
-            f"{m.get('storage_host', {}).get('reduction', 0):.1f}x")
+            f"{m.storage_host.get('reduction', 0):.1f}x")
 
 
-def _delen_fig7(m: Metrics) -> str:
-    rows = {r["policy"]: r for r in m.get("fig7", [])}
+def _delen_fig7(m: DelenMetrics) -> str:
+    rows = {r["policy"]: r for r in m.fig7}
     parts = [f"{k}: acc {_fmt(r['accuracy'])}, {_fmt(r['throughput'])}/s"
              for k, r in rows.items() if k.startswith(("pR (C", "pW", "PF"))]
     return "; ".join(parts) + f" (offered {_fmt(next(iter(rows.values()))['rate'])}/s)"
 
 
-def _delen_fig8(m: Metrics) -> str:
-    s = m.get("fig8_savings", {})
+def _delen_fig8(m: DelenMetrics) -> str:
+    s = m.fig8_savings
     return (f"PF {_fmt(s.get('pf_vs_full_energy_saving_mean_pct'))}% less than Full, "
             f"{_fmt(s.get('pf_vs_pw_energy_saving_mean_pct'))}% less than per-workload (means)")
 
 
-def _delen_sharing(m: Metrics) -> str:
+def _delen_sharing(m: DelenMetrics) -> str:
     out = []
-    for key in ("fig14", "fig15"):
-        rows = {(r["phase"], r["app"]): r for r in m.get(key, [])}
+    for fig in (m.fig14, m.fig15):
+        rows = {(r["phase"], r["app"]): r for r in fig}
         b, u = rows.get(("before", "IMG1")), rows.get(("burst", "IMG1"))
         if b and u:
             out.append(f"{b['mode']}: IMG1 accuracy {_fmt(b['accuracy'])} -> {_fmt(u['accuracy'])}"
@@ -107,24 +116,22 @@ def _delen_sharing(m: Metrics) -> str:
     return "; ".join(out)
 
 
-def _delen_table3(m: Metrics) -> str:
-    t = m.get("table3") or {}
-    return "; ".join(f"{k}: {v[0]}" for k, v in t.items()) or "-"
+def _delen_table3(m: DelenMetrics) -> str:
+    return "; ".join(f"{k}: {v[0]}" for k, v in m.table3.items()) or "-"
 
 
-def _masa_gain(m: Metrics) -> str:
-    g = m.get("tightest_intensity_1_2_gain_vs_bulk", {})
-    return "; ".join(f"scenario {k}: MASA {_fmt(v, 3)}% lower mean response than Bulk" for k, v in g.items())
+def _masa_gain(m: MasaMetrics) -> str:
+    return "; ".join(f"scenario {k}: MASA {_fmt(v, 3)}% lower mean response than Bulk"
+                     for k, v in m.tightest_gain_vs_bulk_pct.items())
 
 
-def _masa_opt(m: Metrics) -> str:
-    rows = m.get("optimality", [])
-    return ", ".join(f"{r['workers']} workers {_fmt(r['ratio'])}" for r in rows) or "-"
+def _masa_opt(m: MasaMetrics) -> str:
+    return ", ".join(f"{r.workers} workers {_fmt(r.ratio)}" for r in m.optimality) or "-"
 
 
-def _flexnn_best(m: Metrics) -> str:
-    return "; ".join(f"{b['model']}: {_fmt(b['memory reduction %'], 3)}% less memory, "
-                     f"{_fmt(b['latency increase %'], 3)}% more latency" for b in m.get("best", []))
+def _flexnn_best(m: FlexnnMetrics) -> str:
+    return "; ".join(f"{b.model}: {_fmt(b.memory_reduction_pct, 3)}% less memory, "
+                     f"{_fmt(b.latency_increase_pct, 3)}% more latency" for b in m.best)
 
 
 def _carin_fig(key: str) -> str:
@@ -133,7 +140,7 @@ def _carin_fig(key: str) -> str:
 
 
 #: (report, paper, item, what the paper reports, the workbench's result from metrics.json, data).
-ROWS: list[tuple[str, str, str, Callable[[], str], Callable[[Metrics], str], str]] = [
+ROWS: list[tuple[str, str, str, Callable[[], str], Callable[[Any], str], str]] = [
     ("quickstart", "CARIn", "Table 7 (d0)",
      lambda: "UC1 on S20 FE: d0 = EfficientNet Lite0 FFX8, CPU 4 threads, XNNPACK", _quickstart,
      "modelled"),
@@ -141,9 +148,9 @@ ROWS: list[tuple[str, str, str, Callable[[], str], Callable[[Metrics], str], str
      lambda: "mean optimality gains of CARIn's d0 over the baselines (section 7.1)", _gains,
      "modelled"),
     ("carin_designs", "CARIn", "Table 7", lambda: "UC1 on S20 FE: designs and switching policy",
-     _policy("policy_uc1_s20fe"), "modelled"),
+     _policy("uc1_s20fe"), "modelled"),
     ("carin_designs", "CARIn", "Table 8", lambda: "UC3 on A71: designs and switching policy",
-     _policy("policy_uc3_a71"), "modelled"),
+     _policy("uc3_a71"), "modelled"),
     ("oodin_solve_time", "CARIn", "Table 9",
      lambda: "OODIn's solve time 0.55-34 ms on phones (500-10,000 combinations)", _solve_time,
      "modelled profiles, times measured here"),
@@ -199,11 +206,23 @@ padding:.4em .6em;text-align:left;vertical-align:top;font-size:.92em}th{backgrou
 .missing{color:#a00}"""
 
 
-def _load(path: Path) -> Metrics | None:
+def _load(reports_dir: Path, name: str) -> tuple[Any | None, str | None]:
+    """The report's typed metrics, or None and why not (not run yet / not matching)."""
+    path = reports_dir / name / "metrics.json"
+    if not path.exists():
+        return None, None
     try:
-        return json.loads(path.read_text())
+        return read_metrics(path, METRICS[name]), None
+    except InputError as e:  # named relative to the reports folder: the page is committed
+        return None, ": ".join(x for x in (f"{name}/metrics.json", e.where, e.message) if x)
+
+
+def _source(reports_dir: Path, name: str) -> str:
+    try:
+        data = json.loads((reports_dir / name / "metrics.json").read_text())
     except (OSError, json.JSONDecodeError):
-        return None
+        return ""
+    return str(data.get("source", data.get("profile_source", "")))
 
 
 def write_index(reports_dir: Path) -> Path:
@@ -219,34 +238,34 @@ def write_index(reports_dir: Path) -> Path:
              "<h2>Reports</h2><table><tr><th>report</th><th>data</th><th>files</th></tr>"]
     for name, title in TITLES.items():
         d = reports_dir / name
-        m = _load(d / "metrics.json")
+        has_metrics = (d / "metrics.json").exists()
         if not (d / f"{name}.html").exists():
             parts.append(f"<tr><td>{e(title)}</td><td></td><td class='missing'>not run yet</td></tr>")
             continue
         figs = sorted((d / "figures").glob("*.png")) if (d / "figures").exists() else []
         files = [f"<a href='{name}/{name}.html'>page</a>", f"<a href='{name}/{name}.ipynb'>notebook</a>"]
-        if m is not None:
+        if has_metrics:
             files.append(f"<a href='{name}/metrics.json'>metrics.json</a>")
         if figs:
             files.append(f"<a href='{name}/figures/'>{len(figs)} PNG figures</a>")
-        src = e(str(m.get("source", m.get("profile_source", "")))) if m else ""
+        src = e(_source(reports_dir, name))
         parts.append(f"<tr><td><a href='{name}/{name}.html'>{e(title)}</a></td>"
                      f"<td class='src'>{src}</td><td>{' · '.join(files)}</td></tr>")
     parts.append("</table><h2>The papers' figures beside the workbench's</h2><table><tr>"
                  "<th>paper</th><th>figure / table</th><th>the paper</th><th>the workbench</th>"
                  "<th>data</th></tr>")
     for name, paper, item, theirs, ours, data in ROWS:
-        m = _load(reports_dir / name / "metrics.json")
-        try:
-            mine = ours(m) if m else "<not run yet>"
-        except (KeyError, TypeError, ValueError, IndexError) as err:
-            mine = f"<metrics lack {err}>"
+        m, why = _load(reports_dir, name)
+        mine = ours(m) if m is not None else (f"<{why}>" if why else "<not run yet>")
         parts.append(f"<tr><td><span title='{e(papers.citation(paper.lower()), quote=True)}'>"
                      f"{e(paper)}</span></td><td><a href='{name}/{name}.html'>{e(item)}</a></td>"
                      f"<td>{e(theirs())}</td><td>{e(mine)}</td><td class='src'>{e(data)}</td></tr>")
     parts.append("</table><h2>Benchmarks</h2><table><tr><th>file</th><th>targets</th></tr>")
     for b in sorted((reports_dir / "bench").glob("*.json")):
-        m = _load(b) or {}
+        try:
+            m = json.loads(b.read_text())
+        except (OSError, json.JSONDecodeError):
+            m = {}
         targets = m.get("targets", {})
         text = "; ".join(f"{k}: {_fmt(v.get('measured', v.get('measured_max')))}"
                          + ("" if "met" not in v else (" (met)" if v["met"] else " (MISSED)"))

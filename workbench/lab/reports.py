@@ -155,6 +155,7 @@ def run_report(name: str, *, parameters: dict[str, Any] | None = None,
         os.environ[PNG_ENV] = str(figures_tmp.resolve())
     else:
         os.environ.pop(PNG_ENV, None)
+    home.mkdir(parents=True, exist_ok=True)  # a fresh WORKBENCH_HOME: the notebooks run there
     try:
         pm.execute_notebook(str(notebooks_dir / f"{stem}.ipynb"), str(tmp), parameters=params,
                             cwd=str(home), progress_bar=progress, kernel_name="python3")

@@ -98,6 +98,35 @@ PAPER_GAINS = {
 
 
 @dataclass(frozen=True)
+class PaperGainRow:
+    """CARIn's mean and maximum gain over one baseline beside the paper's (section 7.1)."""
+
+    use_cases: str
+    baseline: str
+    paper_mean: float
+    paper_max: float
+    workbench_mean: float | None
+    workbench_max: float | None
+    comparable_baselines: int
+
+
+def gains_vs_paper(rows_by_uc: dict[str, list[MethodRow]]) -> list[PaperGainRow]:
+    """The workbench's gains for UC1-UC2 (pooled) and UC3 beside CARIn section 7.1's."""
+    single = [r for uc in ("uc1", "uc2") for r in rows_by_uc.get(uc, [])]
+    out = []
+    for group, rows, paper in (("UC1-UC2", single, PAPER_GAINS["single"]),
+                               ("UC3", rows_by_uc.get("uc3", []), PAPER_GAINS["uc3"])):
+        ours = gains_summary(rows)
+        for method, theirs in paper.items():
+            o = ours.get(method)
+            out.append(PaperGainRow(group, method, theirs["mean"], theirs["max"],
+                                    None if o is None else o["mean"],
+                                    None if o is None else o["max"],
+                                    0 if o is None else int(o["n"])))
+    return out
+
+
+@dataclass(frozen=True)
 class MappingRow:
     """CARIn Figs 5-6's x axis: one model-to-processor mapping of a multi-DNN use case."""
 
@@ -256,6 +285,25 @@ def rass_vs_evolutionary(use_cases: Iterable[str] = ("uc1", "uc2", "uc3", "uc4")
                                  ex.get("hv_ratio"), ex.get("igd"),
                                  bool(e.ok and e.d0.index == r.d0.index)))
     return out
+
+
+@dataclass(frozen=True)
+class VersusSummary:
+    mean_optimality_ratio: float | None
+    min_optimality_ratio: float | None
+    same_d0_share: float
+    mean_hv_ratio: float | None
+    mean_speed_ratio: float
+
+
+def versus_summary(rows: list[VersusRow]) -> VersusSummary:
+    """Means over use cases and devices of :func:`rass_vs_evolutionary`'s rows."""
+    opt = [r.optimality_ratio for r in rows if r.optimality_ratio is not None]
+    hv = [r.hv_ratio for r in rows if r.hv_ratio is not None]
+    return VersusSummary(statistics.fmean(opt) if opt else None, min(opt) if opt else None,
+                         statistics.fmean(r.same_d0 for r in rows) if rows else 0.0,
+                         statistics.fmean(hv) if hv else None,
+                         statistics.fmean(r.algo_ms / r.rass_ms for r in rows) if rows else 0.0)
 
 
 def as_dicts(rows: list) -> list[dict]:

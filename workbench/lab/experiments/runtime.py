@@ -98,6 +98,30 @@ class AdaptationRun:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
+@dataclass(frozen=True)
+class RunSummary:
+    """What the runtime report keeps of one run (and the index reads)."""
+
+    policy: str
+    scenario: str
+    designs_visited: list[str]
+    switches: int
+    submitted: int
+    served: int
+    rejected: int
+    lost: int
+    detections: list[dict[str, Any]]
+    decision_ms: dict[str, float | None]
+    storage: dict[str, Any]
+
+
+def run_summary(r: AdaptationRun) -> RunSummary:
+    s, st = r.run["summary"], r.run["stats"]
+    return RunSummary(r.policy, r.scenario, s["designs"], s["switches"], st["submitted"],
+                      st["served"], st["rejected"], r.run["lost"], r.detections, r.decision_ms,
+                      r.storage)
+
+
 def scenario_events(cores: set[int], *, scale: float = 1.0, memory_mb: int = 512
                     ) -> list[Event]:
     """Overload on one of ``cores`` (d0's trigger), memory pressure, relief, then throttling on

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ...errors import InputError
 from ..graph import LayerGraph
 from .planning import Plan, Tensor, min_budget, plan, slice_graph, tensors_of
 from .runner import FlexRunner, on_demand_peak_bytes, run_on_demand
@@ -91,13 +92,19 @@ class FlexNN:
         self.history.append(a)
         return a
 
+    def _active(self) -> FlexRunner:
+        if self.runner is None:
+            raise InputError("this FlexNN is closed", where="FlexNN")
+        return self.runner
+
     @property
     def plan(self) -> Plan:
-        return self.runner.plan
+        return self._active().plan
 
     def run(self, x: np.ndarray) -> np.ndarray:
-        return self.runner.run(x)
+        return self._active().run(x)
 
-    def close(self):
+    def close(self) -> None:
         if self.runner:
             self.runner.close()
+            self.runner = None

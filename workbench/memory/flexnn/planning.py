@@ -85,6 +85,13 @@ class Tensor:
     addr: int = -1
     pinned: bool = False  # a weight kept in memory for the whole run (loaded once)
 
+    @property
+    def owner(self) -> int:
+        """The step a weight or intermediate belongs to."""
+        if self.step is None:
+            raise ValueError(f"{self.name} is an activation: it belongs to no step")
+        return self.step
+
 
 @dataclass
 class Plan:
@@ -146,8 +153,8 @@ class Plan:
 def tensors_of(slicing: Slicing) -> list[Tensor]:
     """Tensors with their lifetimes in steps: activations, weights (per slice), intermediates."""
     g, steps, batch = slicing.graph, slicing.steps, slicing.batch
-    first = {}
-    lastst = {}
+    first: dict[int, int] = {}
+    lastst: dict[int, int] = {}
     for s in steps:
         first.setdefault(s.layer, s.index)
         lastst[s.layer] = s.index
@@ -309,9 +316,7 @@ def _plan_once(slicing: Slicing, budget: int, *, preload: bool, pinned: int) -> 
             for t in placed:
                 occ.remove(t)
             no_preload.append(s)
-            for t in (w, m):
-                if t is None:
-                    continue
+            for t in (x for x in (w, m) if x is not None):
                 t.time = s
                 t.addr = occ.first_fit(t.size, s, t.end, budget)
                 if t.addr < 0:

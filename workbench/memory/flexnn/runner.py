@@ -49,7 +49,7 @@ class FlexRunner:
                 c0, c1 = s.cols or (0, ly.cout)
                 write_weights(self.root, ly, c0, c1)
                 self.fds[s.index] = os.open(weight_file(self.root, ly, c0, c1), os.O_RDONLY)
-        self.loads = sorted((t for t in self.w.values() if not t.pinned), key=lambda t: t.step)
+        self.loads = sorted((t for t in self.w.values() if not t.pinned), key=lambda t: t.owner)
         for t in self.w.values():
             if t.pinned:
                 self._load(t)
@@ -73,12 +73,12 @@ class FlexRunner:
         return v[:n] if n is not None else v
 
     def _load(self, t: Tensor) -> None:
-        s = self.plan.slicing.steps[t.step]
+        s = self.plan.slicing.steps[t.owner]
         ly = self.plan.slicing.graph.layers[s.layer]
         c0, c1 = s.cols or (0, ly.cout)
         nbytes = ly.slice_bytes(c0, c1)
-        mv = memoryview(self.buf)[t.addr: t.addr + nbytes]
-        got = os.preadv(self.fds[t.step], [mv], 0)
+        mv = self.buf.data[t.addr: t.addr + nbytes]
+        got = os.preadv(self.fds[t.owner], [mv], 0)
         if got != nbytes:
             raise InputError(f"short read: {got} of {nbytes} bytes",
                              file=weight_file(self.root, ly, c0, c1))

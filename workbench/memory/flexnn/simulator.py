@@ -95,7 +95,7 @@ def simulate(p: Plan, lt: LayerTimes, *, preload: bool = True) -> float:
     done = [0.0] * len(steps)
     loader = 0.0
     load_end = {}
-    order = sorted((t for t in w.values() if not t.pinned), key=lambda t: t.step)
+    order = sorted((t for t in w.values() if not t.pinned), key=lambda t: t.owner)
     li = 0  # loads depend on earlier computations: issue them lazily, in order
     now = 0.0
     for s in steps:
@@ -103,7 +103,7 @@ def simulate(p: Plan, lt: LayerTimes, *, preload: bool = True) -> float:
             pass
         elif s.index in w:
             if preload:
-                while li < len(order) and order[li].step <= s.index:
+                while li < len(order) and order[li].owner <= s.index:
                     t = order[li]
                     ready = done[t.time - 1] if t.time > 0 else 0.0
                     loader = max(loader, ready) + t.size / lt.read_bps

@@ -97,7 +97,8 @@ def _slice(graph: LayerGraph, budget: int, *, batch: int = 1) -> Slicing:
     steps: list[Step] = []
     for i, ly in enumerate(graph.layers):
         avail = budget - acts[i]
-        choice = None
+        # (kernel, band rows, scratch bytes, weight column blocks; [None] = not sliced)
+        choice: tuple[str | None, int | None, int, list[tuple[int, int] | None]] | None = None
         sliceable = ly.op in ("conv", "dense")
         for kernel, rows, scratch in _layer_options(ly, batch):
             room = avail - scratch
@@ -120,7 +121,7 @@ def _slice(graph: LayerGraph, budget: int, *, batch: int = 1) -> Slicing:
                 while n <= ly.cout:
                     blocks = _slices(ly.cout, n)
                     if max(_al(ly.slice_bytes(*b)) for b in blocks) <= room // share:
-                        choice = (kernel, rows, scratch, blocks)
+                        choice = (kernel, rows, scratch, list(blocks))
                         break
                     n += max(1, n // 8)
                 if choice:
@@ -132,14 +133,14 @@ def _slice(graph: LayerGraph, budget: int, *, batch: int = 1) -> Slicing:
                    f"it needs more than the {avail / 1e6:.3f} MB left beside its live activations")
             raise CannotFit(f"layer {ly.name} ({ly.op}): {why}", budget=budget, min_budget=None,
                             where=ly.name)
-        kernel, rows, scratch, blocks = choice
+        kernel, rows, scratch, chosen = choice
         # Weight slices of a conv whose whole im2col matrix fits build it once and share it.
-        shared = (kernel == "im2col" and len(blocks) > 1 and rows == ly.geometry()[0])
-        for j, b in enumerate(blocks):
+        shared = (kernel == "im2col" and len(chosen) > 1 and rows == ly.geometry()[0])
+        for j, b in enumerate(chosen):
             wb = _al(ly.slice_bytes(*b)) if (b and ly.weights) else _al(ly.weight_bytes)
-            steps.append(Step(len(steps), i, b if len(blocks) > 1 else None, rows,
+            steps.append(Step(len(steps), i, b if len(chosen) > 1 else None, rows,
                               kernel or "-", wb if ly.weights else 0, scratch, j == 0,
-                              j == len(blocks) - 1, shared))
+                              j == len(chosen) - 1, shared))
     return Slicing(graph, steps, budget, batch)
 
 

@@ -166,5 +166,5 @@ def calibrate_overhead(graphs: dict, roots: dict[str, Path], nets: dict[str, Net
         real = run_real(graphs, roots, job, policy="masa", budget=big, workers=1, nets=nets)
         sim = simulate(nets, job, policy="masa", budget=big, workers=1)
         n = len([t for t in sim.tasks if t.start is not None])
-        over.append((real.jobs[0].done_at - sim.jobs[0].done_at) / n)
+        over.append((real.makespan - sim.makespan) / n)
     return max(0.0, float(np.median(over)))

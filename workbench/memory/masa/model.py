@@ -126,5 +126,10 @@ class RunResult:
         return np.array([j.done_at - j.arrival for j in self.jobs if j.done_at is not None])
 
     @property
+    def makespan(self) -> float:
+        """When the last finished job finished (NaN when none did)."""
+        return max((j.done_at for j in self.jobs if j.done_at is not None), default=float("nan"))
+
+    @property
     def mean_response(self) -> float:
         return float(self.response.mean()) if len(self.response) else float("nan")

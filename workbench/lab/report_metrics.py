@@ -1,0 +1,204 @@
+"""What each report's ``metrics.json`` holds: one dataclass per report, built by its notebook from
+the experiments' typed results and written with :func:`write_metrics`; ``reports/index.html``
+reads it back through the same class (:func:`read_metrics`), so a renamed field fails loudly in
+one place instead of silently blanking the index.
+
+Fields are snake_case values, never display labels; labels are applied only when drawing.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, is_dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ..errors import InputError
+from ..fileio import atomic_write_json
+from .experiments.carin import PaperGainRow, SolveTimeRow, VersusRow, VersusSummary
+from .experiments.flexnn import AdaptationRow, DmRow, TradeoffRow
+from .experiments.masa import (
+    BatchRow,
+    ContextRow,
+    GainRow,
+    OptimalityRow,
+    RealVsSimRow,
+    ResponseRow,
+)
+from .experiments.runtime import RunSummary
+
+T = TypeVar("T")
+
+
+@dataclass
+class DesignSummary:
+    config: str
+    label: str
+    optimality: float
+    A: float | None = None
+    TP: float | None = None
+    L_max: float | None = None
+    MF: float | None = None
+
+
+@dataclass
+class QuickstartMetrics:
+    device: str
+    task: str
+    profile_source: str
+    n_configs: int
+    n_feasible: int
+    n_pareto: int
+    d0: DesignSummary
+    designs: dict[str, str]
+    matches_carin_table7_d0: bool
+
+
+@dataclass
+class PolicyMatch:
+    triggers: list[str]
+    match: dict[str, bool]  # role -> the workbench's design equals the paper's
+
+
+@dataclass
+class CarinDesignsMetrics:
+    source: str
+    use_cases: dict[str, dict[str, Any]]  # d0 per device and gains per baseline, per use case
+    gains_vs_paper: list[PaperGainRow]
+    per_mapping: dict[str, list[dict[str, Any]]]
+    policies: dict[str, PolicyMatch]  # "uc1_s20fe" -> Table 7's comparison
+
+
+@dataclass
+class SolveTimeMetrics:
+    source: str
+    rows: list[SolveTimeRow]
+    min_speedup: float
+
+
+@dataclass
+class VersusMetrics:
+    source: str
+    rows: list[VersusRow]
+    summary: VersusSummary
+
+
+@dataclass
+class HostUseCase:
+    status: str
+    triggers: list[str]
+    designs: dict[str, list[str]]
+
+
+@dataclass
+class HostMetrics:
+    source: str
+    device: str
+    n_configs: int
+    n_coexecution: int
+    use_cases: dict[str, HostUseCase]
+    zoo: list[dict[str, Any]]
+
+
+@dataclass
+class RuntimeMetrics:
+    source: str
+    device: str
+    duration_s: float
+    rate: float
+    runs: list[RunSummary]
+    paper: dict[str, Any]
+    storage_modelled: list[dict[str, Any]]
+    storage_host: dict[str, Any]
+
+
+@dataclass
+class DelenMetrics:
+    source: str
+    quick: bool
+    models: list[dict[str, Any]]
+    fig5: dict[str, Any]
+    fig7: list[dict[str, Any]]
+    fig8: list[dict[str, Any]]
+    fig8_savings: dict[str, float]
+    fig9: list[dict[str, Any]]
+    fig10: list[dict[str, Any]]
+    fig11: list[dict[str, Any]]
+    fig13: list[dict[str, Any]]
+    fig14: list[dict[str, Any]]
+    fig15: list[dict[str, Any]]
+    storage: list[dict[str, Any]]
+    table3: dict[str, Any]
+    paper: dict[str, Any]
+
+
+@dataclass
+class MasaMetrics:
+    source: str
+    trained: bool
+    fig6: list[ResponseRow]
+    stochastic: list[ResponseRow]
+    stochastic_gains: list[GainRow]
+    tightest_gain_vs_bulk_pct: dict[str, float]  # scenario -> % (tightest budget, intensity 1.2)
+    real_vs_sim: list[RealVsSimRow]
+    context_heavy: list[ContextRow]
+    context_light: list[ContextRow]
+    batching: list[BatchRow]
+    optimality: list[OptimalityRow]
+    workers: list[ResponseRow]
+    paper: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class FlexnnMetrics:
+    source: str
+    trained: bool
+    tradeoff: list[TradeoffRow]
+    best: list[TradeoffRow]
+    planning_ms: dict[str, float]
+    adaptations: list[AdaptationRow]
+    dm_memory_modes: list[DmRow]
+    paper: dict[str, Any] = field(default_factory=dict)
+
+
+#: The report (folder) -> what its metrics.json holds.
+METRICS: dict[str, type] = {
+    "quickstart": QuickstartMetrics, "carin_designs": CarinDesignsMetrics,
+    "oodin_solve_time": SolveTimeMetrics, "rass_vs_nsga2": VersusMetrics, "host": HostMetrics,
+    "runtime": RuntimeMetrics, "delen": DelenMetrics, "masa": MasaMetrics,
+    "flexnn": FlexnnMetrics,
+}
+
+
+def to_json(metrics: Any) -> Any:
+    """Plain JSON data of a metrics dataclass (nested dataclasses become objects)."""
+    return asdict(metrics) if is_dataclass(metrics) and not isinstance(metrics, type) else metrics
+
+
+def write_metrics(output_dir: str | Path, metrics: Any) -> Path:
+    """Write ``metrics.json`` into ``output_dir`` (atomic; floats are rounded by the report
+    runner afterwards)."""
+    if type(metrics) not in METRICS.values():
+        raise InputError("not a report's metrics class", value=type(metrics).__name__)
+    out = Path(output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    return atomic_write_json(out / "metrics.json", to_json(metrics))
+
+
+def read_metrics(path: str | Path, cls: type[T]) -> T:
+    """Read a metrics.json back as ``cls``; a missing or mistyped field raises InputError naming
+    the file and the field."""
+    from pydantic import TypeAdapter, ValidationError
+
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as e:
+        raise InputError(f"cannot read metrics: {e}", file=path) from None
+    try:
+        return TypeAdapter(cls).validate_python(data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        where = ".".join(str(x) for x in err["loc"])
+        raise InputError(f"metrics do not match {cls.__name__}: {err['msg']}", file=path,
+                         where=where) from None
