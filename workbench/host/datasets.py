@@ -115,8 +115,10 @@ def _build_h1(quick: bool) -> dict:
 def _build_h4(attribute: str) -> Callable[[bool], dict]:
     def build(quick: bool) -> dict:
         x, digit = _digits(quick)
-        y = {"parity": (digit % 2).astype(np.int64), "value": digit.astype(np.float32),
-             "group": (digit // 2).astype(np.int64)}[attribute]
+        labels: dict[str, np.ndarray] = {"parity": (digit % 2).astype(np.int64),
+                                         "value": digit.astype(np.float32),
+                                         "group": (digit // 2).astype(np.int64)}
+        y = labels[attribute]
         tr, va, te = _split(len(digit), SEED)
         return dict(x_train=x[tr], y_train=y[tr], x_val=x[va], y_val=y[va], x_test=x[te],
                     y_test=y[te])

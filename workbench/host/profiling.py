@@ -65,10 +65,18 @@ class Option:
     xnnpack: bool
 
 
+def _cpu_cores(processor: str) -> tuple[int, ...]:
+    cores = processors.cores(processor)
+    if cores is None:
+        raise InputError("the host profiler runs on CPU core sets only", where="processor",
+                         value=processor)
+    return cores
+
+
 def core_sets() -> list[tuple[int, ...]]:
     """Each available core alone, then all of them together."""
     cores = sorted(os.sched_getaffinity(0))
-    sets = [(c,) for c in cores]
+    sets: list[tuple[int, ...]] = [(c,) for c in cores]
     if len(cores) > 1:
         sets.append(tuple(cores))
     return sets
@@ -355,7 +363,7 @@ def _candidates(configs: list[Config], task: str, per_processor: int = 1) -> lis
     out = []
     for proc in sorted({c.processor for c in configs if c.task == task}):
         rows = sorted((c for c in configs if c.task == task and c.processor == proc),
-                      key=lambda c: c.L)
+                      key=lambda c: c.L if c.L is not None else float("inf"))
         out += rows[:per_processor]
     return out
 
@@ -426,7 +434,7 @@ def measure_coexecution(configs: list[Config], variants: list[Variant], samples:
         it = tqdm(combos, desc="co-execution", unit="combo")
     for combo in it:
         paths = [by_key[(c.task, c.model, c.precision)].path for c in combo]
-        opts = [Option(c.processor, processors.cores(c.processor), c.threads or 1,
+        opts = [Option(c.processor, _cpu_cores(c.processor), c.threads or 1,
                        bool(c.xnnpack)) for c in combo]
         batches = [samples[c.task].batch for c in combo]
         inputs = [samples[c.task].x_test[:b] for c, b in zip(combo, batches)]

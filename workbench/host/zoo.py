@@ -398,14 +398,14 @@ def build(tasks: list[str] | None = None, *, quick: bool = False, seed: int = 0,
         One record per model (with, when quantised, its variants).
     """
     todo = specs(tasks, quick=quick)
-    it = todo
+    bar = None
     if progress:
         from tqdm import tqdm
-        it = tqdm(todo, desc="zoo", unit="model")
+        bar = tqdm(todo, desc="zoo", unit="model")
     out = []
-    for spec in it:
-        if progress:
-            it.set_postfix_str(f"{spec.task}/{spec.model}")
+    for spec in bar if bar is not None else todo:
+        if bar is not None:
+            bar.set_postfix_str(f"{spec.task}/{spec.model}")
         rec = train(spec, quick=quick, seed=seed, root=root, data_root=data_root)
         if quantise:
             rec["variants"] = quantise_spec(spec, quick=quick, root=root, data_root=data_root)

@@ -167,7 +167,7 @@ class Session:
         feasible = feasible_mask(G)
         pareto = np.zeros(len(self.points), bool)
         designs: dict[str, int] = {}
-        extra = []
+        extra: list[int] = []
         front = exact_front(pb) if res.ok else np.empty(0, dtype=np.int64)
         if res.ok:
             pareto[[pos[int(f)] for f in front if int(f) in pos]] = True

@@ -20,7 +20,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("the explorer needs ipywidgets and plotly: "
                       "pip install 'workbench[notebooks]'") from exc
 
-from ..errors import WorkbenchError
+from ..errors import InputError, WorkbenchError
 from ..moo.usecases import scenarios_for
 from ..profiles import list_profiles, load_profile, resolve_profile
 from .explore import Exploration, Session
@@ -112,6 +112,9 @@ class Explorer:
         case_tasks, case_slo = self.cases.get(self.w_scenario.value, (None, None))
         tasks = tasks or case_tasks
         text = slo or case_slo
+        if not text:
+            self.w_status.value = _error(InputError("type SLOs or pick a use case", where="SLO"))
+            return
         try:
             self.session = Session(self.profile, text, tasks=list(tasks) if tasks else None)
         except WorkbenchError as e:
@@ -150,9 +153,13 @@ class Explorer:
             # jslink syncs in the browser; keep the kernel side in step too (headless use).
             box.observe(lambda ch, sl=sl: setattr(sl, "value", ch["new"])
                         if sl.value != ch["new"] else None, "value")
-            sl.observe(lambda ch, box=box: (setattr(box, "value", ch["new"])
-                                            if box.value != ch["new"] else None,
-                                            self.update()), "value")
+
+            def follow(ch: dict, box: W.FloatText = box) -> None:
+                if box.value != ch["new"]:
+                    box.value = ch["new"]
+                self.update()
+
+            sl.observe(follow, "value")
             self.w_bounds.append(sl)
             rows.append(W.HBox([sl, box]))
         self.constraint_box.children = rows or [W.HTML("<i>no constraints</i>")]

@@ -56,6 +56,8 @@ def padded(x: np.ndarray, pads, scratch: np.ndarray | None) -> np.ndarray:
     if not any(pads):
         return x
     n, h, w, c = x.shape
+    if scratch is None:  # callers without a planned buffer: allocate one
+        scratch = np.empty((n, h + pt + pb, w + pl + pr, c), x.dtype)
     xp = scratch.reshape(n, h + pt + pb, w + pl + pr, c)
     xp[:, :pt] = 0
     xp[:, h + pt:] = 0

@@ -6,6 +6,7 @@ Shares are fractions of the accelerator's time (1.0 = all of it).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -97,7 +98,7 @@ class CrossAppAdapter:
         self.tenants = tenants
         self.initial = delen_shares([t.rate for t in tenants], [t.weight for t in tenants])
 
-    def step(self, observed_rates: dict[str, float] | None = None,
+    def step(self, observed_rates: Mapping[str, float] | None = None,
              usage: dict[str, float] | None = None) -> SharePlan:
         obs = observed_rates or {}
         rates = np.array([obs.get(t.name, t.rate) for t in self.tenants], float)

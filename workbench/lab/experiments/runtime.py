@@ -31,7 +31,7 @@ from ...solvers import rass
 from ...solvers.oodin import OodinManager
 
 #: The host scenarios: CARIn UC1 (single DNN, Fig. 7) and UC3 (multi-DNN, Fig. 8) on the host.
-SCENARIOS = {
+SCENARIOS: dict[str, dict[str, Any]] = {
     "single": {"tasks": ["h1"], "slo": "max A; max TP; max L <= 41.67ms",
                "paper": "CARIn Fig. 7 (UC1 on S20 FE) and OODIn Figs 7-8"},
     "multi": {"tasks": ["h3-vision", "h3-audio"],
