@@ -21,13 +21,13 @@ def test_carin_designs(tmp_path):
     assert m["source"] == "modelled"
     assert m["use_cases"]["uc1"]["d0"]["s20fe"] == "EfficientNet Lite0 FFX8, CPU_{4,T}"
     # CARIn Table 7's processor designs are reproduced on the modelled S20 FE.
-    match = m["policy_uc1_s20fe"]["match"]
+    match = m["policies"]["uc1_s20fe"]["match"]
     assert all(match[r] for r in ("d0", "d1", "d2", "dw"))
-    assert m["policy_uc1_s20fe"]["triggers"] == ["CPU", "GPU", "NPU"]
+    assert m["policies"]["uc1_s20fe"]["triggers"] == ["CPU", "GPU", "NPU"]
     # Every gain over a baseline is >= 1: RASS's d0 maximises optimality.
     for row in m["gains_vs_paper"]:
-        if row["workbench mean"] is not None:
-            assert row["workbench mean"] >= 1 and row["paper mean"] > 1
+        if row["workbench_mean"] is not None:
+            assert row["workbench_mean"] >= 1 and row["paper_mean"] > 1
     assert m["per_mapping"]["uc3"][0]["carin"] >= m["per_mapping"]["uc3"][-1]["carin"]
 
 

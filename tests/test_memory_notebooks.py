@@ -13,27 +13,29 @@ pytestmark = pytest.mark.notebook
 
 
 def _metrics(name, tmp_path):
+    from workbench.lab.report_metrics import METRICS, read_metrics
+
     run = run_report(name, reports_dir=tmp_path, quick=True, progress=False)
-    return json.loads(run.metrics.read_text())
+    return read_metrics(run.metrics, METRICS[name])
 
 
 def test_masa_report(tmp_path):
     m = _metrics("masa", tmp_path)
-    assert "paging penalty modelled" in m["source"] and m["trained"] is False
+    assert "paging penalty modelled" in m.source and m.trained is False
     # MASA never loses to Bulk by much and wins where memory is tightest (scenario I).
-    assert m["tightest_intensity_1_2_gain_vs_bulk"]["I"] > 0
-    for r in m["optimality"]:  # the MILP is a lower bound MASA cannot beat
-        assert r["MILP status"] == "optimal" and r["ratio"] >= 1.0
-    assert m["optimality"][0]["ratio"] == 1.0  # one worker: the order is forced
-    assert {r["policy"] for r in m["real_vs_sim"]} == {"bulk", "deepeye", "masa"}
-    assert m["paper"]["fig13a_worst_ratio"] == 1.22
+    assert m.tightest_gain_vs_bulk_pct["I"] > 0
+    for r in m.optimality:  # the MILP is a lower bound MASA cannot beat
+        assert r.milp_status == "optimal" and r.ratio >= 1.0
+    assert m.optimality[0].ratio == 1.0  # one worker: the order is forced
+    assert {r.policy for r in m.real_vs_sim} == {"bulk", "deepeye", "masa"}
+    assert m.paper["fig13a_worst_ratio"] == 1.22
 
 
 def test_flexnn_report(tmp_path):
     m = _metrics("flexnn", tmp_path)
-    assert m["source"].startswith("measured")
-    for b in m["best"]:
-        assert b["memory reduction %"] >= 89.9  # a budget a tenth of bulk is planned and runs
-    re = [a["resliced"] for a in m["adaptations"]]
+    assert m.source.startswith("measured")
+    for b in m.best:
+        assert b.memory_reduction_pct >= 89.9  # a budget a tenth of bulk is planned and runs
+    re = [a.resliced for a in m.adaptations]
     assert re[0] and not all(re)  # the first plan slices; a later change re-plans only
-    assert m["paper"]["best_point"]["memory_reduction_pct"] == 93.81
+    assert m.paper["best_point"]["memory_reduction_pct"] == 93.81
