@@ -1,6 +1,5 @@
 """The MASA and FlexNN reports run (quick mode) and record what a reader relies on."""
 
-import json
 
 import pytest
 

@@ -34,6 +34,7 @@ from ..fileio import atomic_write_json
 from ..runtime.interpreter import from_output as _from_output
 from ..runtime.interpreter import open_interpreter
 from ..runtime.interpreter import to_input as _to_input
+from .tf import keras as _keras
 
 PRECISIONS = ("FP32", "FP16", "DR8", "FX8", "FFX8")
 REPRESENTATIVE_SAMPLES = 100
@@ -204,10 +205,7 @@ def quantise_keras(model_path: str | os.PathLike, out_dir: str | os.PathLike, *,
         One dict per precision: available (bool), reason (if not), file, sha256, size_mb,
         params, flops, ops, test metric (LiteRT), conversion time.
     """
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    import keras
-
-    model = keras.models.load_model(model_path)
+    model = _keras().models.load_model(model_path)
     export_dir = tempfile.mkdtemp(prefix="workbench-export-")
     t_export = time.perf_counter()
     with _quiet():

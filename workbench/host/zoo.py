@@ -27,17 +27,7 @@ from .. import workspace
 from ..errors import InputError
 from ..fileio import atomic_write_json
 from . import datasets as ds
-
-
-def _keras():
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    try:
-        import keras
-        import tensorflow as tf  # noqa: F401
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("the model zoo needs TensorFlow: pip install 'workbench[ml]'") from exc
-    return keras
-
+from .tf import keras as _keras
 
 # --- building blocks ------------------------------------------------------------------------------
 # BatchNormalization momentum 0.9 (not Keras's 0.99): these datasets give a few hundred training
