@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import json
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any, Callable
@@ -27,7 +28,7 @@ from .report_metrics import (
     RuntimeMetrics,
     SolveTimeMetrics,
     VersusMetrics,
-    read_metrics,
+    validate_metrics,
 )
 
 
@@ -206,28 +207,36 @@ padding:.4em .6em;text-align:left;vertical-align:top;font-size:.92em}th{backgrou
 .missing{color:#a00}"""
 
 
-def _load(reports_dir: Path, name: str) -> tuple[Any | None, str | None]:
-    """The report's typed metrics, or None and why not (not run yet / not matching)."""
+@dataclass(frozen=True)
+class _Read:
+    """One report's metrics.json, read once: typed (or why not) and its data-source line."""
+
+    exists: bool
+    metrics: Any | None = None
+    why: str | None = None
+    source: str = ""
+
+
+def _read(reports_dir: Path, name: str) -> _Read:
     path = reports_dir / name / "metrics.json"
     if not path.exists():
-        return None, None
+        return _Read(False)
     try:
-        return read_metrics(path, METRICS[name]), None
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as err:
+        return _Read(True, why=f"{name}/metrics.json: cannot read metrics: {err}")
+    source = str(data.get("source", data.get("profile_source", "")))
+    try:
+        return _Read(True, validate_metrics(data, METRICS[name]), None, source)
     except InputError as e:  # named relative to the reports folder: the page is committed
-        return None, ": ".join(x for x in (f"{name}/metrics.json", e.where, e.message) if x)
-
-
-def _source(reports_dir: Path, name: str) -> str:
-    try:
-        data = json.loads((reports_dir / name / "metrics.json").read_text())
-    except (OSError, json.JSONDecodeError):
-        return ""
-    return str(data.get("source", data.get("profile_source", "")))
+        why = ": ".join(x for x in (f"{name}/metrics.json", e.where, e.message) if x)
+        return _Read(True, None, why, source)
 
 
 def write_index(reports_dir: Path) -> Path:
     """Write ``index.html`` from the reports present under ``reports_dir``."""
     e = html.escape
+    read = {name: _read(reports_dir, name) for name in TITLES}  # each metrics.json read once
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>workbench reports</title>"
              f"<style>{_CSS}</style></head><body>",
              "<h1>workbench: every evaluation</h1>",
@@ -238,25 +247,25 @@ def write_index(reports_dir: Path) -> Path:
              "<h2>Reports</h2><table><tr><th>report</th><th>data</th><th>files</th></tr>"]
     for name, title in TITLES.items():
         d = reports_dir / name
-        has_metrics = (d / "metrics.json").exists()
         if not (d / f"{name}.html").exists():
             parts.append(f"<tr><td>{e(title)}</td><td></td><td class='missing'>not run yet</td></tr>")
             continue
         figs = sorted((d / "figures").glob("*.png")) if (d / "figures").exists() else []
         files = [f"<a href='{name}/{name}.html'>page</a>", f"<a href='{name}/{name}.ipynb'>notebook</a>"]
-        if has_metrics:
+        if read[name].exists:
             files.append(f"<a href='{name}/metrics.json'>metrics.json</a>")
         if figs:
             files.append(f"<a href='{name}/figures/'>{len(figs)} PNG figures</a>")
-        src = e(_source(reports_dir, name))
+        src = e(read[name].source)
         parts.append(f"<tr><td><a href='{name}/{name}.html'>{e(title)}</a></td>"
                      f"<td class='src'>{src}</td><td>{' · '.join(files)}</td></tr>")
     parts.append("</table><h2>The papers' figures beside the workbench's</h2><table><tr>"
                  "<th>paper</th><th>figure / table</th><th>the paper</th><th>the workbench</th>"
                  "<th>data</th></tr>")
     for name, paper, item, theirs, ours, data in ROWS:
-        m, why = _load(reports_dir, name)
-        mine = ours(m) if m is not None else (f"<{why}>" if why else "<not run yet>")
+        r = read[name]
+        mine = ours(r.metrics) if r.metrics is not None else (
+            f"<{r.why}>" if r.why else "<not run yet>")
         parts.append(f"<tr><td><span title='{e(papers.citation(paper.lower()), quote=True)}'>"
                      f"{e(paper)}</span></td><td><a href='{name}/{name}.html'>{e(item)}</a></td>"
                      f"<td>{e(theirs())}</td><td>{e(mine)}</td><td class='src'>{e(data)}</td></tr>")

@@ -185,20 +185,29 @@ def write_metrics(output_dir: str | Path, metrics: Any) -> Path:
     return atomic_write_json(out / "metrics.json", to_json(metrics))
 
 
+def validate_metrics(data: Any, cls: type[T]) -> T:
+    """``data`` (parsed JSON) as ``cls``; a missing or mistyped field raises InputError naming
+    the field."""
+    from pydantic import TypeAdapter, ValidationError
+
+    try:
+        return TypeAdapter(cls).validate_python(data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        where = ".".join(str(x) for x in err["loc"])
+        raise InputError(f"metrics do not match {cls.__name__}: {err['msg']}",
+                         where=where) from None
+
+
 def read_metrics(path: str | Path, cls: type[T]) -> T:
     """Read a metrics.json back as ``cls``; a missing or mistyped field raises InputError naming
     the file and the field."""
-    from pydantic import TypeAdapter, ValidationError
-
     path = Path(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as e:
         raise InputError(f"cannot read metrics: {e}", file=path) from None
     try:
-        return TypeAdapter(cls).validate_python(data)
-    except ValidationError as e:
-        err = e.errors()[0]
-        where = ".".join(str(x) for x in err["loc"])
-        raise InputError(f"metrics do not match {cls.__name__}: {err['msg']}", file=path,
-                         where=where) from None
+        return validate_metrics(data, cls)
+    except InputError as e:
+        raise InputError(e.message, file=path, where=e.where) from None
