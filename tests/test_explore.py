@@ -100,3 +100,36 @@ def test_the_widget_rewires_on_every_control(tmp_path):
     ex.w_profile.value = "host"
     assert set(ex.w_scenario.options) <= {"h1", "h2", "h3", "h4"}
     assert ex.last.result.ok and np.isfinite(ex.update_ms)
+
+
+def test_a_profile_of_ones_own_models_opens_by_path(tmp_path, minimal_profile, write_json,
+                                                     monkeypatch):
+    """`workbench explore --profile mine.json`: a path (relative to where the user is) with
+    tasks no use case knows opens with one case per task."""
+    pytest.importorskip("ipywidgets")
+    pytest.importorskip("anywidget")
+    from workbench.lab.widgets import Explorer
+    from workbench.moo.usecases import scenarios_for
+    from workbench.profiles import load_profile
+
+    path = write_json(minimal_profile, "mine.json")
+    assert scenarios_for(load_profile(path)) == {"cls": (("cls",), "max A; min L")}
+    monkeypatch.chdir(path.parent)
+    ex = Explorer("mine.json")
+    assert ex.w_profile.value == "mine.json" and ex.last.result.ok
+    assert ex.w_slo.value == "max A; min L"
+
+
+def test_explore_command_passes_an_absolute_profile_path(tmp_path, minimal_profile, write_json,
+                                                         monkeypatch, capsys):
+    from workbench.cli import main
+
+    path = write_json(minimal_profile, "mine.json")
+    monkeypatch.chdir(path.parent)
+    seen = {}
+    monkeypatch.setattr("os.execve", lambda cmd, argv, env: seen.update(env))
+    monkeypatch.setattr("importlib.util.find_spec", lambda name: object())
+    assert main(["explore", "--profile", "mine.json"]) == 0
+    assert seen["WORKBENCH_EXPLORE_PROFILE"] == str(path.resolve())
+    assert main(["explore", "--profile", "nope.json"]) == 1
+    assert "nope.json" in capsys.readouterr().err

@@ -107,3 +107,33 @@ def test_merge_adds_rows_and_refuses_clashes(data_dir):
     with pytest.raises(InputError, match="already in the profile"):
         merge(merged, log)
     assert len(merge(merged, log, replace=True).configs) == len(merged.configs)
+
+
+def test_accuracy_attaches_to_imported_log_rows_so_max_a_solves(data_dir, tmp_path):
+    from workbench.moo.problem import DiscreteProblem
+    from workbench.profiles.importers import accuracy_table, attach_accuracy
+
+    prof = import_benchmark_log(data_dir / "benchmark_model_s20fe.log", device="s20fe", task="uc1")
+    with pytest.raises(InputError, match="A"):
+        DiscreteProblem(prof, "max A; min L", tasks=["uc1"])
+    table_csv = _csv(tmp_path, "model,precision,A\nefficientnet_lite0,FFX8,74.4\n", "acc.csv")
+    table = accuracy_table(["efficientnet_lite0=75.1", str(table_csv)])
+    got = attach_accuracy(prof, table, metric="top1 (cited: TF EfficientNet-Lite README)")
+    by_prec = {c.precision: c.A for c in got.configs}
+    assert by_prec == {"FFX8": 74.4, "FP16": 75.1}  # precision-specific wins over model-wide
+    assert got.task("uc1").metric.startswith("top1")
+    assert any("attached by hand" in n for n in got.provenance.notes)
+    from workbench.solvers import solve
+
+    assert solve(DiscreteProblem(got, "max A; min L", tasks=["uc1"]), "rass").ok
+
+
+@pytest.mark.parametrize("spec, match", [
+    ("lite0", "MODEL=VALUE"), ("lite0=high", "must be a number"), ("lite0:INT4=70", "precision"),
+    ("nope=70", "no imported row")])
+def test_bad_accuracy_specs_are_named(data_dir, spec, match):
+    from workbench.profiles.importers import accuracy_table, attach_accuracy
+
+    prof = import_benchmark_log(data_dir / "benchmark_model_s20fe.log", device="s20fe")
+    with pytest.raises(InputError, match=match):
+        attach_accuracy(prof, accuracy_table([spec]))

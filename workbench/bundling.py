@@ -78,8 +78,19 @@ def storage(result: SolveResult, problem: DiscreteProblem) -> Storage:
                    len(sizes))
 
 
+def model_files(zoo: str | os.PathLike | None = None) -> dict[tuple[str, str, str], Path]:
+    """Model files a bundle can take, keyed by (task, model, precision): the workspace's model
+    registry (``workbench models add``) and a zoo folder (default: the workspace's zoo)."""
+    from . import workspace
+    from .host import registry
+
+    files = zoo_files(zoo if zoo is not None else workspace.zoo_dir())
+    files.update(registry.variant_files())
+    return files
+
+
 def make_bundle(result: SolveResult, problem: DiscreteProblem, out: str | os.PathLike, *,
-                models: str | os.PathLike, include: str = "designs",
+                models: str | os.PathLike | None = None, include: str = "designs",
                 overwrite: bool = False) -> dict[str, Any]:
     """Write a bundle folder for a solved problem.
 
@@ -87,7 +98,8 @@ def make_bundle(result: SolveResult, problem: DiscreteProblem, out: str | os.Pat
         result: A solver's result (RASS: designs and switching policy; others: d0).
         problem: The problem it solved (for the profile rows and the SLOs).
         out: The bundle folder to create.
-        models: A zoo folder holding the model files (``datasets/zoo``).
+        models: A zoo folder holding the model files (default: the workspace's zoo); models
+            registered with ``workbench models add`` are always found.
         include: ``"designs"`` (only what the designs need) or ``"all"`` (every candidate).
         overwrite: Replace an existing bundle folder.
 
@@ -106,7 +118,7 @@ def make_bundle(result: SolveResult, problem: DiscreteProblem, out: str | os.Pat
     if out.exists() and not overwrite:
         raise InputError("already exists (pass overwrite=True / --force)", file=out)
     prof = problem.profile
-    files = zoo_files(models)
+    files = model_files(models)
     if include == "all":
         configs = [c for ts in problem.tasks for c in ts.configs]
     else:
@@ -124,7 +136,8 @@ def make_bundle(result: SolveResult, problem: DiscreteProblem, out: str | os.Pat
         c = missing[0]
         why = (f"the {prof.source} profile of {prof.device.name} has no model files here"
                if prof.source != "measured" else f"no {c.precision} file of {c.model} "
-               f"({c.task}) under {models}; build it with `workbench zoo build`")
+               f"({c.task}) in the model registry or under {models or 'the zoo'}; build the zoo "
+               "(`workbench zoo build`) or add the model (`workbench models add`)")
         raise InputError(f"{len(missing)} configuration(s) have no model file: {why}",
                          where=f"configs[{c.id!r}]", value=c.label())
     out.parent.mkdir(parents=True, exist_ok=True)

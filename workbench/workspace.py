@@ -12,6 +12,7 @@ Layout under the root::
                          (then in the checkout's committed profiles, if there is a checkout)
     datasets/cache/      generated datasets (npz + checksummed manifest)
     datasets/zoo/        trained models and their TFLite variants (zoo-quick/ for --quick)
+    models/              your own models (``workbench models add``) and their variants
     reports/             executed reports (the checkout's are committed)
     scratch/             quick reports and other throw-away output
 """
@@ -69,6 +70,11 @@ def datasets_dir() -> Path:
 def zoo_dir(*, quick: bool = False) -> Path:
     """The trained zoo models and their TFLite variants."""
     return datasets_dir() / ("zoo-quick" if quick else "zoo")
+
+
+def models_dir() -> Path:
+    """The model registry: models a user added (``workbench models add``) and their variants."""
+    return home() / "models"
 
 
 def reports_dir() -> Path:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from ..errors import WorkbenchError
 
@@ -27,12 +28,16 @@ def explore(args: argparse.Namespace) -> int:
     import importlib.util
     import os
 
-    from ..profiles import resolve_profile
+    from ..profiles import load_profile, resolve_profile
 
-    resolve_profile(args.profile)  # a clear error for an unknown profile, before Voila starts
+    # A clear error for an unknown profile before Voila starts; a path is made absolute because
+    # the explorer's kernel runs in the notebooks folder, not here.
+    path = resolve_profile(args.profile)
+    load_profile(path)
+    profile = str(Path(path).resolve()) if Path(args.profile).suffix else args.profile
     if importlib.util.find_spec("voila") is None:
         raise WorkbenchError("the dashboard needs Voila: pip install 'workbench[notebooks]'")
-    cmd, env = explore_command(port=args.port, profile=args.profile, use_case=args.use_case)
+    cmd, env = explore_command(port=args.port, profile=profile, use_case=args.use_case)
     print(f"serving the explorer on http://127.0.0.1:{args.port}/ (Ctrl-C stops it)", flush=True)
     # Become Voila (no parent left behind to orphan it and its kernel when signalled).
     os.execve(cmd[0], cmd, env)

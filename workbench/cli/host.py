@@ -30,15 +30,69 @@ def zoo_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _csv(text: str | None, cast=str) -> list | None:
+    return None if text is None else [cast(x.strip()) for x in text.split(",") if x.strip()]
+
+
+def _options(args: argparse.Namespace):
+    from ..errors import InputError
+    from ..host import profiling
+
+    try:
+        threads = _csv(args.threads, int) or [1, 2]
+    except ValueError:
+        raise InputError("threads are integers, e.g. 1,2", where="threads",
+                         value=args.threads) from None
+    xnn = {"both": (True, False), "on": (True,), "off": (False,)}.get(args.xnnpack)
+    if xnn is None:
+        raise InputError("--xnnpack is on, off or both", where="xnnpack", value=args.xnnpack)
+    procs = args.processors.split(";") if args.processors and ";" in args.processors else (
+        [p.strip() for p in args.processors.split(" ") if p.strip()] if args.processors else None)
+    return profiling.host_options(threads, xnnpack=xnn, processor_ids=procs)
+
+
+def _protocol(args: argparse.Namespace, quick: bool):
+    from ..host import profiling
+
+    proto = profiling.protocol(args.protocol or ("quick" if quick else "full"))
+    return (args.warmup if args.warmup is not None else proto.warmup,
+            args.runs if args.runs is not None else proto.runs)
+
+
+def profile_models(args: argparse.Namespace) -> int:
+    from ..host import profiling, registry
+
+    names = list(dict.fromkeys(args.models))
+    for name in names:  # what is missing is converted first (and kept: resumable)
+        rec = registry.get(name)
+        if rec.kind != "tflite" and any(rec.variant(p) is None for p in registry.PRECISIONS):
+            registry.quantise(name, progress=not args.quiet)
+    variants, inputs = registry.profiling_inputs(names)
+    out = Path(args.output or workspace.profiles_dir() / (
+        f"{names[0]}.json" if len(names) == 1 else "models.json"))
+    warmup, runs = _protocol(args, quick=False)
+    prof = profiling.profile_variants(
+        variants, inputs, out, warmup=warmup, runs=runs, options=_options(args),
+        progress=not args.quiet,
+        notes=[f"models from the registry: {', '.join(names)}; A per model and scheme measured "
+               "with LiteRT on each model's evaluation inputs (see the tasks' dataset)"])
+    print(f"wrote {out}: {len(prof.configs)} configurations of {len(names)} model(s) "
+          f"(source: {prof.source}, protocol {warmup} warm-up + {runs} runs)")
+    print(f"next: workbench solve --profile {out} --slo \"max A; min L\"")
+    return 0
+
+
 def profile(args: argparse.Namespace) -> int:
     from ..host import profiling
 
+    if args.models:
+        return profile_models(args)
     out = Path(args.output or workspace.profiles_dir() / ("host-quick.json" if args.quick else "host.json"))
-    runs = args.runs if args.runs is not None else (20 if args.quick else 100)
-    warmup = args.warmup if args.warmup is not None else (2 if args.quick else 5)
+    warmup, runs = _protocol(args, quick=args.quick)
     prof = profiling.profile_host(_zoo_root(args), out, tasks=args.task, warmup=warmup, runs=runs,
+                                  options=_options(args), progress=not args.quiet,
                                   coexec_seconds=0.3 if args.quick else args.coexec_seconds,
-                                  progress=not args.quiet, quick=args.quick)
+                                  quick=args.quick)
     print(f"wrote {out}: {len(prof.configs)} configurations, {len(prof.coexecution)} measured "
           f"co-executions (source: {prof.source})")
     return 0
@@ -58,9 +112,21 @@ def add_parser(sub) -> None:
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=zoo_build)
 
-    p = sub.add_parser("profile", help="measure every zoo variant on this machine's options")
-    p.add_argument("--runs", type=int, default=None, help="timed runs (default 100; quick 20)")
-    p.add_argument("--warmup", type=int, default=None, help="warm-up runs (default 5; quick 2)")
+    p = sub.add_parser("profile", help="measure your models (--models) or the zoo on this "
+                       "machine's options")
+    p.add_argument("--models", nargs="+", default=None, metavar="NAME",
+                   help="registered models to profile (converting the schemes they lack); "
+                   "without it, the zoo")
+    p.add_argument("--protocol", default=None, choices=["quick", "full"],
+                   help="quick: 2 warm-up + 20 timed runs; full: CARIn's 5 + 100 (default full; "
+                   "--quick: quick)")
+    p.add_argument("--runs", type=int, default=None, help="timed runs (overrides the protocol)")
+    p.add_argument("--warmup", type=int, default=None, help="warm-up runs (overrides the protocol)")
+    p.add_argument("--threads", default=None, help="thread counts, e.g. 1,2 (default 1,2)")
+    p.add_argument("--xnnpack", default="both", help="on, off or both (default both)")
+    p.add_argument("--processors", default=None,
+                   help="core sets to measure, e.g. 'CPU[0,1]' or 'CPU[0] CPU[1]' (default: each "
+                   "core alone and all together)")
     p.add_argument("--task", action="append", default=None, help="only these tasks")
     p.add_argument("--coexec-seconds", type=float, default=1.0,
                    help="seconds per measured multi-DNN co-execution (0: skip)")

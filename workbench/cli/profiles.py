@@ -84,7 +84,13 @@ def validate(args: argparse.Namespace) -> int:
 
 def import_(args: argparse.Namespace) -> int:
     from ..profiles import load_profile, save_profile
-    from ..profiles.importers import import_benchmark_log, import_csv, merge
+    from ..profiles.importers import (
+        accuracy_table,
+        attach_accuracy,
+        import_benchmark_log,
+        import_csv,
+        merge,
+    )
 
     src = Path(args.file)
     form = args.format or ("csv" if src.suffix.lower() == ".csv" else "benchmark-log")
@@ -94,6 +100,8 @@ def import_(args: argparse.Namespace) -> int:
         prof = import_benchmark_log(src, model=args.model, precision=args.precision,
                                     processor=args.processor, task=args.task, device=args.device,
                                     source=args.source)
+    if args.accuracy:
+        prof = attach_accuracy(prof, accuracy_table(args.accuracy), metric=args.metric)
     if args.into:
         prof = merge(load_profile(args.into), prof, replace=args.replace)
     out = Path(args.output or args.into or workspace.profiles_dir() / f"{prof.device.name}.json")
@@ -148,6 +156,10 @@ def add_parser(sub) -> None:
     p.add_argument("--task", default="default", help="benchmark-log: task name")
     p.add_argument("--source", default="imported",
                    choices=["measured", "modelled", "predicted", "imported"])
+    p.add_argument("--accuracy", action="append", default=None, metavar="SPEC",
+                   help="attach A: MODEL=VALUE, MODEL:PRECISION=VALUE, or a CSV with columns "
+                   "model, precision, A (repeatable); cite where it comes from")
+    p.add_argument("--metric", default=None, help="with --accuracy: what A is (e.g. top1)")
     p.add_argument("--into", default=None, help="add the rows to this existing profile")
     p.add_argument("--replace", action="store_true", help="with --into: replace rows with the "
                    "same id")

@@ -111,6 +111,7 @@ def bundle(args: argparse.Namespace) -> int:
     if not res.ok:
         raise WorkbenchError("the problem is infeasible: nothing to bundle (see `workbench solve`)")
     models = Path(args.models) if args.models else workspace.zoo_dir(quick=args.quick)
+    # Registered models (workbench models add) are found by name, wherever the zoo is.
     m = make_bundle(res, problem, args.out, models=models, include="all" if args.all else "designs",
                     overwrite=args.force)
     st = m["storage"]
@@ -141,7 +142,7 @@ def add_parser(sub) -> None:
     p.add_argument("--solver", default="rass", help="rass (default) or oodin")
     p.add_argument("-o", "--out", required=True, help="the bundle folder to write")
     p.add_argument("--models", default=None, help="zoo folder with the model files "
-                   "(default: the workspace's datasets/zoo)")
+                   "(default: the workspace's datasets/zoo; registered models are always found)")
     p.add_argument("--quick", action="store_true", help="use the quick zoo (datasets/zoo-quick)")
     p.add_argument("--all", action="store_true",
                    help="store every candidate configuration (what OODIn needs)")

@@ -82,9 +82,24 @@ def core_sets() -> list[tuple[int, ...]]:
     return sets
 
 
-def host_options(threads: Iterable[int] = (1, 2)) -> list[Option]:
-    return [Option(processors.cpu_set(cs), cs, t, x) for cs in core_sets() for t in threads
-            for x in (True, False)]
+def host_options(threads: Iterable[int] = (1, 2), *, xnnpack: Iterable[bool] = (True, False),
+                 processor_ids: Iterable[str] | None = None) -> list[Option]:
+    """This machine's hardware options: core sets x threads x XNNPACK on/off, optionally only
+    some processors (``CPU[0]``, ``CPU[0,1]``; an unknown one is an InputError naming it)."""
+    sets = core_sets()
+    if processor_ids is not None:
+        known = {processors.cpu_set(cs): cs for cs in sets}
+        wanted = list(processor_ids)
+        for p in wanted:
+            if p not in known:
+                raise InputError(f"not a processor of this machine; it has {', '.join(known)}",
+                                 where="processors", value=p)
+        sets = [known[p] for p in wanted]
+    threads = list(threads)
+    if not threads or any(t < 1 for t in threads):
+        raise InputError("threads must be positive integers", where="threads", value=threads)
+    return [Option(processors.cpu_set(cs), cs, t, x) for cs in sets for t in threads
+            for x in xnnpack]
 
 
 # --- timing -----------------------------------------------------------------------------------
@@ -211,7 +226,7 @@ class Variant:
     size_mb: float
     params: int
     flops: int
-    metric: float
+    metric: float | None
 
 
 def zoo_variants(root: Path, tasks: Iterable[str] | None = None) -> list[Variant]:
@@ -229,8 +244,9 @@ def zoo_variants(root: Path, tasks: Iterable[str] | None = None) -> list[Variant
     return out
 
 
-def _run_key(variants: list[Variant], warmup: int, runs: int, threads: tuple[int, ...]) -> str:
-    h = hashlib.sha256(json.dumps([warmup, runs, list(threads)]).encode())
+def _run_key(variants: list[Variant], warmup: int, runs: int, options: list[Option]) -> str:
+    h = hashlib.sha256(json.dumps([warmup, runs, [[o.processor, o.threads, o.xnnpack]
+                                                  for o in options]]).encode())
     for v in variants:
         h.update(v.sha256.encode())
     return h.hexdigest()[:16]
@@ -265,10 +281,49 @@ class Partial:
             os.fsync(fh.fileno())
 
 
+@dataclass(frozen=True)
+class Protocol:
+    """How many untimed warm-up runs and timed runs each configuration gets."""
+
+    warmup: int
+    runs: int
+
+
+#: ``full`` is CARIn's protocol (5 warm-up runs, then 100 timed runs); ``quick`` is for trying a
+#: model out and for tests (the rows say which protocol measured them).
+PROTOCOLS: dict[str, Protocol] = {"quick": Protocol(2, 20), "full": Protocol(5, 100)}
+
+
+def protocol(name: str) -> Protocol:
+    try:
+        return PROTOCOLS[name]
+    except KeyError:
+        raise InputError(f"unknown protocol; expected one of {', '.join(PROTOCOLS)}",
+                         where="protocol", value=name) from None
+
+
+@dataclass(frozen=True)
+class TaskInputs:
+    """What profiling needs of a task: sample inputs (None: zeros) and how A is read."""
+
+    task: str
+    x: np.ndarray | None
+    batch: int
+    metric: str
+    higher_is_better: bool
+    description: str
+
+    @classmethod
+    def of(cls, d: ds.Dataset) -> "TaskInputs":
+        return cls(d.task, d.x_test[:d.batch], d.batch, d.metric, d.higher_is_better,
+                   d.description)
+
+
 def profile_host(zoo_root: Path, out: Path, *, tasks: Iterable[str] | None = None,
                  warmup: int = 5, runs: int = 100, threads: tuple[int, ...] = (1, 2),
                  coexec_seconds: float = 1.0, data_root: Path | None = None,
-                 progress: bool = True, quick: bool = False) -> Profile:
+                 progress: bool = True, quick: bool = False,
+                 options: list[Option] | None = None) -> Profile:
     """Measure every zoo variant on every host option and write the host profile.
 
     Args:
@@ -278,20 +333,40 @@ def profile_host(zoo_root: Path, out: Path, *, tasks: Iterable[str] | None = Non
         warmup, runs: CARIn's protocol by default (5 and 100).
         coexec_seconds: How long each multi-DNN co-execution is measured.
         quick: Test-sized datasets for the sample inputs.
+        options: The hardware options (default: every core set x ``threads`` x XNNPACK on/off).
 
     Returns:
         The validated Profile (also saved to ``out``).
     """
-    from ..profiles.store import save_profile
-
     variants = zoo_variants(zoo_root, tasks)
     if not variants:
         raise InputError("no built models: run `workbench zoo build` first", file=zoo_root)
-    options = host_options(threads)
-    key = _run_key(variants, warmup, runs, threads)
+    inputs = {t: TaskInputs.of(ds.load(t, quick=quick, root=data_root))
+              for t in {v.task for v in variants}}
+    return profile_variants(variants, inputs, out, warmup=warmup, runs=runs,
+                            options=options or host_options(threads), coexec_seconds=coexec_seconds,
+                            progress=progress)
+
+
+def profile_variants(variants: list[Variant], inputs: dict[str, TaskInputs], out: Path, *,
+                     warmup: int, runs: int, options: list[Option],
+                     coexec_seconds: float = 0.0, progress: bool = True,
+                     notes: Iterable[str] = ()) -> Profile:
+    """Measure model variants on hardware options and write a measured profile.
+
+    Every (variant, option) row is appended to ``<out>.partial.jsonl`` as soon as it is measured,
+    so a killed run resumes where it stopped (the file is keyed by the variants' checksums, the
+    protocol and the options: anything else starts afresh).
+    """
+    from ..profiles.store import save_profile
+
+    if not variants:
+        raise InputError("nothing to profile: no model variants", file=out)
+    if not options:
+        raise InputError("nothing to profile: no hardware options left", file=out)
+    key = _run_key(variants, warmup, runs, options)
     partial = Partial(Path(str(out) + ".partial.jsonl"), key)
     rapl = read_rapl_uj() is not None
-    samples = {t: ds.load(t, quick=quick, root=data_root) for t in {v.task for v in variants}}
     mem_cache: dict[tuple, dict] = {}
     todo = [(v, o) for v in variants for o in options]
     it: Iterable = todo
@@ -304,9 +379,12 @@ def profile_host(zoo_root: Path, out: Path, *, tasks: Iterable[str] | None = Non
                         xnnpack=o.xnnpack)
         if cid in partial.rows:
             continue
-        d = samples[v.task]
+        if bar is not None:
+            bar.set_postfix_str(f"{v.model} {v.precision} {o.processor} t{o.threads}"
+                                f"{'' if o.xnnpack else ' no-xnn'}")
+        d = inputs[v.task]
         e0 = read_rapl_uj() if rapl else None
-        s = measure(v.path, o, batch=d.batch, x=d.x_test[:d.batch], warmup=warmup, runs=runs)
+        s = measure(v.path, o, batch=d.batch, x=d.x, warmup=warmup, runs=runs)
         e1 = read_rapl_uj() if rapl else None
         mkey = (v.path, min(o.threads, len(o.cores)), o.xnnpack)
         if mkey not in mem_cache:
@@ -331,24 +409,30 @@ def profile_host(zoo_root: Path, out: Path, *, tasks: Iterable[str] | None = Non
         bar.close()
     configs = [Config(**row) for row in partial.rows.values()]
     tasks_present = sorted({c.task for c in configs})
-    coexec = measure_coexecution(configs, variants, samples, seconds=coexec_seconds,
+    coexec = measure_coexecution(configs, variants, inputs, seconds=coexec_seconds,
                                  progress=progress) if coexec_seconds > 0 else []
-    engines = [Engine(name=processors.cpu_set(cs), kind="CPU", core_ids=list(cs),
-                      options=EngineOptions(threads=list(threads), xnnpack=[True, False]))
-               for cs in core_sets()]
-    task_objs = [Task(name=t, metric=samples[t].metric, higher_is_better=samples[t].higher_is_better,
-                      dataset=samples[t].description, batch=samples[t].batch) for t in tasks_present]
+    threads = sorted({o.threads for o in options})
+    engines = []
+    for cores in dict.fromkeys(o.cores for o in options):
+        mine = [o for o in options if o.cores == cores]
+        engines.append(Engine(name=mine[0].processor, kind="CPU", core_ids=list(cores),
+                              options=EngineOptions(
+                                  threads=sorted({o.threads for o in mine}),
+                                  xnnpack=sorted({o.xnnpack for o in mine}, reverse=True))))
+    task_objs = [Task(name=t, metric=inputs[t].metric, higher_is_better=inputs[t].higher_is_better,
+                      dataset=inputs[t].description, batch=inputs[t].batch) for t in tasks_present]
     prov = Provenance(
         method="measured on this machine with the LiteRT interpreter (workbench profile)",
         tool_version=_versions().get("ai_edge_litert"), created=date.today().isoformat(),
         host={"cpu": _cpu_model(), **_versions()},
-        notes=[f"MEASURED here: {runs} timed runs after {warmup} warm-up runs per configuration",
+        notes=[f"MEASURED here on {_cpu_model()}: {runs} timed runs after {warmup} warm-up runs "
+               f"per configuration; threads {threads}",
                "MF: peak resident memory while loading and running the model in a fresh process,"
                " over the resident memory before loading it",
                "E: " + ("RAPL package energy" if rapl else
                         f"MODELLED, {MODELLED_CORE_POWER_W:g} W per busy core (RAPL unreadable)"),
                f"co-execution: {len(coexec)} combinations of the multi-DNN tasks measured with "
-               "the interpreters running at once"])
+               "the interpreters running at once", *notes])
     profile = Profile(device=host_device(), source="measured", provenance=prov, engines=engines,
                       tasks=task_objs, configs=configs, coexecution=coexec)
     save_profile(profile, out)
@@ -415,7 +499,8 @@ def run_concurrently(paths: list[Path], options: list[Option], batches: list[int
     return [np.array(r) for r in results]
 
 
-def measure_coexecution(configs: list[Config], variants: list[Variant], samples: dict,
+def measure_coexecution(configs: list[Config], variants: list[Variant],
+                        samples: dict[str, TaskInputs],
                         *, seconds: float, progress: bool = False) -> list[CoExecution]:
     """Measure the multi-DNN groups (h3, h4) for the fastest configuration of each task on each
     processor, every combination, with all models running at once."""
@@ -437,7 +522,7 @@ def measure_coexecution(configs: list[Config], variants: list[Variant], samples:
         opts = [Option(c.processor, _cpu_cores(c.processor), c.threads or 1,
                        bool(c.xnnpack)) for c in combo]
         batches = [samples[c.task].batch for c in combo]
-        inputs = [samples[c.task].x_test[:b] for c, b in zip(combo, batches)]
+        inputs = [samples[c.task].x for c in combo]
         lat = run_concurrently(paths, opts, batches, inputs, seconds)
         out.append(CoExecution(configs=[c.id for c in combo],
                                L=[float(s.mean()) for s in lat],

@@ -167,6 +167,26 @@ def analyse(path: str | os.PathLike) -> dict:
             "n_ops": len(ops)}
 
 
+def detect_precision(path: str | os.PathLike) -> str:
+    """Which of the five schemes a .tflite file was converted with, read from its tensors:
+    int8 inputs are FFX8; int8 activations (tensors an operator produces) FX8; int8 weights
+    alone DR8; float16 weights FP16; otherwise FP32."""
+    it = open_interpreter(path)
+    if it.get_input_details()[0]["dtype"] in (np.int8, np.uint8):
+        return "FFX8"
+    tensors = it.get_tensor_details()
+    ops = it._get_ops_details()  # noqa: SLF001 - the documented way to read the graph here
+    produced = {o for op in ops for o in op["outputs"]}
+    int8 = {t["index"] for t in tensors if t["dtype"] in (np.int8, np.uint8)}
+    if int8 & produced:
+        return "FX8"
+    if int8:
+        return "DR8"
+    if any(t["dtype"] == np.float16 for t in tensors):
+        return "FP16"
+    return "FP32"
+
+
 def predict(path: str | os.PathLike, x: np.ndarray, *, batch: int = 64, threads: int = 2
             ) -> np.ndarray:
     """Run a .tflite model over inputs with the LiteRT interpreter (quantising int8 inputs and

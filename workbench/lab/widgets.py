@@ -54,9 +54,10 @@ class Explorer:
     def __init__(self, profile: str = "s20fe", scenario: str | None = None, *,
                  slo: str | None = None, profiles_dir: str | Path | None = None) -> None:
         self.profiles_dir = profiles_dir
-        names = [p.stem for p in list_profiles(profiles_dir)]
-        self.w_profile = W.Dropdown(options=names or [profile], value=profile,
-                                    description="device")
+        names = [(p.stem, p.stem) for p in list_profiles(profiles_dir)]
+        if profile not in dict(names).values():  # a profile given by path: one more choice
+            names.append((Path(profile).stem if Path(profile).suffix else profile, profile))
+        self.w_profile = W.Dropdown(options=names, value=profile, description="device")
         self.w_scenario = W.Dropdown(description="use case")
         self.w_tasks = W.SelectMultiple(description="tasks", rows=3,
                                         layout=W.Layout(width="300px"))

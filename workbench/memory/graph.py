@@ -291,16 +291,19 @@ def from_keras(model, *, name: str | None = None) -> LayerGraph:
     """Convert a Keras functional model; unsupported layers raise an error naming the layer."""
     src_of: dict[str, list[str]] = {}
     consumers: dict[str, int] = {}
+    own = {kl.name for kl in model.layers}
     for kl in model.layers:
         nodes = kl._inbound_nodes
         ins = [t._keras_history.operation.name for t in nodes[0].input_tensors] if nodes else []
+        # A Sequential model's input layer is not one of its layers: read it as the input.
+        ins = [s if s in own else "input" for s in ins]
         src_of[kl.name] = ins
         for s in ins:
             consumers[s] = consumers.get(s, 0) + 1
     alias: dict[str, str] = {}  # keras layer -> graph layer holding its output
     layers: list[Layer] = []
     by_name: dict[str, Layer] = {}
-    input_shape = None
+    input_shape = tuple(int(d) for d in model.inputs[0].shape[1:]) if model.inputs else None
 
     def resolve(n):
         while n in alias:

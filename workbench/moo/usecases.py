@@ -69,8 +69,17 @@ HOST_USE_CASES: dict[str, tuple[tuple[str, ...], str]] = {
 
 def scenarios_for(profile) -> dict[str, tuple[tuple[str, ...], str]]:
     """The use cases that fit a profile: UC1-UC4 for the phones, h1-h4 for the host (those whose
-    tasks the profile has). name -> (tasks, SLO)."""
+    tasks the profile has); for a profile of one's own models, one per task: the most accurate
+    and the fastest (``max A; min L``, or ``min L`` where A was not measured).
+    name -> (tasks, SLO)."""
     have = {c.task for c in profile.configs}
     cases = {n: (tuple(uc.tasks), uc.slo) for n, uc in ((n, use_case(n)) for n in NAMES)}
     cases |= HOST_USE_CASES
-    return {n: v for n, v in cases.items() if set(v[0]) <= have}
+    fit = {n: v for n, v in cases.items() if set(v[0]) <= have}
+    if fit:
+        return fit
+    out: dict[str, tuple[tuple[str, ...], str]] = {}
+    for task in dict.fromkeys(c.task for c in profile.configs):
+        has_a = any(c.A is not None for c in profile.configs if c.task == task)
+        out[task] = ((task,), "max A; min L" if has_a else "min L")
+    return out

@@ -1,0 +1,139 @@
+"""``workbench models add|list|show|remove`` and ``workbench quantise``: your own models."""
+
+from __future__ import annotations
+
+import argparse
+
+from ._format import fmt, table
+
+SCHEMES = "FP32,FP16,DR8,FX8,FFX8"
+
+
+def _gflops(flops: int | None) -> str:
+    return "-" if flops is None else f"{flops / 1e9:.3g}"
+
+
+def add(args: argparse.Namespace) -> int:
+    from ..host import registry
+
+    rec = registry.add(args.file, name=args.name, task=args.task, data=args.data,
+                       metric=args.metric, input_shape=args.input_shape, arch=args.arch,
+                       overwrite=args.force, progress=not args.quiet)
+    shape = "x".join(map(str, rec.input_shape))
+    print(f"added {rec.name} ({rec.kind}, input {shape} {rec.input_dtype}, {rec.n_outputs} "
+          f"output(s)) to task {rec.task}; A = {rec.metric} on {rec.evaluation.split(';')[0]}")
+    for v in rec.variants:
+        print(f"  {v.precision}: " + (f"{v.size_mb:.3f} MB, A = {fmt(v.metric)}" if v.available
+                                      else f"unavailable ({v.reason})"))
+    print(f"next: workbench quantise {rec.name}")
+    return 0
+
+
+def list_(args: argparse.Namespace) -> int:
+    from ..host import registry
+
+    recs = registry.list_models()
+    if not recs:
+        print(f"no models in {registry.root()}; add one with `workbench models add FILE --name "
+              "NAME --task TASK`")
+        return 0
+    rows = []
+    for r in recs:
+        first = next((v for v in r.variants if v.available), None)
+        rows.append([r.name, r.task, r.kind, "x".join(map(str, r.input_shape)), r.metric,
+                     _gflops(first.flops if first else None), "/".join(r.available) or "-"])
+    print(table(rows, ["model", "task", "kind", "input", "metric", "GFLOPs", "schemes"]))
+    return 0
+
+
+def show(args: argparse.Namespace) -> int:
+    from ..host import registry
+
+    r = registry.get(args.name)
+    if args.json:
+        print(r.model_dump_json(indent=1))
+        return 0
+    print(f"{r.name}: task {r.task}, {r.kind} from {r.source} (added {r.added})")
+    print(f"  input {'x'.join(map(str, r.input_shape))} {r.input_dtype}; output "
+          f"{'x'.join(map(str, r.output_shape)) or 'scalar'}")
+    print(f"  evaluation: {r.evaluation}")
+    if r.data is not None:
+        print(f"  int8 calibration: {r.data.calibration}")
+    rows = [[v.precision, "yes" if v.available else "no", fmt(v.size_mb), fmt(v.params),
+             _gflops(v.flops), fmt(v.metric), fmt(v.convert_seconds),
+             (v.note or "") if v.available else (v.reason or "")] for v in r.variants]
+    print(table(rows, ["scheme", "ok", "MB", "params", "GFLOPs", f"A ({r.metric})",
+                       "convert s", "note"]))
+    missing = [p for p in registry.PRECISIONS if r.variant(p) is None]
+    if missing and r.kind != "tflite":
+        print(f"not converted yet: {', '.join(missing)} (workbench quantise {r.name})")
+    return 0
+
+
+def remove(args: argparse.Namespace) -> int:
+    from ..host import registry
+
+    folder = registry.remove(args.name)
+    print(f"removed {args.name} ({folder})")
+    return 0
+
+
+def quantise(args: argparse.Namespace) -> int:
+    from ..errors import InputError
+    from ..host import registry
+
+    schemes = [s.strip().upper() for s in args.schemes.split(",") if s.strip()]
+    if not schemes:
+        raise InputError("no schemes given", where="schemes", value=args.schemes)
+    rec = registry.quantise(args.name, schemes, force=args.force, progress=not args.quiet)
+    rows = [[v.precision, "yes" if v.available else "no", fmt(v.size_mb), fmt(v.metric),
+             fmt(v.convert_seconds), "" if v.available else (v.reason or "")[:70]]
+            for v in rec.variants if v.precision in schemes]
+    print(table(rows, ["scheme", "ok", "MB", f"A ({rec.metric})", "convert s", "reason"]))
+    print(f"next: workbench profile --models {rec.name} --protocol quick -o {rec.name}.json")
+    return 0
+
+
+def add_parser(sub) -> None:
+    m = sub.add_parser("models", help="your own models: add, list, show, remove")
+    msub = m.add_subparsers(dest="action", metavar="ACTION")
+    msub.required = True
+    p = msub.add_parser("add", help="register a .keras file, SavedModel folder or .tflite file")
+    p.add_argument("file", help="the model: a .keras file, a SavedModel folder or a .tflite file")
+    p.add_argument("--name", required=True, help="its name in the registry and in profiles")
+    p.add_argument("--task", required=True,
+                   help="the task it solves (models of one task are alternatives to each other)")
+    p.add_argument("--data", default=None,
+                   help="DATA.npz with x (inputs), y (labels or targets) and optionally x_calib "
+                   "(int8 calibration inputs); without it A is agreement with FP32 on generated "
+                   "inputs")
+    p.add_argument("--metric", default=None, choices=["accuracy", "mae", "agreement"],
+                   help="how A is measured (default: accuracy for integer labels, mae for "
+                   "values, agreement without labels)")
+    p.add_argument("--input-shape", default=None,
+                   help="the input shape without the batch, e.g. 224,224,3 (needed when the "
+                   "model leaves dimensions free)")
+    p.add_argument("--arch", default=None, help="the model family shown in profiles")
+    p.add_argument("--force", action="store_true", help="replace a model of the same name")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=add)
+
+    p = msub.add_parser("list", help="the registered models")
+    p.set_defaults(func=list_)
+
+    p = msub.add_parser("show", help="one model: input, data, every scheme's size and A")
+    p.add_argument("name")
+    p.add_argument("--json", action="store_true", help="print the record as JSON")
+    p.set_defaults(func=show)
+
+    p = msub.add_parser("remove", help="delete a model and its variants from the registry")
+    p.add_argument("name")
+    p.set_defaults(func=remove)
+
+    p = sub.add_parser("quantise", help="convert a registered model to FP32/FP16/DR8/FX8/FFX8 "
+                       "and measure each with LiteRT")
+    p.add_argument("name", help="a registered model (workbench models list)")
+    p.add_argument("--schemes", default=SCHEMES, help=f"comma-separated (default {SCHEMES})")
+    p.add_argument("--force", action="store_true", help="convert again what exists already")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=quantise)

@@ -1,0 +1,525 @@
+"""Your own models in the workspace: ``workbench models add|list|show|remove`` and
+``workbench quantise``.
+
+Each model lives in ``<workspace>/models/<NAME>/``:
+
+| file | what |
+|---|---|
+| ``model.json`` | the record (:class:`ModelRecord`): origin, input, output, task, metric, schemes |
+| ``source.keras`` / ``source.savedmodel/`` / ``source.tflite`` | a copy of what was added |
+| ``data.npz`` | a copy of the task data (``x``, ``y``, ``x_calib``), when given |
+| ``<SCHEME>.tflite`` | the converted variants (FP32, FP16, DR8, FX8, FFX8) |
+| ``fp32-outputs.npy`` | the FP32 outputs on the evaluation inputs (``agreement`` compares to them) |
+
+Metrics (A in the profile): ``accuracy`` (top-1 % on ``y``; a single output is a probability
+thresholded at 0.5), ``mae`` (mean absolute error on ``y``, lower is better), ``agreement`` (% of
+evaluation inputs on which a variant's top-1 equals the FP32 variant's; for a single output, its
+value within 1% of the FP32 output range). Without data the evaluation inputs are 64 generated
+samples (float inputs uniform in [-1, 1), integer inputs uniform in [0, 100)) and the metric is
+agreement: the profile says so. int8 calibration uses ``x_calib``, else the first 100 samples of
+``x``, else the generated inputs.
+
+Nothing here imports TensorFlow until a Keras model has to be read or converted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+import time
+from datetime import date
+from pathlib import Path
+from typing import Iterable, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .. import workspace
+from ..errors import InputError
+from ..fileio import atomic_write_text
+from .intake import Kind, check_data, first_line, inspect_model, kind_of, load_npz, parse_shape
+
+PRECISIONS = ("FP32", "FP16", "DR8", "FX8", "FFX8")
+MetricName = Literal["accuracy", "mae", "agreement"]
+
+#: Registry metric -> (the profile task's metric label, higher is better).
+METRIC_LABELS: dict[str, tuple[str, bool]] = {
+    "accuracy": ("top1", True), "mae": ("MAE", False), "agreement": ("agreement with FP32 (%)", True)}
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+GENERATED_SAMPLES = 64
+CALIBRATION_SAMPLES = 100
+RECORD = "model.json"
+SOURCE = {"keras": "source.keras", "savedmodel": "source.savedmodel", "tflite": "source.tflite"}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class VariantRecord(_Strict):
+    """One converted scheme of a model: its file and what was measured of it."""
+
+    precision: str
+    available: bool
+    reason: str | None = None
+    file: str | None = None
+    sha256: str | None = None
+    size_mb: float | None = None
+    params: int | None = None
+    flops: int | None = None
+    n_ops: int | None = None
+    ops: dict[str, int] = Field(default_factory=dict)
+    metric: float | None = Field(default=None, description="A on the evaluation inputs (LiteRT)")
+    convert_seconds: float | None = None
+    note: str | None = None
+
+
+class DataRecord(_Strict):
+    """The task data a model was added with (absent: generated inputs)."""
+
+    file: str = "data.npz"
+    sha256: str
+    source: str
+    n_eval: int
+    n_calib: int
+    calibration: str = Field(description="which inputs calibrated the int8 schemes")
+
+
+class ModelRecord(_Strict):
+    """What the registry knows of one model."""
+
+    name: str
+    task: str
+    arch: str
+    kind: Kind
+    file: str
+    sha256: str
+    source: str
+    added: str
+    input_shape: list[int]
+    input_dtype: str
+    output_shape: list[int]
+    metric: MetricName
+    data: DataRecord | None = None
+    variants: list[VariantRecord] = Field(default_factory=list)
+
+    @property
+    def metric_label(self) -> str:
+        return METRIC_LABELS[self.metric][0]
+
+    @property
+    def higher_is_better(self) -> bool:
+        return METRIC_LABELS[self.metric][1]
+
+    @property
+    def n_outputs(self) -> int:
+        return int(np.prod(self.output_shape)) if self.output_shape else 1
+
+    def variant(self, precision: str) -> VariantRecord | None:
+        return next((v for v in self.variants if v.precision == precision), None)
+
+    @property
+    def available(self) -> list[str]:
+        return [v.precision for v in self.variants if v.available]
+
+    @property
+    def evaluation(self) -> str:
+        """Where A comes from, in words (for the profile's task description)."""
+        if self.data is None:
+            return (f"{GENERATED_SAMPLES} generated inputs; A = agreement with the FP32 variant "
+                    "(no task data given)")
+        what = {"accuracy": "top-1 accuracy", "mae": "mean absolute error",
+                "agreement": "agreement with the FP32 variant"}[self.metric]
+        return f"{self.data.source} ({self.data.n_eval} samples); A = {what}, measured with LiteRT"
+
+
+# --- where things are -------------------------------------------------------------------------
+
+def root() -> Path:
+    """The registry folder of the workspace."""
+    return workspace.models_dir()
+
+
+def check_name(name: str) -> str:
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        raise InputError("a model name is 1-64 letters, digits, '.', '_' or '-', starting with a "
+                         "letter or digit", where="name", value=name)
+    return name
+
+
+def model_dir(name: str) -> Path:
+    return root() / check_name(name)
+
+
+def _write(rec: ModelRecord, folder: Path | None = None) -> None:
+    atomic_write_text((folder or model_dir(rec.name)) / RECORD, rec.model_dump_json(indent=1) + "\n")
+
+
+def get(name: str) -> ModelRecord:
+    """The record of a registered model.
+
+    Raises:
+        InputError: No such model (names the registered ones), or its record is unreadable.
+    """
+    path = model_dir(name) / RECORD
+    if not path.is_file():
+        have = ", ".join(r.name for r in list_models()) or "none yet"
+        raise InputError(f"no model named {name!r} in the registry (registered: {have}); add it "
+                         "with `workbench models add FILE --name NAME --task TASK`", file=root())
+    try:
+        return ModelRecord.model_validate_json(path.read_text())
+    except (ValidationError, ValueError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(f"not a valid model record: {first}", file=path) from None
+
+
+def list_models() -> list[ModelRecord]:
+    out: list[ModelRecord] = []
+    base = root()
+    if not base.is_dir():
+        return out
+    for path in sorted(base.glob(f"*/{RECORD}")):
+        try:
+            out.append(ModelRecord.model_validate_json(path.read_text()))
+        except (ValidationError, ValueError):
+            continue  # a half-written or foreign folder is not a model; `get` names the problem
+    return out
+
+
+def remove(name: str) -> Path:
+    folder = model_dir(name)
+    get(name)
+    shutil.rmtree(folder)
+    return folder
+
+
+def path_of(rec: ModelRecord, precision: str) -> Path:
+    v = rec.variant(precision)
+    if v is None or not v.available or not v.file:
+        raise InputError(f"{rec.name} has no {precision} variant: run `workbench quantise "
+                         f"{rec.name}`", where="precision", value=precision)
+    return model_dir(rec.name) / v.file
+
+
+def variant_files() -> dict[tuple[str, str, str], Path]:
+    """Every available variant file of the registry, keyed by (task, model, precision)."""
+    return {(rec.task, rec.name, v.precision): model_dir(rec.name) / v.file
+            for rec in list_models() for v in rec.variants
+            if v.available and v.file and (model_dir(rec.name) / v.file).is_file()}
+
+
+# --- reading what the user gave ---------------------------------------------------------------
+
+# --- adding -----------------------------------------------------------------------------------
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    for f in files:
+        if path.is_dir():
+            h.update(str(f.relative_to(path)).encode())
+        with f.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()
+
+
+def add(path: str | os.PathLike, *, name: str, task: str, data: str | os.PathLike | None = None,
+        metric: str | None = None, input_shape: str | Iterable[int] | None = None,
+        arch: str | None = None, overwrite: bool = False, progress: bool = False) -> ModelRecord:
+    """Register a model (a ``.keras`` file, a SavedModel folder or a ``.tflite`` file).
+
+    The model is read and checked, the data checked against it, both copied into the registry,
+    and the FP32 variant converted and measured (a ``.tflite`` file is registered as the one
+    scheme it holds). Nothing is left behind when any step fails.
+
+    Raises:
+        InputError: A bad name or task, an unreadable or unsupported model, data that does not
+            fit it, or the name taken (unless ``overwrite``).
+    """
+    check_name(name)
+    if not isinstance(task, str) or not NAME_RE.match(task):
+        raise InputError("a task name is 1-64 letters, digits, '.', '_' or '-'", where="task",
+                         value=task)
+    if metric is not None and metric not in METRIC_LABELS:
+        raise InputError(f"unknown metric; expected one of {', '.join(METRIC_LABELS)}",
+                         where="metric", value=metric)
+    src = Path(path).expanduser()
+    if not src.exists():
+        raise InputError("no such model file", file=src)
+    folder = model_dir(name)
+    if folder.exists() and not overwrite:
+        raise InputError(f"a model named {name!r} is registered already (remove it first, or "
+                         "pass --force to replace it)", file=folder)
+    kind = kind_of(src)
+    shape = parse_shape(input_shape)
+    model, fixed, dtype, out_shape = inspect_model(src, kind, shape)
+    arrays = load_npz(Path(data).expanduser()) if data is not None else None
+    if arrays is None:
+        if metric in ("accuracy", "mae"):
+            raise InputError(f"metric {metric} needs task data: give --data DATA.npz with x and y",
+                             where="metric", value=metric)
+        metric = "agreement"
+    else:
+        metric = check_data(Path(data), arrays, input_shape=fixed, input_dtype=dtype,  # type: ignore[arg-type]
+                            output_shape=out_shape, metric=metric)
+    root().mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=root()))
+    try:
+        target = tmp / SOURCE[kind]
+        if model is not None:  # Keras: saved again (a fixed input shape may have been given)
+            from .quantise import _quiet
+
+            with _quiet():
+                model.save(target)
+        elif kind == "savedmodel":
+            shutil.copytree(src, target)
+        else:
+            shutil.copyfile(src, target)
+        data_rec = None
+        if arrays is not None:
+            shutil.copyfile(Path(data), tmp / "data.npz")  # type: ignore[arg-type]
+            n_calib = len(arrays.get("x_calib", arrays["x"][:CALIBRATION_SAMPLES]))
+            data_rec = DataRecord(sha256=_sha256(tmp / "data.npz"), source=Path(data).name,  # type: ignore[arg-type]
+                                  n_eval=len(arrays["x"]), n_calib=n_calib,
+                                  calibration="x_calib" if "x_calib" in arrays else
+                                  f"the first {n_calib} samples of x")
+        rec = ModelRecord(name=name, task=task, arch=arch or (getattr(model, "name", None) or name),
+                          kind=kind, file=SOURCE[kind], sha256=_sha256(target), source=str(src),
+                          added=date.today().isoformat(), input_shape=list(fixed),
+                          input_dtype=dtype, output_shape=out_shape, metric=metric,  # type: ignore[arg-type]
+                          data=data_rec)
+        _write(rec, tmp)
+        rec = _quantise_in(tmp, rec, ("FP32",) if kind != "tflite" else (), progress=progress,
+                           force=False, strict=True)
+        if folder.exists():
+            shutil.rmtree(folder)
+        os.replace(tmp, folder)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return rec
+
+
+# --- quantising -------------------------------------------------------------------------------
+
+def _arrays(folder: Path, rec: ModelRecord) -> dict[str, np.ndarray]:
+    if rec.data is None:
+        rng = np.random.default_rng(0)
+        shape = (GENERATED_SAMPLES, *rec.input_shape)
+        if np.dtype(rec.input_dtype).kind in "iu":
+            x = rng.integers(0, 100, shape).astype(rec.input_dtype)
+        else:
+            x = rng.uniform(-1, 1, shape).astype(np.float32)
+        return {"x": x}
+    return load_npz(folder / rec.data.file)
+
+
+def evaluation_inputs(name: str) -> np.ndarray:
+    """The inputs a model's A is measured on (the data's ``x``, or the generated samples)."""
+    rec = get(name)
+    return _arrays(model_dir(name), rec)["x"]
+
+
+def score(rec: ModelRecord, y_pred: np.ndarray, arrays: dict[str, np.ndarray],
+          reference: np.ndarray | None) -> float | None:
+    """A of one variant's outputs (see the module docstring for each metric)."""
+    y_pred = np.asarray(y_pred, dtype=np.float64).reshape(len(y_pred), -1)
+    if rec.metric == "mae":
+        target = arrays["y"].reshape(len(y_pred), -1).astype(np.float64)
+        return float(np.mean(np.abs(y_pred - target)))
+    if rec.metric == "accuracy":
+        labels = arrays["y"].reshape(-1).astype(np.int64)
+        pred = (y_pred[:, 0] > 0.5).astype(np.int64) if y_pred.shape[1] == 1 else \
+            np.argmax(y_pred, axis=1)
+        return float(np.mean(pred == labels) * 100)
+    if reference is None:
+        return None
+    ref = reference.reshape(len(reference), -1).astype(np.float64)
+    if ref.shape[1] == 1:
+        span = float(ref.max() - ref.min()) or 1.0
+        return float(np.mean(np.abs(y_pred - ref)[:, 0] <= 0.01 * span) * 100)
+    return float(np.mean(np.argmax(y_pred, axis=1) == np.argmax(ref, axis=1)) * 100)
+
+
+def quantise(name: str, schemes: Iterable[str] = PRECISIONS, *, force: bool = False,
+             progress: bool = True) -> ModelRecord:
+    """Convert a registered model to the schemes it lacks and measure each with LiteRT.
+
+    The record is rewritten after every scheme, so a killed run keeps what was done and the next
+    run converts only the rest. A ``.tflite`` model holds one scheme: asking for others records
+    them as unavailable with the reason.
+
+    Raises:
+        InputError: Unknown scheme or model, or the FP32 conversion itself fails (the model uses
+            something the TFLite converter cannot handle; the converter's reason is kept).
+    """
+    schemes = tuple(schemes)
+    for s in schemes:
+        if s not in PRECISIONS:
+            raise InputError(f"unknown scheme; expected some of {', '.join(PRECISIONS)}",
+                             where="schemes", value=s)
+    rec = get(name)
+    return _quantise_in(model_dir(name), rec, schemes, progress=progress, force=force,
+                        strict=False)
+
+
+def _quantise_in(folder: Path, rec: ModelRecord, schemes: tuple[str, ...], *, progress: bool,
+                 force: bool, strict: bool) -> ModelRecord:
+    from . import quantise as q
+
+    arrays = _arrays(folder, rec)
+    ref_path = folder / "fp32-outputs.npy"
+    if rec.kind == "tflite":
+        return _register_tflite(folder, rec, schemes, arrays)
+    # FP32 first: agreement compares every scheme with it.
+    todo = [s for s in PRECISIONS if s in schemes or (s == "FP32" and rec.metric == "agreement"
+                                                        and schemes and not ref_path.is_file())]
+    todo = [s for s in todo if force or rec.variant(s) is None]
+    if not todo:
+        return rec
+    calib = arrays.get("x_calib", arrays["x"][:CALIBRATION_SAMPLES])
+    export_dir = None
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(total=len(todo), desc=f"quantise {rec.name}", unit="scheme")
+    try:
+        if rec.kind == "keras":
+            from .tf import keras as _keras
+
+            keras = _keras()
+            export_dir = tempfile.mkdtemp(prefix="workbench-export-")
+            with q._quiet():
+                keras.models.load_model(folder / rec.file, compile=False).export(export_dir)
+            source = export_dir
+        else:
+            source = str(folder / rec.file)
+        for prec in todo:
+            if bar is not None:
+                bar.set_postfix_str(prec)
+            t0 = time.perf_counter()
+            try:
+                blob = q.convert(source, prec, calib.astype(rec.input_dtype))
+            except q.ConversionError as exc:
+                if prec == "FP32" and strict:
+                    raise InputError(f"the TFLite converter cannot convert it: {exc}",
+                                     file=rec.source) from None
+                _set(rec, q_unavailable(prec, str(exc)))
+                _write(rec, folder)
+                if bar is not None:
+                    bar.update()
+                continue
+            target = folder / f"{prec}.tflite"
+            tmp = target.with_suffix(".tmp")
+            tmp.write_bytes(blob)
+            os.replace(tmp, target)
+            seconds = time.perf_counter() - t0
+            _set(rec, _measure(folder, rec, prec, target, blob, arrays, seconds, strict))
+            _write(rec, folder)
+            if bar is not None:
+                bar.update()
+    finally:
+        if bar is not None:
+            bar.close()
+        if export_dir:
+            shutil.rmtree(export_dir, ignore_errors=True)
+    return rec
+
+
+def q_unavailable(precision: str, reason: str) -> VariantRecord:
+    return VariantRecord(precision=precision, available=False, reason=reason[:400])
+
+
+def _set(rec: ModelRecord, v: VariantRecord) -> None:
+    rec.variants = sorted([x for x in rec.variants if x.precision != v.precision] + [v],
+                          key=lambda x: PRECISIONS.index(x.precision))
+
+
+def _measure(folder: Path, rec: ModelRecord, prec: str, target: Path, blob: bytes,
+             arrays: dict[str, np.ndarray], seconds: float, strict: bool) -> VariantRecord:
+    from . import quantise as q
+
+    try:
+        info = q.analyse(target)
+        out = q.predict(target, arrays["x"].astype(rec.input_dtype))
+    except Exception as exc:  # noqa: BLE001 - a variant LiteRT cannot run is unavailable
+        target.unlink(missing_ok=True)
+        why = f"LiteRT cannot run it: {first_line(exc)}"
+        if strict:
+            raise InputError(why, file=rec.source) from None
+        return q_unavailable(prec, why)
+    ref_path = folder / "fp32-outputs.npy"
+    if prec == "FP32":
+        np.save(ref_path, out.astype(np.float32))
+    reference = np.load(ref_path) if ref_path.is_file() else None
+    actual = q.detect_precision(target)
+    note = None if actual == prec else (
+        f"the converter produced a file that is effectively {actual} (it leaves small weight "
+        "tensors, under 1024 elements, in float)")
+    return VariantRecord(precision=prec, available=True, file=target.name, note=note,
+                         sha256=hashlib.sha256(blob).hexdigest(), size_mb=len(blob) / 1e6,
+                         params=info["params"], flops=info["flops"], n_ops=info["n_ops"],
+                         ops=info["ops"], metric=score(rec, out, arrays, reference),
+                         convert_seconds=round(seconds, 2))
+
+
+def _register_tflite(folder: Path, rec: ModelRecord, schemes: tuple[str, ...],
+                     arrays: dict[str, np.ndarray]) -> ModelRecord:
+    from . import quantise as q
+
+    src = folder / rec.file
+    prec = q.detect_precision(src)
+    if rec.variant(prec) is None:
+        target = folder / f"{prec}.tflite"
+        shutil.copyfile(src, target)
+        v = _measure(folder, rec, prec, target, target.read_bytes(), arrays, 0.0, strict=True)
+        if rec.metric == "agreement":
+            v.metric = None  # a lone file agrees with itself: that says nothing, so no A
+        _set(rec, v)
+    for s in schemes:
+        if s != prec and rec.variant(s) is None:
+            _set(rec, q_unavailable(s, f"a .tflite file holds one scheme ({prec}); add the Keras "
+                                       "model or SavedModel to get the others"))
+    _write(rec, folder)
+    return rec
+
+
+# --- profiling inputs -------------------------------------------------------------------------
+
+def profiling_inputs(names: Iterable[str]):
+    """The registered models' variants and per-task inputs, ready for
+    :func:`workbench.host.profiling.profile_variants`.
+
+    Raises:
+        InputError: An unknown name, a model with no converted variant, or two models of one task
+            that measure A differently (they would not be comparable).
+    """
+    from .profiling import TaskInputs, Variant
+
+    variants: list[Variant] = []
+    inputs: dict[str, TaskInputs] = {}
+    metric_of: dict[str, str] = {}
+    for name in dict.fromkeys(names):
+        rec = get(name)
+        if rec.metric_label != metric_of.setdefault(rec.task, rec.metric_label):
+            raise InputError(f"task {rec.task!r} mixes metrics ({metric_of[rec.task]} and "
+                             f"{rec.metric_label}): register comparable models under one task",
+                             where="models", value=name)
+        avail = [v for v in rec.variants if v.available]
+        if not avail:
+            raise InputError(f"{name} has no converted variant: run `workbench quantise {name}`",
+                             where="models", value=name)
+        for v in avail:
+            variants.append(Variant(rec.task, rec.name, rec.arch, v.precision,
+                                    model_dir(name) / (v.file or ""), v.sha256 or "",
+                                    v.size_mb or 0.0, v.params or 0, v.flops or 0, v.metric))
+        if rec.task not in inputs:
+            x = _arrays(model_dir(name), rec)["x"][:1].astype(rec.input_dtype)
+            inputs[rec.task] = TaskInputs(rec.task, x, 1, rec.metric_label, rec.higher_is_better,
+                                          rec.evaluation)
+    return variants, inputs
