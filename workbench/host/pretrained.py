@@ -43,7 +43,7 @@ class Pretrained:
     name: str
     arch: str
     size: int
-    build: Callable[["Pretrained"], object]
+    build: Callable[..., object]
     package: str | None = None
     weights: str | None = None
     preprocessing: str = "torchvision"
@@ -93,6 +93,11 @@ def state_dict(spec: Pretrained) -> dict[str, np.ndarray]:
 
 # --- layers named after the torch modules, and strict loading -------------------------------------
 
+#: Keras layer names are the torch module names behind this prefix (TensorFlow's saved-model scope
+#: names may not start with '_', as EfficientNet's ``_blocks.0`` do).
+PREFIX = "pt."
+
+
 def _conv(x, sd, name, *, stride=1, groups=1, padding="torch"):
     """A torch Conv2d as Keras: weights (O, I/g, kh, kw) -> (kh, kw, I, O) or depthwise
     (kh, kw, C, 1). ``padding="torch"`` pads (k-1)/2 on every side like torch; ``"same"`` is
@@ -105,17 +110,18 @@ def _conv(x, sd, name, *, stride=1, groups=1, padding="torch"):
         if stride == 1:
             pad = "same"  # symmetric for odd kernels
         else:
-            x = L.ZeroPadding2D((kh - 1) // 2, name=f"{name}.pad")(x)
+            x = L.ZeroPadding2D((kh - 1) // 2, name=f"{PREFIX}{name}.pad")(x)
             pad = "valid"
     else:
         pad = "same" if padding == "same" else "valid"
     if groups > 1:
-        return L.DepthwiseConv2D(kh, strides=stride, padding=pad, use_bias=bias, name=name)(x)
-    return L.Conv2D(out_ch, kh, strides=stride, padding=pad, use_bias=bias, name=name)(x)
+        return L.DepthwiseConv2D(kh, strides=stride, padding=pad, use_bias=bias,
+                                 name=PREFIX + name)(x)
+    return L.Conv2D(out_ch, kh, strides=stride, padding=pad, use_bias=bias, name=PREFIX + name)(x)
 
 
 def _bn(x, name, eps):
-    return _keras().layers.BatchNormalization(epsilon=eps, name=name)(x)
+    return _keras().layers.BatchNormalization(epsilon=eps, name=PREFIX + name)(x)
 
 
 def load_state_dict(model, sd: dict[str, np.ndarray]) -> None:
@@ -127,7 +133,9 @@ def load_state_dict(model, sd: dict[str, np.ndarray]) -> None:
     """
     used: set[str] = set()
     for layer in model.layers:
-        n = layer.name
+        if not layer.name.startswith(PREFIX):
+            continue
+        n = layer.name[len(PREFIX):]
         cls = type(layer).__name__
         if cls == "Conv2D":
             ws = [sd[f"{n}.weight"].transpose(2, 3, 1, 0)]
@@ -164,14 +172,24 @@ MOBILENET_V2_SETTINGS = ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4,
                          (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1))  # t, c, n, s
 
 
-def mobilenet_v2(spec: Pretrained, sd: dict[str, np.ndarray] | None = None):
+def _start(spec: Pretrained, inputs):
+    """(the model's input, the tensor the backbone starts from): its own input by default, or a
+    given (input, preprocessed tensor) pair so that a task model is one flat graph (a nested
+    Keras model would convert with its batch norms in training mode)."""
+    if inputs is not None:
+        return inputs
+    inp = _keras().Input((spec.size, spec.size, 3), name="image")
+    return inp, inp
+
+
+def mobilenet_v2(spec: Pretrained, sd: dict[str, np.ndarray] | None = None, *, inputs=None):
     """torchvision's MobileNetV2 1.0 with its ImageNet weights (BatchNorm eps 1e-5)."""
     keras = _keras()
     L = keras.layers
     sd = state_dict(spec) if sd is None else sd
     eps = 1e-5
-    inp = keras.Input((spec.size, spec.size, 3), name="image")
-    x = L.ReLU(6.0)(_bn(_conv(inp, sd, "features.0.0", stride=2), "features.0.1", eps))
+    inp, x0 = _start(spec, inputs)
+    x = L.ReLU(6.0)(_bn(_conv(x0, sd, "features.0.0", stride=2), "features.0.1", eps))
     i, cin = 1, 32
     for t, c, n, s in MOBILENET_V2_SETTINGS:
         for j in range(n):
@@ -188,7 +206,7 @@ def mobilenet_v2(spec: Pretrained, sd: dict[str, np.ndarray] | None = None):
             i, cin = i + 1, c
     x = L.ReLU(6.0)(_bn(_conv(x, sd, f"features.{i}.0"), f"features.{i}.1", eps))
     x = L.GlobalAveragePooling2D()(x)
-    out = L.Dense(1000, name="classifier.1")(x)  # logits, as torchvision
+    out = L.Dense(1000, name=PREFIX + "classifier.1")(x)  # logits, as torchvision
     model = keras.Model(inp, out, name="mobilenet_v2")
     load_state_dict(model, sd)
     return model
@@ -213,7 +231,8 @@ def _round_filters(channels: int, width: float, divisor: int = 8) -> int:
     return int(new)
 
 
-def efficientnet_lite(spec: Pretrained, sd: dict[str, np.ndarray] | None = None):
+def efficientnet_lite(spec: Pretrained, sd: dict[str, np.ndarray] | None = None, *,
+                      inputs=None):
     """EfficientNet-Lite: MBConv without squeeze-excite, ReLU6, stem and head not scaled, TF SAME
     padding, BatchNorm eps 1e-3."""
     keras = _keras()
@@ -221,8 +240,8 @@ def efficientnet_lite(spec: Pretrained, sd: dict[str, np.ndarray] | None = None)
     sd = state_dict(spec) if sd is None else sd
     width, depth = LITE_SCALING[spec.name]
     eps = 1e-3
-    inp = keras.Input((spec.size, spec.size, 3), name="image")
-    x = L.ReLU(6.0)(_bn(_conv(inp, sd, "_conv_stem", stride=2, padding="same"), "_bn0", eps))
+    inp, x0 = _start(spec, inputs)
+    x = L.ReLU(6.0)(_bn(_conv(x0, sd, "_conv_stem", stride=2, padding="same"), "_bn0", eps))
     b = 0
     for stage, (r, _k, s, e, cin, cout) in enumerate(LITE_BLOCKS):
         fixed = stage in (0, len(LITE_BLOCKS) - 1)  # head and stem stages keep their repeats
@@ -244,7 +263,7 @@ def efficientnet_lite(spec: Pretrained, sd: dict[str, np.ndarray] | None = None)
             b += 1
     x = L.ReLU(6.0)(_bn(_conv(x, sd, "_conv_head", padding="same"), "_bn1", eps))
     x = L.GlobalAveragePooling2D()(x)
-    out = L.Dense(1000, name="_fc")(x)
+    out = L.Dense(1000, name=PREFIX + "_fc")(x)
     model = keras.Model(inp, out, name=spec.name.lower())
     load_state_dict(model, sd)
     return model
@@ -306,7 +325,7 @@ def photos(size: int) -> dict[str, np.ndarray]:
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ImportError("the photo check needs scikit-image: pip install scikit-image") from exc
     out = {}
-    for name in ("chelsea", "coffee", "rocket"):
+    for name in ("chelsea", "coffee", "rocket", "astronaut"):  # bundled in the wheel, no download
         img = getattr(data, name)().astype(np.float32) / 255.0
         h, w = img.shape[:2]
         side = min(h, w)
@@ -314,3 +333,25 @@ def photos(size: int) -> dict[str, np.ndarray]:
         crop = img[top:top + side, left:left + side]
         out[name] = transform.resize(crop, (size, size), anti_aliasing=True).astype(np.float32)
     return out
+
+
+def register(model_name: str, *, name: str | None = None, overwrite: bool = False,
+             progress: bool = False):
+    """Add a full-size model to the registry: pretrained ones under task ``imagenet`` with their
+    cited top-1 (A in profiles, per scheme where published) and, measured here, agreement with
+    FP32 on the bundled photos; weightless ones under task ``full-size`` (no A: latency and
+    memory only). Returns the registry record."""
+    import tempfile
+
+    from . import registry
+
+    spec = get(model_name)
+    with tempfile.TemporaryDirectory(prefix="workbench-pretrained-") as tmp:
+        path = Path(tmp) / "model.keras"
+        build(model_name).save(path)
+        data = Path(tmp) / "photos.npz"
+        np.savez(data, x=spec.preprocess(np.stack(list(photos(spec.size).values()))))
+        return registry.add(path, name=name or model_name, data=data, arch=spec.arch,
+                            task="imagenet" if spec.pretrained else "full-size",
+                            cited=spec.top1, citation=spec.citation, overwrite=overwrite,
+                            progress=progress)

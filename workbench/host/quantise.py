@@ -141,7 +141,7 @@ def analyse(path: str | os.PathLike) -> dict:
         name = op["op_name"]
         counts[name] += 1
         ins = [i for i in op["inputs"] if i >= 0]
-        out = shape(op["outputs"][0]) if op["outputs"] else []
+        out = shape(op["outputs"][0]) if len(op["outputs"]) else []
         n_out = int(np.prod(out)) if out else 0
         if name == "CONV_2D" and len(ins) >= 2:
             _, kh, kw, cin = shape(ins[1])

@@ -105,6 +105,9 @@ class ModelRecord(_Strict):
     output_shape: list[int]
     metric: MetricName
     data: DataRecord | None = None
+    cited: dict[str, float] = Field(default_factory=dict, description="A per scheme from a "
+                                    "citation (e.g. ImageNet top-1), used instead of the measured")
+    citation: str | None = None
     variants: list[VariantRecord] = Field(default_factory=list)
 
     @property
@@ -126,9 +129,20 @@ class ModelRecord(_Strict):
     def available(self) -> list[str]:
         return [v.precision for v in self.variants if v.available]
 
+    def a_of(self, v: VariantRecord) -> float | None:
+        """The A a profile gets for a variant: cited where the model has citations (None for a
+        scheme nobody published), else the measured one."""
+        if self.cited or self.citation:
+            return self.cited.get(v.precision)
+        return v.metric
+
     @property
     def evaluation(self) -> str:
         """Where A comes from, in words (for the profile's task description)."""
+        if self.cited or self.citation:
+            return (f"A = CITED, not measured ({self.citation or 'no citation'}; schemes "
+                    f"{', '.join(self.cited) or 'none'}); measured here: agreement with FP32 on "
+                    + (self.data.source if self.data else "generated inputs"))
         if self.data is None:
             return (f"{GENERATED_SAMPLES} generated inputs; A = agreement with the FP32 variant "
                     "(no task data given)")
@@ -230,7 +244,8 @@ def _sha256(path: Path) -> str:
 
 def add(path: str | os.PathLike, *, name: str, task: str, data: str | os.PathLike | None = None,
         metric: str | None = None, input_shape: str | Iterable[int] | None = None,
-        arch: str | None = None, overwrite: bool = False, progress: bool = False) -> ModelRecord:
+        arch: str | None = None, overwrite: bool = False, progress: bool = False,
+        cited: dict[str, float] | None = None, citation: str | None = None) -> ModelRecord:
     """Register a model (a ``.keras`` file, a SavedModel folder or a ``.tflite`` file).
 
     The model is read and checked, the data checked against it, both copied into the registry,
@@ -292,10 +307,12 @@ def add(path: str | os.PathLike, *, name: str, task: str, data: str | os.PathLik
                           kind=kind, file=SOURCE[kind], sha256=_sha256(target), source=str(src),
                           added=date.today().isoformat(), input_shape=list(fixed),
                           input_dtype=dtype, output_shape=out_shape, metric=metric,  # type: ignore[arg-type]
-                          data=data_rec)
+                          data=data_rec, cited=dict(cited or {}), citation=citation)
         _write(rec, tmp)
         rec = _quantise_in(tmp, rec, ("FP32",) if kind != "tflite" else (), progress=progress,
                            force=False, strict=True)
+        if model is not None:
+            _check_fp32(tmp, rec, model)
         if folder.exists():
             shutil.rmtree(folder)
         os.replace(tmp, folder)
@@ -303,6 +320,26 @@ def add(path: str | os.PathLike, *, name: str, task: str, data: str | os.PathLik
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return rec
+
+
+def _check_fp32(folder: Path, rec: ModelRecord, model) -> None:
+    """Compare the FP32 .tflite with Keras one sample at a time: a conversion that changes what
+    the model computes (for example a Resizing layer makes the exported graph keep its batch
+    norms in training mode) is noted on the FP32 variant, and ``models add`` prints it."""
+    from . import quantise as q
+
+    v = rec.variant("FP32")
+    if v is None or not v.available or not v.file:
+        return
+    x = _arrays(folder, rec)["x"][:8].astype(rec.input_dtype)
+    want = np.asarray(model.predict(x, verbose=0), np.float64).reshape(len(x), -1)
+    got = np.asarray(q.predict(folder / v.file, x, batch=1), np.float64).reshape(len(x), -1)
+    diff = float(np.abs(want - got).max())
+    if diff > 1e-3 * (1.0 + float(np.abs(want).max())):
+        v.note = (f"LiteRT's FP32 output differs from Keras's by up to {diff:.3g}: the conversion "
+                  "changed the model (a Resizing layer, for example, exports batch norms in "
+                  "training mode); its A is what LiteRT computes")
+        _write(rec, folder)
 
 
 # --- quantising -------------------------------------------------------------------------------
@@ -506,9 +543,10 @@ def profiling_inputs(names: Iterable[str]):
     metric_of: dict[str, str] = {}
     for name in dict.fromkeys(names):
         rec = get(name)
-        if rec.metric_label != metric_of.setdefault(rec.task, rec.metric_label):
+        label = "top1 (cited)" if (rec.cited or rec.citation) else rec.metric_label
+        if label != metric_of.setdefault(rec.task, label):
             raise InputError(f"task {rec.task!r} mixes metrics ({metric_of[rec.task]} and "
-                             f"{rec.metric_label}): register comparable models under one task",
+                             f"{label}): register comparable models under one task",
                              where="models", value=name)
         avail = [v for v in rec.variants if v.available]
         if not avail:
@@ -517,9 +555,9 @@ def profiling_inputs(names: Iterable[str]):
         for v in avail:
             variants.append(Variant(rec.task, rec.name, rec.arch, v.precision,
                                     model_dir(name) / (v.file or ""), v.sha256 or "",
-                                    v.size_mb or 0.0, v.params or 0, v.flops or 0, v.metric))
+                                    v.size_mb or 0.0, v.params or 0, v.flops or 0, rec.a_of(v)))
         if rec.task not in inputs:
             x = _arrays(model_dir(name), rec)["x"][:1].astype(rec.input_dtype)
-            inputs[rec.task] = TaskInputs(rec.task, x, 1, rec.metric_label, rec.higher_is_better,
+            inputs[rec.task] = TaskInputs(rec.task, x, 1, label, rec.higher_is_better,
                                           rec.evaluation)
     return variants, inputs
