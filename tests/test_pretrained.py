@@ -135,3 +135,17 @@ def test_fashion_task_is_measured_with_litert_on_held_out_images(tmp_path, monke
     assert fp32.note is None  # LiteRT computes what Keras computes
     assert fp32.metric > 60  # chance is 10%; a linear head on ImageNet features does far better
     assert fp32.flops > 0.5e9
+
+
+def test_real_scale_profile_builds_from_the_registry(tmp_path, monkeypatch):
+    """The real-scale build on one model and one option (the full build is a benchmark)."""
+    from workbench.host import profiling, real_scale
+
+    monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path))
+    opts = profiling.host_options((1,), xnnpack=(True,), processor_ids=["CPU[0]"])
+    prof = real_scale.build(tmp_path / "real.json", names=["MobileNetV3-Large"], options=opts,
+                            progress=False)
+    assert {c.precision for c in prof.configs} == {"FP32", "FP16", "DR8", "FX8", "FFX8"}
+    assert all(c.task == "full-size" and c.L > 0 and c.W > 0.4e9 for c in prof.configs)
+    assert "agreement" in prof.task("full-size").metric
+    assert any("real scale" in n for n in prof.provenance.notes)

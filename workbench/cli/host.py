@@ -82,9 +82,24 @@ def profile_models(args: argparse.Namespace) -> int:
     return 0
 
 
+def profile_real(args: argparse.Namespace) -> int:
+    from ..host import real_scale
+
+    out = Path(args.output or workspace.profiles_dir() / "host-real.json")
+    custom = any(x is not None for x in (args.threads, args.processors)) or args.xnnpack != "both"
+    prof = real_scale.build(out, protocol=args.protocol or "quick",
+                            options=_options(args) if custom else None,
+                            train_samples=args.train_samples, progress=not args.quiet)
+    print(f"wrote {out}: {len(prof.configs)} configurations of {len({c.model for c in prof.configs})}"
+          f" models (source: {prof.source})")
+    return 0
+
+
 def profile(args: argparse.Namespace) -> int:
     from ..host import profiling
 
+    if args.real:
+        return profile_real(args)
     if args.models:
         return profile_models(args)
     out = Path(args.output or workspace.profiles_dir() / ("host-quick.json" if args.quick else "host.json"))
@@ -117,6 +132,12 @@ def add_parser(sub) -> None:
     p.add_argument("--models", nargs="+", default=None, metavar="NAME",
                    help="registered models to profile (converting the schemes they lack); "
                    "without it, the zoo")
+    p.add_argument("--real", action="store_true",
+                   help="the real-scale profile: full-size pretrained models on Fashion-MNIST "
+                   "and ImageNet (cited) plus weightless full-size architectures, registered and "
+                   "quantised as needed (default output <workspace>/profiles/host-real.json)")
+    p.add_argument("--train-samples", type=int, default=10000,
+                   help="--real: Fashion-MNIST training images for the heads (default 10000)")
     p.add_argument("--protocol", default=None, choices=["quick", "full"],
                    help="quick: 2 warm-up + 20 timed runs; full: CARIn's 5 + 100 (default full; "
                    "--quick: quick)")
