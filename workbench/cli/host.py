@@ -46,8 +46,8 @@ def _options(args: argparse.Namespace):
     xnn = {"both": (True, False), "on": (True,), "off": (False,)}.get(args.xnnpack)
     if xnn is None:
         raise InputError("--xnnpack is on, off or both", where="xnnpack", value=args.xnnpack)
-    procs = args.processors.split(";") if args.processors and ";" in args.processors else (
-        [p.strip() for p in args.processors.split(" ") if p.strip()] if args.processors else None)
+    # Core sets hold commas ('CPU[0,1]'), so several are separated by spaces or ';'.
+    procs = args.processors.replace(";", " ").split() if args.processors else None
     return profiling.host_options(threads, xnnpack=xnn, processor_ids=procs)
 
 
@@ -63,10 +63,8 @@ def profile_models(args: argparse.Namespace) -> int:
     from ..host import profiling, registry
 
     names = list(dict.fromkeys(args.models))
-    for name in names:  # what is missing is converted first (and kept: resumable)
-        rec = registry.get(name)
-        if rec.kind != "tflite" and any(rec.variant(p) is None for p in registry.PRECISIONS):
-            registry.quantise(name, progress=not args.quiet)
+    for name in names:  # what is missing is converted first (quantise skips what exists)
+        registry.quantise(name, progress=not args.quiet)
     variants, inputs = registry.profiling_inputs(names)
     out = Path(args.output or workspace.profiles_dir() / (
         f"{names[0]}.json" if len(names) == 1 else "models.json"))

@@ -25,7 +25,7 @@ import time
 import warnings
 from collections import Counter
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -208,6 +208,30 @@ def predict(path: str | os.PathLike, x: np.ndarray, *, batch: int = 64, threads:
     return np.concatenate(outs)
 
 
+@contextlib.contextmanager
+def exported(model_path: str | os.PathLike) -> Iterator[tuple[str, float]]:
+    """A .keras model exported once as a SavedModel in a temporary folder (traced once,
+    converted to every scheme from it): yields (its folder, the export's seconds); removed
+    afterwards."""
+    t0 = time.perf_counter()
+    export_dir = tempfile.mkdtemp(prefix="workbench-export-")
+    try:
+        with _quiet():
+            _keras().models.load_model(model_path, compile=False).export(export_dir)
+        yield export_dir, time.perf_counter() - t0
+    finally:
+        shutil.rmtree(export_dir, ignore_errors=True)
+
+
+def write_variant(out_dir: Path, precision: str, blob: bytes) -> Path:
+    """``<out_dir>/<PRECISION>.tflite``, written whole or not at all."""
+    target = out_dir / f"{precision}.tflite"
+    tmp = target.with_suffix(".tmp")
+    tmp.write_bytes(blob)
+    os.replace(tmp, target)
+    return target
+
+
 def quantise_keras(model_path: str | os.PathLike, out_dir: str | os.PathLike, *,
                    representative: np.ndarray, x_test: np.ndarray | None = None,
                    score: Callable[[np.ndarray], float] | None = None, metric: str | None = None,
@@ -225,17 +249,9 @@ def quantise_keras(model_path: str | os.PathLike, out_dir: str | os.PathLike, *,
         One dict per precision: available (bool), reason (if not), file, sha256, size_mb,
         params, flops, ops, test metric (LiteRT), conversion time.
     """
-    model = _keras().models.load_model(model_path)
-    export_dir = tempfile.mkdtemp(prefix="workbench-export-")
-    t_export = time.perf_counter()
-    with _quiet():
-        model.export(export_dir)  # traced once, converted five times
-    t_export = time.perf_counter() - t_export
-    try:
+    with exported(model_path) as (export_dir, t_export):
         return _convert_all(Path(out_dir), export_dir, t_export, representative, x_test, score,
                             metric, precisions)
-    finally:
-        shutil.rmtree(export_dir, ignore_errors=True)
 
 
 def _convert_all(out_dir: Path, export_dir: str, t_export: float, rep: np.ndarray,
@@ -244,16 +260,13 @@ def _convert_all(out_dir: Path, export_dir: str, t_export: float, rep: np.ndarra
     out: list[dict] = []
     out_dir.mkdir(parents=True, exist_ok=True)
     for prec in precisions:
-        target = out_dir / f"{prec}.tflite"
         t0 = time.perf_counter()
         try:
             blob = convert(export_dir, prec, rep)
         except ConversionError as exc:
             out.append({"precision": prec, "available": False, "reason": str(exc)})
             continue
-        tmp = target.with_suffix(".tmp")
-        tmp.write_bytes(blob)
-        os.replace(tmp, target)
+        target = write_variant(out_dir, prec, blob)
         conv_s = time.perf_counter() - t0
         try:
             info = analyse(target)

@@ -24,6 +24,7 @@ Nothing here imports TensorFlow until a Keras model has to be read or converted.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -211,22 +212,12 @@ def remove(name: str) -> Path:
     return folder
 
 
-def path_of(rec: ModelRecord, precision: str) -> Path:
-    v = rec.variant(precision)
-    if v is None or not v.available or not v.file:
-        raise InputError(f"{rec.name} has no {precision} variant: run `workbench quantise "
-                         f"{rec.name}`", where="precision", value=precision)
-    return model_dir(rec.name) / v.file
-
-
 def variant_files() -> dict[tuple[str, str, str], Path]:
     """Every available variant file of the registry, keyed by (task, model, precision)."""
     return {(rec.task, rec.name, v.precision): model_dir(rec.name) / v.file
             for rec in list_models() for v in rec.variants
             if v.available and v.file and (model_dir(rec.name) / v.file).is_file()}
 
-
-# --- reading what the user gave ---------------------------------------------------------------
 
 # --- adding -----------------------------------------------------------------------------------
 
@@ -312,7 +303,7 @@ def add(path: str | os.PathLike, *, name: str, task: str, data: str | os.PathLik
         rec = _quantise_in(tmp, rec, ("FP32",) if kind != "tflite" else (), progress=progress,
                            force=False, strict=True)
         if model is not None:
-            _check_fp32(tmp, rec, model)
+            _check_fp32(tmp, rec, model, (arrays or _arrays(tmp, rec))["x"])
         if folder.exists():
             shutil.rmtree(folder)
         os.replace(tmp, folder)
@@ -322,7 +313,7 @@ def add(path: str | os.PathLike, *, name: str, task: str, data: str | os.PathLik
     return rec
 
 
-def _check_fp32(folder: Path, rec: ModelRecord, model) -> None:
+def _check_fp32(folder: Path, rec: ModelRecord, model, x_eval: np.ndarray) -> None:
     """Compare the FP32 .tflite with Keras one sample at a time: a conversion that changes what
     the model computes (for example a Resizing layer makes the exported graph keep its batch
     norms in training mode) is noted on the FP32 variant, and ``models add`` prints it."""
@@ -331,7 +322,7 @@ def _check_fp32(folder: Path, rec: ModelRecord, model) -> None:
     v = rec.variant("FP32")
     if v is None or not v.available or not v.file:
         return
-    x = _arrays(folder, rec)["x"][:8].astype(rec.input_dtype)
+    x = x_eval[:8].astype(rec.input_dtype)
     want = np.asarray(model.predict(x, verbose=0), np.float64).reshape(len(x), -1)
     got = np.asarray(q.predict(folder / v.file, x, batch=1), np.float64).reshape(len(x), -1)
     diff = float(np.abs(want - got).max())
@@ -354,12 +345,6 @@ def _arrays(folder: Path, rec: ModelRecord) -> dict[str, np.ndarray]:
             x = rng.uniform(-1, 1, shape).astype(np.float32)
         return {"x": x}
     return load_npz(folder / rec.data.file)
-
-
-def evaluation_inputs(name: str) -> np.ndarray:
-    """The inputs a model's A is measured on (the data's ``x``, or the generated samples)."""
-    rec = get(name)
-    return _arrays(model_dir(name), rec)["x"]
 
 
 def score(rec: ModelRecord, y_pred: np.ndarray, arrays: dict[str, np.ndarray],
@@ -420,20 +405,15 @@ def _quantise_in(folder: Path, rec: ModelRecord, schemes: tuple[str, ...], *, pr
     if not todo:
         return rec
     calib = arrays.get("x_calib", arrays["x"][:CALIBRATION_SAMPLES])
-    export_dir = None
     bar = None
     if progress:
         from tqdm import tqdm
         bar = tqdm(total=len(todo), desc=f"quantise {rec.name}", unit="scheme")
-    try:
+    with contextlib.ExitStack() as stack:
+        if bar is not None:
+            stack.callback(bar.close)
         if rec.kind == "keras":
-            from .tf import keras as _keras
-
-            keras = _keras()
-            export_dir = tempfile.mkdtemp(prefix="workbench-export-")
-            with q._quiet():
-                keras.models.load_model(folder / rec.file, compile=False).export(export_dir)
-            source = export_dir
+            source, _ = stack.enter_context(q.exported(folder / rec.file))
         else:
             source = str(folder / rec.file)
         for prec in todo:
@@ -446,29 +426,21 @@ def _quantise_in(folder: Path, rec: ModelRecord, schemes: tuple[str, ...], *, pr
                 if prec == "FP32" and strict:
                     raise InputError(f"the TFLite converter cannot convert it: {exc}",
                                      file=rec.source) from None
-                _set(rec, q_unavailable(prec, str(exc)))
+                _set(rec, _unavailable(prec, str(exc)))
                 _write(rec, folder)
                 if bar is not None:
                     bar.update()
                 continue
-            target = folder / f"{prec}.tflite"
-            tmp = target.with_suffix(".tmp")
-            tmp.write_bytes(blob)
-            os.replace(tmp, target)
+            target = q.write_variant(folder, prec, blob)
             seconds = time.perf_counter() - t0
             _set(rec, _measure(folder, rec, prec, target, blob, arrays, seconds, strict))
             _write(rec, folder)
             if bar is not None:
                 bar.update()
-    finally:
-        if bar is not None:
-            bar.close()
-        if export_dir:
-            shutil.rmtree(export_dir, ignore_errors=True)
     return rec
 
 
-def q_unavailable(precision: str, reason: str) -> VariantRecord:
+def _unavailable(precision: str, reason: str) -> VariantRecord:
     return VariantRecord(precision=precision, available=False, reason=reason[:400])
 
 
@@ -489,7 +461,7 @@ def _measure(folder: Path, rec: ModelRecord, prec: str, target: Path, blob: byte
         why = f"LiteRT cannot run it: {first_line(exc)}"
         if strict:
             raise InputError(why, file=rec.source) from None
-        return q_unavailable(prec, why)
+        return _unavailable(prec, why)
     ref_path = folder / "fp32-outputs.npy"
     if prec == "FP32":
         np.save(ref_path, out.astype(np.float32))
@@ -520,7 +492,7 @@ def _register_tflite(folder: Path, rec: ModelRecord, schemes: tuple[str, ...],
         _set(rec, v)
     for s in schemes:
         if s != prec and rec.variant(s) is None:
-            _set(rec, q_unavailable(s, f"a .tflite file holds one scheme ({prec}); add the Keras "
+            _set(rec, _unavailable(s, f"a .tflite file holds one scheme ({prec}); add the Keras "
                                        "model or SavedModel to get the others"))
     _write(rec, folder)
     return rec
