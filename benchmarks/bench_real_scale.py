@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["WORKBENCH_HOME"] = tempfile.mkdtemp(prefix="workbench-bench-real-")
 
     from workbench.fileio import atomic_write_json
-    from workbench.host import profiling, real_scale, registry
+    from workbench.host import real_scale, registry
 
     t0 = time.perf_counter()
     real_scale.ensure_models(args.models, progress=False)
