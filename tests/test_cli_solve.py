@@ -67,7 +67,8 @@ def test_infeasible_is_an_answer_not_an_error(capsys):
     (["solve", "--use-case", "uc1", "--device", "s20fe", "--slo", "max A; max Lat"],
      "unknown metric 'Lat'"),
     (["solve", "--use-case", "uc9", "--device", "s20fe"], "unknown use case"),
-    (["solve", "--use-case", "uc1"], "needs --device"),
+    (["solve", "--use-case", "uc1"], "needs --profile"),
+    (["solve", "--use-case", "r1", "--profile", "s20fe", "--table", "x.csv"], "exactly one"),
     (["solve", "--profile", "s20fe"], "--slo is required"),
     (["solve", "--profile", "s20fe", "--slo", "max A"], "choose which to run"),
     (["solve", "--use-case", "uc1", "--device", "s20fe", "--solver", "simplex"], "unknown solver"),
@@ -76,3 +77,30 @@ def test_infeasible_is_an_answer_not_an_error(capsys):
 def test_errors_exit_one_with_a_message(argv, message, capsys):
     assert main(argv) == 1
     assert message in capsys.readouterr().err
+
+
+def test_named_use_cases_work_with_any_profile_that_has_their_tasks(capsys):
+    from workbench.errors import InputError
+    from workbench.moo.usecases import scenario
+
+    assert scenario("r1") == (("fashion",), "max A; max TP; max L <= 41.67ms")
+    assert scenario("UC1")[1] == "max A; max TP; max L <= 41.67ms"
+    with pytest.raises(InputError, match="r2"):
+        scenario("r9")
+    out = _json(capsys, ["solve", "--use-case", "h1", "--profile", "host", "--json"])
+    assert out["status"] == "ok" and out["designs"]["d0"]["configs"]
+    # A use case whose tasks the profile lacks is named, not a traceback.
+    assert main(["solve", "--use-case", "r1", "--profile", "host"]) == 1
+    assert "fashion" in capsys.readouterr().err
+
+
+def test_real_scale_experiment_rows_compare_three_solvers():
+    from workbench.lab.experiments import real_scale
+
+    rows = real_scale.solvers_on("h1", "host", pop_size=16, n_gen=16)
+    assert [r.solver for r in rows] == ["rass", "oodin", "nsga2"]
+    assert rows[0].optimality_ratio == pytest.approx(1.0) and rows[0].source == "measured"
+    assert all(r.optimality_ratio is None or r.optimality_ratio <= 1.0 + 1e-9 for r in rows)
+    scale = real_scale.scale_rows("host")
+    assert {r.task for r in scale} >= {"h1"} and all(r.a_kind == "measured" for r in scale
+                                                      if r.task == "h1")

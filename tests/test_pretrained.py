@@ -149,3 +149,59 @@ def test_real_scale_profile_builds_from_the_registry(tmp_path, monkeypatch):
     assert all(c.task == "full-size" and c.L > 0 and c.W > 0.4e9 for c in prof.configs)
     assert "agreement" in prof.task("full-size").metric
     assert any("real scale" in n for n in prof.provenance.notes)
+
+
+# --- all-MiniLM-L6-v2 ------------------------------------------------------------------------
+
+def _reference_embeddings(ids: np.ndarray) -> np.ndarray:
+    """The Hugging Face implementation (transformers' BertModel on the same safetensors) with
+    sentence-transformers' mean pooling and normalisation."""
+    transformers = pytest.importorskip("transformers")
+    from workbench.host import minilm
+
+    ref = transformers.AutoModel.from_pretrained(str(minilm.model_dir())).eval()
+    with torch.no_grad():
+        t = torch.tensor(ids, dtype=torch.long)
+        mask = (t != 0).long()
+        h = ref(input_ids=t, attention_mask=mask).last_hidden_state
+        pooled = (h * mask[..., None]).sum(1) / mask.sum(1, keepdim=True)
+        return torch.nn.functional.normalize(pooled, dim=-1).numpy()
+
+
+@pytest.mark.parametrize("mask", ["bounded", "additive"])
+def test_minilm_port_matches_transformers(mask):
+    from workbench.host import minilm
+
+    texts = minilm.sentences(12)
+    ids = minilm.encode(texts, 64)
+    assert ids.shape == (12, 64) and ids.dtype == np.int32 and (ids[:, 0] == 101).all()  # [CLS]
+    ours = minilm.build(64, mask=mask).predict(ids, verbose=0)
+    ref = _reference_embeddings(ids)
+    assert np.abs(ours - ref).max() < 1e-4
+    # Sentences about one thing are closer than sentences about another: a real text encoder.
+    a, b, c = minilm.build(32).predict(minilm.encode(
+        ["Remove a file from the disk.", "Delete the file at this path.",
+         "Return the square root of a number."], 32), verbose=0)
+    assert a @ b > a @ c + 0.2
+
+
+def test_minilm_offline_sentences_are_enough_and_stable():
+    from workbench.host import minilm
+
+    texts = minilm.sentences()
+    assert len(texts) >= 400 and len(set(texts)) == len(texts)
+    assert texts == minilm.sentences()
+
+
+def test_minilm_registers_with_cosine_measured_against_fp32(tmp_path, monkeypatch):
+    from workbench.host import minilm, registry
+
+    monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path))
+    rec = minilm.register("mini", seq_len=32, n_eval=40, n_calib=20)
+    assert rec.task == "text-embedding" and rec.metric == "cosine" and rec.input_dtype == "int32"
+    rec = registry.quantise("mini", ["FP16", "DR8"], progress=False)
+    a = {v.precision: v.metric for v in rec.variants}
+    assert a["FP32"] == pytest.approx(1.0) and a["FP16"] > 0.999 and a["DR8"] > 0.99
+    variants, inputs = registry.profiling_inputs(["mini"])
+    assert inputs["text-embedding"].metric == "cosine with FP32"
+    assert variants[0].flops > 0.1e9

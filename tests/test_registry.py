@@ -169,6 +169,29 @@ def test_without_data_a_is_agreement_with_fp32_on_generated_inputs(files, home):
     assert "generated inputs" in rec.evaluation
 
 
+def test_cosine_metric_scores_embeddings_against_fp32(files, home, tmp_path):
+    """An embedding model (int token ids in, a vector out): A is the cosine with FP32's output,
+    needs no labels, and a scheme that points the vectors elsewhere scores lower."""
+    from workbench.host import registry
+
+    ids = keras.Input((12,), dtype="int32")
+    emb = keras.layers.GlobalAveragePooling1D()(keras.layers.Embedding(50, 64)(ids))
+    keras.Model(ids, keras.layers.Dense(32)(emb)).save(tmp_path / "emb.keras")
+    x = np.random.default_rng(0).integers(1, 50, (30, 12)).astype("int32")
+    np.savez(tmp_path / "ids.npz", x=x)
+    rec = registry.add(tmp_path / "emb.keras", name="emb", task="text", data=tmp_path / "ids.npz",
+                       metric="cosine")
+    rec = registry.quantise("emb", ["FP16", "DR8"], progress=False)
+    a = {v.precision: v.metric for v in rec.variants}
+    assert rec.metric == "cosine" and rec.input_dtype == "int32"
+    assert a["FP32"] == pytest.approx(1.0) and 0.99 < a["FP16"] <= 1.0 + 1e-9
+    assert -1.0 <= a["DR8"] <= 1.0 + 1e-9
+    assert rec.variant("DR8").note is None  # an int8 table lookup is DR8, not FX8
+    ref = np.ones((2, 3))
+    assert registry.score(rec, -ref, {"x": x[:2]}, ref) == pytest.approx(-1.0)
+    assert "cosine" in rec.evaluation
+
+
 def test_a_lone_tflite_file_is_its_one_scheme(files, home, tmp_path):
     from workbench.host import registry
 

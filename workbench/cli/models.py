@@ -134,9 +134,10 @@ def add_parser(sub) -> None:
                    help="DATA.npz with x (inputs), y (labels or targets) and optionally x_calib "
                    "(int8 calibration inputs); without it A is agreement with FP32 on generated "
                    "inputs")
-    p.add_argument("--metric", default=None, choices=["accuracy", "mae", "agreement"],
+    p.add_argument("--metric", default=None, choices=["accuracy", "mae", "agreement", "cosine"],
                    help="how A is measured (default: accuracy for integer labels, mae for "
-                   "values, agreement without labels)")
+                   "values, agreement without labels; cosine: similarity with the FP32 outputs, for "
+                   "embedding models)")
     p.add_argument("--input-shape", default=None,
                    help="the input shape without the batch, e.g. 224,224,3 (needed when the "
                    "model leaves dimensions free)")

@@ -18,8 +18,11 @@ def add_problem_arguments(p: argparse.ArgumentParser, *, tables: bool) -> None:
     src.add_argument("--table", action="append", default=None, metavar="CSV",
                      help="a configuration table; repeat for multi-DNN (one task per table)"
                      if tables else argparse.SUPPRESS)
-    src.add_argument("--use-case", default=None, help="CARIn use case uc1..uc4 (with --device)")
-    p.add_argument("--device", default=None, help="with --use-case: a profile name, e.g. s20fe")
+    p.add_argument("--use-case", default=None,
+                   help="a named use case (its tasks and SLO): CARIn's uc1..uc4, the host's "
+                   "h1..h4, the real-scale host's r1, r2; with --profile (or --device)")
+    p.add_argument("--device", default=None,
+                   help="with --use-case: the profile, by name or path (same as --profile)")
     p.add_argument("--task", action="append", default=None,
                    help="task(s) to run together (default: the use case's, or the only one)")
     p.add_argument("--slo", default=None, help='e.g. "max A; max TP; max L <= 41.67ms"')
@@ -29,25 +32,30 @@ def add_problem_arguments(p: argparse.ArgumentParser, *, tables: bool) -> None:
 def problem_from_args(args: argparse.Namespace):
     """The :class:`~workbench.moo.problem.DiscreteProblem` the problem arguments describe."""
     from ..moo.problem import DiscreteProblem
-    from ..moo.usecases import use_case
+    from ..moo.usecases import scenario
     from ..profiles import load_profile
     from ..profiles.importers import import_tables
 
-    sources = sum(x is not None and x != [] for x in (args.profile, args.table, args.use_case))
+    if args.profile and args.device and args.profile != args.device:
+        raise WorkbenchError("give the profile once: --profile or --device")
+    profile = args.profile or args.device
+    sources = sum(x is not None and x != [] for x in (profile, args.table))
     if sources != 1:
-        raise WorkbenchError("give exactly one of --profile, --table or --use-case")
+        raise WorkbenchError("--use-case needs --profile (e.g. --profile s20fe)"
+                             if args.use_case and not sources else
+                             "give exactly one of --profile or --table")
     slo, tasks = args.slo, args.task
     if args.use_case:
-        if not args.device:
-            raise WorkbenchError("--use-case needs --device (e.g. --device s20fe)")
-        uc = use_case(args.use_case)
-        prof = load_profile(args.device)
-        slo, tasks = slo or uc.slo, tasks or list(uc.tasks)
+        if args.table:
+            raise WorkbenchError("--use-case takes a profile, not tables")
+        uc_tasks, uc_slo = scenario(args.use_case)
+        prof = load_profile(profile)
+        slo, tasks = slo or uc_slo, tasks or list(uc_tasks)
     elif args.table:
         prof = import_tables(args.table)
         tasks = tasks or list(dict.fromkeys(c.task for c in prof.configs))
     else:
-        prof = load_profile(args.profile)
+        prof = load_profile(profile)
     if not slo:
         raise WorkbenchError("--slo is required (e.g. --slo \"max A; max TP; max L <= 41.67ms\")")
     return DiscreteProblem(prof, slo, tasks=tasks, weights=args.weights)

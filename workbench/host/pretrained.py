@@ -149,9 +149,15 @@ def load_state_dict(model, sd: dict[str, np.ndarray]) -> None:
         elif cls == "BatchNormalization":
             keys = [f"{n}.{k}" for k in ("weight", "bias", "running_mean", "running_var")]
             ws = [sd[k] for k in keys]
+        elif cls == "LayerNormalization":
+            keys = [f"{n}.weight", f"{n}.bias"]
+            ws = [sd[k] for k in keys]
+        elif cls == "Embedding":
+            keys = [f"{n}.weight"]
+            ws = [sd[k] for k in keys]
         else:
             continue
-        if cls != "BatchNormalization" and f"{n}.bias" in sd:
+        if cls in ("Conv2D", "DepthwiseConv2D", "Dense") and f"{n}.bias" in sd:
             keys.append(f"{n}.bias")
             ws.append(sd[f"{n}.bias"])
         want = [tuple(w.shape) for w in layer.get_weights()]

@@ -169,14 +169,19 @@ def analyse(path: str | os.PathLike) -> dict:
 
 def detect_precision(path: str | os.PathLike) -> str:
     """Which of the five schemes a .tflite file was converted with, read from its tensors:
-    int8 inputs are FFX8; int8 activations (tensors an operator produces) FX8; int8 weights
-    alone DR8; float16 weights FP16; otherwise FP32."""
+    int8 inputs or outputs are FFX8 (a model of token ids keeps its int32 input); int8
+    activations (tensors an operator other than a table lookup produces) FX8; int8 weights alone
+    DR8; float16 weights FP16; otherwise FP32."""
     it = open_interpreter(path)
-    if it.get_input_details()[0]["dtype"] in (np.int8, np.uint8):
+    io = [*it.get_input_details(), *it.get_output_details()]
+    if any(d["dtype"] in (np.int8, np.uint8) for d in io):
         return "FFX8"
     tensors = it.get_tensor_details()
     ops = it._get_ops_details()  # noqa: SLF001 - the documented way to read the graph here
-    produced = {o for op in ops for o in op["outputs"]}
+    # DR8 looks embedding rows up in their int8 table (GATHER yields int8, dequantised after):
+    # that is a weight read, not an int8 activation.
+    produced = {o for op in ops if op["op_name"] not in ("GATHER", "EMBEDDING_LOOKUP")
+                for o in op["outputs"]}
     int8 = {t["index"] for t in tensors if t["dtype"] in (np.int8, np.uint8)}
     if int8 & produced:
         return "FX8"

@@ -5,6 +5,7 @@
 | ``fashion`` | MobileNetV2-1.0, EfficientNet-Lite0/1/2 backbones + heads | measured (LiteRT) |
 | ``imagenet`` | the same four as ImageNet classifiers | cited top-1 where published |
 | ``full-size`` | MobileNetV3-Large, EfficientNetB0, ResNet-50 (no weights) | agreement with FP32 (fidelity only) |
+| ``text-embedding`` | all-MiniLM-L6-v2 (sequence length 128) | cosine with FP32, measured on offline sentences |
 
 Models already in the registry under these names are reused (so a killed build resumes: the
 registry keeps converted schemes and the profile keeps measured rows).
@@ -15,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
-from . import fashion, pretrained, profiling, registry
+from . import fashion, minilm, pretrained, profiling, registry
 
 #: (registry name, task, full-size model)
 MODELS: tuple[tuple[str, str, str], ...] = (
@@ -24,6 +25,7 @@ MODELS: tuple[tuple[str, str, str], ...] = (
     *((m, "imagenet", m) for m in ("MobileNetV2-1.0", "EfficientNet-Lite0", "EfficientNet-Lite1",
                                    "EfficientNet-Lite2")),
     *((m, "full-size", m) for m in ("MobileNetV3-Large", "EfficientNetB0", "ResNet-50")),
+    ("all-MiniLM-L6-v2", "text-embedding", "all-MiniLM-L6-v2"),
 )
 
 #: The reduced protocol's options: one core alone and both cores (the other single core is the
@@ -43,6 +45,8 @@ def ensure_models(names: Iterable[str] | None = None, *, train_samples: int = 10
             if task == "fashion":
                 fashion.register(name, backbone=model, n_train=train_samples,
                                  n_test=test_samples, progress=progress)
+            elif task == "text-embedding":
+                minilm.register(name, progress=progress)
             else:
                 pretrained.register(model, name=name, progress=progress)
         registry.quantise(name, progress=progress)
@@ -69,4 +73,5 @@ def build(out: str | Path, *, names: Iterable[str] | None = None, protocol: str 
         progress=progress,
         notes=["real scale: full-size models (0.4-7.7 GFLOPs) x five schemes; task fashion: A "
                "measured with LiteRT on Fashion-MNIST test images; task imagenet: A CITED (no "
-               "ImageNet data offline); task full-size: random weights, A = agreement with FP32"])
+               "ImageNet data offline); task full-size: random weights, A = agreement with FP32; "
+               "task text-embedding: A = cosine with the FP32 embedding on held-out sentences"])

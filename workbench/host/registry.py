@@ -14,10 +14,11 @@ Each model lives in ``<workspace>/models/<NAME>/``:
 Metrics (A in the profile): ``accuracy`` (top-1 % on ``y``; a single output is a probability
 thresholded at 0.5), ``mae`` (mean absolute error on ``y``, lower is better), ``agreement`` (% of
 evaluation inputs on which a variant's top-1 equals the FP32 variant's; for a single output, its
-value within 1% of the FP32 output range). Without data the evaluation inputs are 64 generated
-samples (float inputs uniform in [-1, 1), integer inputs uniform in [0, 100)) and the metric is
-agreement: the profile says so. int8 calibration uses ``x_calib``, else the first 100 samples of
-``x``, else the generated inputs.
+value within 1% of the FP32 output range), ``cosine`` (mean cosine similarity of each output vector
+with the FP32 variant's, for embedding models; x only, no labels needed). Without data the
+evaluation inputs are 64 generated samples (float inputs uniform in [-1, 1), integer inputs uniform
+in [0, 100)) and the metric is agreement: the profile says so. int8 calibration uses ``x_calib``,
+else the first 100 samples of ``x``, else the generated inputs.
 
 Nothing here imports TensorFlow until a Keras model has to be read or converted.
 """
@@ -44,11 +45,14 @@ from ..fileio import atomic_write_text
 from .intake import Kind, check_data, first_line, inspect_model, kind_of, load_npz, parse_shape
 
 PRECISIONS = ("FP32", "FP16", "DR8", "FX8", "FFX8")
-MetricName = Literal["accuracy", "mae", "agreement"]
+MetricName = Literal["accuracy", "mae", "agreement", "cosine"]
+#: Metrics measured against the FP32 variant's outputs rather than labels.
+RELATIVE = ("agreement", "cosine")
 
 #: Registry metric -> (the profile task's metric label, higher is better).
 METRIC_LABELS: dict[str, tuple[str, bool]] = {
-    "accuracy": ("top1", True), "mae": ("MAE", False), "agreement": ("agreement with FP32 (%)", True)}
+    "accuracy": ("top1", True), "mae": ("MAE", False), "agreement": ("agreement with FP32 (%)", True),
+    "cosine": ("cosine with FP32", True)}
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 GENERATED_SAMPLES = 64
@@ -148,7 +152,8 @@ class ModelRecord(_Strict):
             return (f"{GENERATED_SAMPLES} generated inputs; A = agreement with the FP32 variant "
                     "(no task data given)")
         what = {"accuracy": "top-1 accuracy", "mae": "mean absolute error",
-                "agreement": "agreement with the FP32 variant"}[self.metric]
+                "agreement": "agreement with the FP32 variant",
+                "cosine": "mean cosine similarity with the FP32 variant's outputs"}[self.metric]
         return f"{self.data.source} ({self.data.n_eval} samples); A = {what}, measured with LiteRT"
 
 
@@ -269,7 +274,7 @@ def add(path: str | os.PathLike, *, name: str, task: str, data: str | os.PathLik
         if metric in ("accuracy", "mae"):
             raise InputError(f"metric {metric} needs task data: give --data DATA.npz with x and y",
                              where="metric", value=metric)
-        metric = "agreement"
+        metric = metric if metric in RELATIVE else "agreement"
     else:
         metric = check_data(Path(data), arrays, input_shape=fixed, input_dtype=dtype,  # type: ignore[arg-type]
                             output_shape=out_shape, metric=metric)
@@ -362,6 +367,9 @@ def score(rec: ModelRecord, y_pred: np.ndarray, arrays: dict[str, np.ndarray],
     if reference is None:
         return None
     ref = reference.reshape(len(reference), -1).astype(np.float64)
+    if rec.metric == "cosine":
+        norms = np.linalg.norm(y_pred, axis=1) * np.linalg.norm(ref, axis=1)
+        return float(np.mean(np.sum(y_pred * ref, axis=1) / np.maximum(norms, 1e-12)))
     if ref.shape[1] == 1:
         span = float(ref.max() - ref.min()) or 1.0
         return float(np.mean(np.abs(y_pred - ref)[:, 0] <= 0.01 * span) * 100)
@@ -399,7 +407,7 @@ def _quantise_in(folder: Path, rec: ModelRecord, schemes: tuple[str, ...], *, pr
     if rec.kind == "tflite":
         return _register_tflite(folder, rec, schemes, arrays)
     # FP32 first: agreement compares every scheme with it.
-    todo = [s for s in PRECISIONS if s in schemes or (s == "FP32" and rec.metric == "agreement"
+    todo = [s for s in PRECISIONS if s in schemes or (s == "FP32" and rec.metric in RELATIVE
                                                         and schemes and not ref_path.is_file())]
     todo = [s for s in todo if force or rec.variant(s) is None]
     if not todo:
@@ -487,7 +495,7 @@ def _register_tflite(folder: Path, rec: ModelRecord, schemes: tuple[str, ...],
         target = folder / f"{prec}.tflite"
         shutil.copyfile(src, target)
         v = _measure(folder, rec, prec, target, target.read_bytes(), arrays, 0.0, strict=True)
-        if rec.metric == "agreement":
+        if rec.metric in RELATIVE:
             v.metric = None  # a lone file agrees with itself: that says nothing, so no A
         _set(rec, v)
     for s in schemes:

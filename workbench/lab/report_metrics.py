@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from ..errors import InputError
 from ..fileio import atomic_write_json
-from .experiments.carin import PaperGainRow, SolveTimeRow, VersusRow, VersusSummary
+from .experiments.carin import MethodRow, PaperGainRow, SolveTimeRow, VersusRow, VersusSummary
 from .experiments.flexnn import AdaptationRow, DmRow, TradeoffRow
 from .experiments.masa import (
     BatchRow,
@@ -25,6 +25,7 @@ from .experiments.masa import (
     RealVsSimRow,
     ResponseRow,
 )
+from .experiments.real_scale import ScaleRow, SolverRow
 from .experiments.runtime import RunSummary
 
 T = TypeVar("T")
@@ -161,12 +162,24 @@ class FlexnnMetrics:
     paper: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass
+class RealScaleMetrics:
+    real_source: str
+    toy_source: str
+    cpu: str
+    real_configs: int
+    toy_configs: int
+    scale: list[ScaleRow]
+    solvers: list[SolverRow]
+    figs: list[MethodRow]
+
+
 #: The report (folder) -> what its metrics.json holds.
 METRICS: dict[str, type] = {
     "quickstart": QuickstartMetrics, "carin_designs": CarinDesignsMetrics,
     "oodin_solve_time": SolveTimeMetrics, "rass_vs_nsga2": VersusMetrics, "host": HostMetrics,
     "runtime": RuntimeMetrics, "delen": DelenMetrics, "masa": MasaMetrics,
-    "flexnn": FlexnnMetrics,
+    "flexnn": FlexnnMetrics, "host_real": RealScaleMetrics,
 }
 
 

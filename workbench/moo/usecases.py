@@ -67,14 +67,37 @@ HOST_USE_CASES: dict[str, tuple[tuple[str, ...], str]] = {
 }
 
 
+#: CARIn's UC1 and UC2 with their SLOs, on the real-scale host profile (``workbench profile
+#: --real``): r1 classifies Fashion-MNIST (A measured) under UC1's 24 fps latency bound; r2 is an
+#: ImageNet classifier (A cited) under UC2's memory bound.
+REAL_USE_CASES: dict[str, tuple[tuple[str, ...], str]] = {
+    "r1": (("fashion",), "max A; max TP; max L <= 41.67ms"),
+    "r2": (("imagenet",), "min L; min S; max A; MF <= 90MB"),
+}
+
+
+def scenario(name: str) -> tuple[tuple[str, ...], str]:
+    """(tasks, SLO) of any named use case: CARIn's uc1-uc4, the host's h1-h4 or the real-scale
+    host's r1-r2. Each works with any profile that has its tasks."""
+    key = name.lower()
+    if key in NAMES:
+        uc = use_case(key)
+        return tuple(uc.tasks), uc.slo
+    known = HOST_USE_CASES | REAL_USE_CASES
+    if key not in known:
+        raise InputError(f"unknown use case; known: {', '.join((*NAMES, *known))}",
+                         where="use case", value=name)
+    return known[key]
+
+
 def scenarios_for(profile) -> dict[str, tuple[tuple[str, ...], str]]:
-    """The use cases that fit a profile: UC1-UC4 for the phones, h1-h4 for the host (those whose
-    tasks the profile has); for a profile of one's own models, one per task: the most accurate
-    and the fastest (``max A; min L``, or ``min L`` where A was not measured).
+    """The use cases that fit a profile: UC1-UC4 for the phones, h1-h4 for the host, r1-r2 for the
+    real-scale host (those whose tasks the profile has); for a profile of one's own models, one
+    per task: the most accurate and the fastest (``max A; min L``, or ``min L`` where A was not measured).
     name -> (tasks, SLO)."""
     have = {c.task for c in profile.configs}
     cases = {n: (tuple(uc.tasks), uc.slo) for n, uc in ((n, use_case(n)) for n in NAMES)}
-    cases |= HOST_USE_CASES
+    cases |= HOST_USE_CASES | REAL_USE_CASES
     fit = {n: v for n, v in cases.items() if set(v[0]) <= have}
     if fit:
         return fit

@@ -16,7 +16,7 @@ import numpy as np
 
 from ... import papers
 from ...moo.problem import DiscreteProblem
-from ...moo.usecases import use_case
+from ...moo.usecases import scenario
 from ...profiles import load_profile, resolve_profile
 from ...solvers import OodinManager, evolutionary, oodin, rass
 from ...solvers.baselines import multi_dnn_unaware, single_architecture, transferred
@@ -41,8 +41,9 @@ class MethodRow:
 
 
 def _problem(uc: str, device: str, slo: str | None = None) -> DiscreteProblem:
-    u = use_case(uc)
-    return DiscreteProblem(load_profile(resolve_profile(device)), slo or u.slo, tasks=list(u.tasks))
+    """A named use case (CARIn's, the host's or the real-scale host's) on a profile."""
+    tasks, uc_slo = scenario(uc)
+    return DiscreteProblem(load_profile(resolve_profile(device)), slo or uc_slo, tasks=list(tasks))
 
 
 def designs_vs_baselines(uc: str, devices: Iterable[str] = CARIN_DEVICES) -> list[MethodRow]:
