@@ -10,6 +10,8 @@ ratio of measured latency to the physical limit (FLOPs over a numpy float32 matm
 same cores, as bench_host.py). Writes reports/bench/real_scale.json.
 
 Usage: python benchmarks/bench_real_scale.py [--models NAME ...] [--protocol quick|full]
+       python benchmarks/bench_real_scale.py --summarise host-real.json --workspace WS \
+           --build-seconds S --out reports/bench/real_profile.json
 """
 
 from __future__ import annotations
@@ -36,19 +38,38 @@ def main(argv: list[str] | None = None) -> int:
                     help="registry names of workbench.host.real_scale.MODELS (default: the "
                     "ImageNet MobileNetV2-1.0 and EfficientNet-Lite0)")
     ap.add_argument("--protocol", default="quick", choices=["quick", "full"])
+    ap.add_argument("--summarise", metavar="PROFILE", default=None,
+                    help="summarise an existing real-scale profile (e.g. the committed "
+                    "profiles/host-real.json) built in --workspace instead of building one")
+    ap.add_argument("--workspace", default=None, help="with --summarise: the workspace whose "
+                    "registry holds the profile's models")
+    ap.add_argument("--build-seconds", type=float, default=None,
+                    help="with --summarise: the measured wall time of `workbench profile --real`")
+    ap.add_argument("--out", default=str(ROOT / "reports" / "bench" / "real_scale.json"))
     args = ap.parse_args(argv)
-    os.environ["WORKBENCH_HOME"] = tempfile.mkdtemp(prefix="workbench-bench-real-")
+    from workbench.profiles import load_profile
+
+    if args.summarise:
+        if not args.workspace:
+            ap.error("--summarise needs --workspace")
+        os.environ["WORKBENCH_HOME"] = args.workspace
+        prof = load_profile(args.summarise)
+        args.models = list(dict.fromkeys(c.model for c in prof.configs))
+        prepare_s = profile_s = float("nan")
+    else:
+        os.environ["WORKBENCH_HOME"] = tempfile.mkdtemp(prefix="workbench-bench-real-")
+        from workbench.host import real_scale
+
+        t0 = time.perf_counter()
+        real_scale.ensure_models(args.models, progress=False)
+        prepare_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        prof = real_scale.build(Path(os.environ["WORKBENCH_HOME"]) / "real.json",
+                                names=args.models, protocol=args.protocol, progress=False)
+        profile_s = time.perf_counter() - t0
 
     from workbench.fileio import atomic_write_json
-    from workbench.host import real_scale, registry
-
-    t0 = time.perf_counter()
-    real_scale.ensure_models(args.models, progress=False)
-    prepare_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    prof = real_scale.build(Path(os.environ["WORKBENCH_HOME"]) / "real.json", names=args.models,
-                            protocol=args.protocol, progress=False)
-    profile_s = time.perf_counter() - t0
+    from workbench.host import registry
 
     peaks = {t: numpy_peak_flops(t) for t in (1, 2)}
     models = {}
@@ -77,23 +98,28 @@ def main(argv: list[str] | None = None) -> int:
             "A_kind": "cited" if rec.cited else "measured",
         }
     n = len(prof.configs)
+    timing: dict = ({"prepare_s": round(prepare_s, 1), "profile_s": round(profile_s, 1),
+                     "profile_s_per_config": round(profile_s / n, 2)} if not args.summarise else
+                    {"profile": args.summarise,
+                     "build_wall_s": args.build_seconds,
+                     "build_note": "`workbench profile --real --protocol quick` from an empty "
+                                   "workspace: register (feature extraction for the fashion "
+                                   "heads), convert, measure accuracy, profile; wall time "
+                                   "measured with /usr/bin/time"})
     result = {
         "cpu": prof.provenance.host.get("cpu"),
-        "protocol": args.protocol,
+        "protocol": args.protocol if not args.summarise else "quick",
         "options": sorted({f"{c.processor}/t{c.threads}/{'xnn' if c.xnnpack else 'builtin'}"
                            for c in prof.configs}),
-        "prepare_s": round(prepare_s, 1),
-        "profile_s": round(profile_s, 1),
-        "profile_s_per_config": round(profile_s / n, 2),
+        **timing,
         "n_configs": n,
         "numpy_fp32_peak_gflops": {str(t): round(p / 1e9, 1) for t, p in peaks.items()},
         "models": models,
         "note": "latency and memory MEASURED here (LiteRT, quick protocol); A of ImageNet "
                 "models is CITED (no ImageNet data offline), of fashion models measured",
     }
-    target = atomic_write_json(ROOT / "reports" / "bench" / "real_scale.json", result)
-    print(f"wrote {target}: {n} configurations in {profile_s:.0f} s "
-          f"(+{prepare_s:.0f} s to register and convert)")
+    target = atomic_write_json(Path(args.out), result)
+    print(f"wrote {target}: {n} configurations")
     for name, m in models.items():
         print(f"  {name}: L {m['latency_ms']['min']}-{m['latency_ms']['max']} ms, MF "
               f"{m['peak_memory_mb']['min']}-{m['peak_memory_mb']['max']} MB, convert "

@@ -192,6 +192,26 @@ def test_cosine_metric_scores_embeddings_against_fp32(files, home, tmp_path):
     assert "cosine" in rec.evaluation
 
 
+def test_models_of_one_task_may_take_different_input_shapes(files, home, tmp_path, capsys):
+    """EfficientNet-Lite0/1/2 are one task at 224/240/260: each is measured on its own input."""
+    from workbench.profiles import load_profile
+
+    inp = keras.Input((20, 20, 1))
+    keras.Model(inp, keras.layers.Dense(4, activation="softmax")(
+        keras.layers.GlobalAveragePooling2D()(keras.layers.Conv2D(8, 3)(inp)))).save(
+        tmp_path / "big.keras")
+    assert main(["models", "add", str(files / "cnn.keras"), "--name", "small", "--task", "t",
+                 "--quiet"]) == 0
+    assert main(["models", "add", str(tmp_path / "big.keras"), "--name", "big", "--task", "t",
+                 "--quiet"]) == 0
+    out = tmp_path / "p.json"
+    assert main(["profile", "--models", "small", "big", "--protocol", "quick", "--threads", "1",
+                 "--xnnpack", "on", "--processors", "CPU[0]", "-o", str(out), "--quiet"]) == 0
+    prof = load_profile(out)
+    assert {c.model for c in prof.configs} == {"small", "big"} and all(c.L > 0 for c in
+                                                                        prof.configs)
+
+
 def test_a_lone_tflite_file_is_its_one_scheme(files, home, tmp_path):
     from workbench.host import registry
 

@@ -146,9 +146,11 @@ def build(seq_len: int = SEQ_LEN, *, mask: Mask = "bounded", weights: bool = Tru
         x = L.LayerNormalization(epsilon=EPS, name=p + "output.LayerNorm")(
             x + L.Dense(HIDDEN, name=p + "output.dense")(h))
     # sentence-transformers: mean over the real tokens, then L2 normalisation.
+    # The divisor is at least 1 (a real input has [CLS] and [SEP]) and the norm is a multiply by
+    # rsqrt: an int8 DIV fails outright on a divisor that quantises to zero.
     summed = ops.sum(x * ops.expand_dims(keep, -1), axis=1)
-    pooled = summed / ops.maximum(ops.sum(keep, axis=1, keepdims=True), 1e-9)
-    out = pooled / ops.maximum(ops.sqrt(ops.sum(pooled * pooled, axis=-1, keepdims=True)), 1e-12)
+    pooled = summed / ops.maximum(ops.sum(keep, axis=1, keepdims=True), 1.0)
+    out = pooled * ops.rsqrt(ops.maximum(ops.sum(pooled * pooled, axis=-1, keepdims=True), 1e-12))
     model = keras.Model(ids, out, name="MiniLM-L6-v2")
     if weights:
         from .pretrained import load_state_dict

@@ -24,7 +24,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Iterable
@@ -312,6 +312,12 @@ class TaskInputs:
     metric: str
     higher_is_better: bool
     description: str
+    #: Per-model sample inputs where a task's models take different shapes (EfficientNet-Lite0/1/2
+    #: at 224/240/260); a model not listed takes ``x``.
+    x_of: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def sample(self, model: str) -> np.ndarray | None:
+        return self.x_of.get(model, self.x)
 
     @classmethod
     def of(cls, d: ds.Dataset) -> "TaskInputs":
@@ -384,7 +390,7 @@ def profile_variants(variants: list[Variant], inputs: dict[str, TaskInputs], out
                                 f"{'' if o.xnnpack else ' no-xnn'}")
         d = inputs[v.task]
         e0 = read_rapl_uj() if rapl else None
-        s = measure(v.path, o, batch=d.batch, x=d.x, warmup=warmup, runs=runs)
+        s = measure(v.path, o, batch=d.batch, x=d.sample(v.model), warmup=warmup, runs=runs)
         e1 = read_rapl_uj() if rapl else None
         mkey = (v.path, min(o.threads, len(o.cores)), o.xnnpack)
         if mkey not in mem_cache:

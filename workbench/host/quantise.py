@@ -119,6 +119,13 @@ def analyse(path: str | os.PathLike) -> dict:
     SOFTMAX three, pooling and MEAN one per input element. Counted at batch 1.
     """
     it = open_interpreter(path)
+    # One run on zeros: tensors whose shape is computed at run time (a Keras Dense on a sequence
+    # reshapes by a runtime Shape op) only have their real shapes after an invoke.
+    with contextlib.suppress(Exception):
+        it.allocate_tensors()
+        for d in it.get_input_details():
+            it.set_tensor(d["index"], np.zeros(d["shape"], d["dtype"]))
+        it.invoke()
     tensors = {t["index"]: t for t in it.get_tensor_details()}
     ops = it._get_ops_details()  # noqa: SLF001 - the documented way to read the graph here
     produced = {o for op in ops for o in op["outputs"]}

@@ -536,8 +536,9 @@ def profiling_inputs(names: Iterable[str]):
             variants.append(Variant(rec.task, rec.name, rec.arch, v.precision,
                                     model_dir(name) / (v.file or ""), v.sha256 or "",
                                     v.size_mb or 0.0, v.params or 0, v.flops or 0, rec.a_of(v)))
+        x = _arrays(model_dir(name), rec)["x"][:1].astype(rec.input_dtype)
         if rec.task not in inputs:
-            x = _arrays(model_dir(name), rec)["x"][:1].astype(rec.input_dtype)
             inputs[rec.task] = TaskInputs(rec.task, x, 1, label, rec.higher_is_better,
                                           rec.evaluation)
+        inputs[rec.task].x_of[rec.name] = x  # models of one task may take different shapes
     return variants, inputs
