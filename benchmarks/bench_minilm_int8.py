@@ -42,12 +42,6 @@ ROOT = Path(__file__).resolve().parents[1]
 LN_OPS = ["MEAN", "SQUARED_DIFFERENCE", "RSQRT"]
 
 
-def _cosine(a: np.ndarray, b: np.ndarray) -> float:
-    a, b = a.reshape(len(a), -1).astype(np.float64), b.reshape(len(b), -1).astype(np.float64)
-    return float(np.mean(np.sum(a * b, 1) / np.maximum(np.linalg.norm(a, axis=1)
-                                                       * np.linalg.norm(b, axis=1), 1e-12)))
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--seq-len", type=int, default=128)
@@ -60,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     from workbench.fileio import atomic_write_json
     from workbench.host import minilm
     from workbench.host import quantise as q
+    from workbench.host.registry import cosine
 
     texts = minilm.sentences()
     x_eval = minilm.encode(texts[0::2][:args.eval], args.seq_len)
@@ -83,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         path = tmp / "m.tflite"
         path.write_bytes(blob)
         try:
-            return round(_cosine(q.predict(path, x_eval), ref), 4)
+            return round(cosine(q.predict(path, x_eval), ref), 4)
         except Exception as exc:  # noqa: BLE001 - a variant LiteRT cannot run is a finding
             return "fails: " + " ".join(str(exc).split())[:160]
 

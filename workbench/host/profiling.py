@@ -46,7 +46,7 @@ from ..profiles.schema import (
     Task,
 )
 from ..runtime.executor import Pinned
-from ..runtime.interpreter import fill_batch, open_interpreter, to_input
+from ..runtime.interpreter import fill_batch, open_interpreter, placeholder, to_input
 from ..timing import samples_ms
 from . import datasets as ds
 
@@ -110,12 +110,12 @@ def make_interpreter(path: str | os.PathLike, *, threads: int, xnnpack: bool, ba
 
 
 def sample_input(it, x: np.ndarray | None = None) -> np.ndarray:
-    """An input for the interpreter: real samples (quantised if the input is int8) or zeros."""
+    """An input for the interpreter: real samples (quantised if the input is int8) or a
+    placeholder."""
     inp = it.get_input_details()[0]
-    shape = inp["shape"]
     if x is None:
-        return np.zeros(shape, dtype=inp["dtype"])
-    return to_input(fill_batch(x, shape[0]), inp)
+        return placeholder(inp)
+    return to_input(fill_batch(x, inp["shape"][0]), inp)
 
 
 def time_invocations(invoke, *, warmup: int, runs: int, clock=time.perf_counter_ns) -> np.ndarray:

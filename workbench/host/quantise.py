@@ -32,7 +32,7 @@ import numpy as np
 from ..errors import InputError
 from ..fileio import atomic_write_json
 from ..runtime.interpreter import from_output as _from_output
-from ..runtime.interpreter import open_interpreter
+from ..runtime.interpreter import open_interpreter, placeholder
 from ..runtime.interpreter import to_input as _to_input
 from .tf import keras as _keras
 
@@ -119,12 +119,12 @@ def analyse(path: str | os.PathLike) -> dict:
     SOFTMAX three, pooling and MEAN one per input element. Counted at batch 1.
     """
     it = open_interpreter(path)
-    # One run on zeros: tensors whose shape is computed at run time (a Keras Dense on a sequence
-    # reshapes by a runtime Shape op) only have their real shapes after an invoke.
+    # One run on a placeholder: tensors whose shape is computed at run time (a Keras Dense on a
+    # sequence reshapes by a runtime Shape op) only have their real shapes after an invoke.
     with contextlib.suppress(Exception):
         it.allocate_tensors()
         for d in it.get_input_details():
-            it.set_tensor(d["index"], np.zeros(d["shape"], d["dtype"]))
+            it.set_tensor(d["index"], placeholder(d))
         it.invoke()
     tensors = {t["index"]: t for t in it.get_tensor_details()}
     ops = it._get_ops_details()  # noqa: SLF001 - the documented way to read the graph here

@@ -352,6 +352,14 @@ def _arrays(folder: Path, rec: ModelRecord) -> dict[str, np.ndarray]:
     return load_npz(folder / rec.data.file)
 
 
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """Mean cosine similarity of the rows of ``a`` and ``b`` (samples x values)."""
+    a = np.asarray(a, np.float64).reshape(len(a), -1)
+    b = np.asarray(b, np.float64).reshape(len(b), -1)
+    norms = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
+    return float(np.mean(np.sum(a * b, axis=1) / np.maximum(norms, 1e-12)))
+
+
 def score(rec: ModelRecord, y_pred: np.ndarray, arrays: dict[str, np.ndarray],
           reference: np.ndarray | None) -> float | None:
     """A of one variant's outputs (see the module docstring for each metric)."""
@@ -368,8 +376,7 @@ def score(rec: ModelRecord, y_pred: np.ndarray, arrays: dict[str, np.ndarray],
         return None
     ref = reference.reshape(len(reference), -1).astype(np.float64)
     if rec.metric == "cosine":
-        norms = np.linalg.norm(y_pred, axis=1) * np.linalg.norm(ref, axis=1)
-        return float(np.mean(np.sum(y_pred * ref, axis=1) / np.maximum(norms, 1e-12)))
+        return cosine(y_pred, ref)
     if ref.shape[1] == 1:
         span = float(ref.max() - ref.min()) or 1.0
         return float(np.mean(np.abs(y_pred - ref)[:, 0] <= 0.01 * span) * 100)

@@ -45,6 +45,15 @@ def from_output(y: np.ndarray, detail: dict) -> np.ndarray:
     return y.astype(np.float32)
 
 
+def placeholder(detail: dict) -> np.ndarray:
+    """An input for when no sample is at hand (graph analysis, memory probes): zeros, but ones for
+    integer inputs, whose 0 is usually the padding token (an all-padding input is degenerate: an
+    int8 graph may divide by its zero token count). ``workbench.host._memprobe`` keeps a copy of
+    this rule: it imports nothing of the workbench, so that its baseline memory stays small."""
+    fill = np.ones if np.dtype(detail["dtype"]).kind in "iu" else np.zeros
+    return fill(detail["shape"], dtype=detail["dtype"])
+
+
 def fill_batch(x: np.ndarray, batch: int) -> np.ndarray:
     """``x`` repeated (or cut) to exactly ``batch`` samples."""
     reps = int(np.ceil(batch / len(x)))

@@ -99,7 +99,7 @@ def solvers_on(uc: str, profile: str, *, pop_size: int = 40, n_gen: int = 40,
             n_total=res.n_total, design=" + ".join(d.labels) if d else None,
             optimality=d.optimality if d else None,
             optimality_ratio=(d.optimality / best) if d and best else None,
-            A=_first(obj, "A"), L_ms=_first(obj, "L", "max L"), MF_mb=_design_mf(pr, d),
+            A=_first(obj, "A"), L_ms=_first(obj, "L", "max L"), MF_mb=d.MF if d else None,
             solve_ms=res.timing_ms.get("total", 0.0)))
     return out
 
@@ -109,14 +109,6 @@ def _first(objectives: dict[str, float], *names: str) -> float | None:
         if n in objectives:
             return float(objectives[n])
     return None
-
-
-def _design_mf(pr: DiscreteProblem, d) -> float | None:
-    if d is None:
-        return None
-    ids = set(d.configs)
-    mf = [c.MF for c in pr.profile.configs if c.id in ids and c.MF is not None]
-    return float(sum(mf)) if mf else None
 
 
 def real_vs_toy(real: str = "host-real", toy: str = "host", *,
