@@ -110,6 +110,37 @@ def test_a_killed_profile_run_resumes(quick_zoo, tmp_path, monkeypatch):
     assert len(prof.configs) == 5 * 12 and not partial.exists()
 
 
+def test_a_resumed_run_with_other_options_keeps_what_was_measured(quick_zoo, tmp_path,
+                                                                   monkeypatch):
+    """Rows are keyed one by one: a killed run restarted with fewer options (or more models)
+    measures only the rows it lacks, not everything again."""
+    root, data, _ = quick_zoo
+    out = tmp_path / "host.json"
+    real = profiling.measure
+    cpu0 = [o for o in profiling.host_options((1,)) if o.processor == "CPU[0]"]
+    assert [o.xnnpack for o in cpu0] == [True, False]
+    calls: list[bool] = []
+
+    def dies_after_five(path, option, **k):
+        if len(calls) == 5:
+            raise KeyboardInterrupt
+        calls.append(option.xnnpack)
+        return real(path, option, **k)
+    monkeypatch.setattr(profiling, "measure", dies_after_five)
+    with pytest.raises(KeyboardInterrupt):  # variants x (xnn, no-xnn): 3 xnn rows measured
+        profiling.profile_host(root, out, tasks=["h1"], warmup=0, runs=2, coexec_seconds=0,
+                               data_root=data, progress=False, quick=True, options=cpu0)
+    assert calls.count(True) == 3
+
+    calls.clear()
+    monkeypatch.setattr(profiling, "measure", lambda path, option, **k: (
+        calls.append(option.xnnpack), real(path, option, **k))[1])
+    prof = profiling.profile_host(root, out, tasks=["h1"], warmup=0, runs=2, coexec_seconds=0,
+                                  data_root=data, progress=False, quick=True, options=cpu0[:1])
+    assert calls == [True, True]  # only the two XNNPACK rows the killed run had not reached
+    assert len(prof.configs) == 5 and all(c.xnnpack for c in prof.configs)
+
+
 def test_cli_profile_and_solve(quick_zoo, tmp_path, capsys):
     root, _, _ = quick_zoo
     out = tmp_path / "cli-host.json"

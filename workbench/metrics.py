@@ -93,6 +93,16 @@ COLUMNS: tuple[str, ...] = tuple(c for m in TABLE if not m.system for c in m.col
 #: Columns that scale with the co-execution slowdown of a multi-DNN combination.
 SLOWDOWN_COLUMNS: tuple[str, ...] = tuple(c for m in TABLE if m.latency_like for c in m.columns)
 
+#: The task metric label of accuracy taken from a citation (ImageNet top-1 of pretrained
+#: weights), not measured here: reports read it to say which kind of data A is.
+CITED_TOP1 = "top1 (cited)"
+
+
+def is_cited(task_metric: str) -> bool:
+    """Whether a profile task's metric label marks cited (not measured) accuracy."""
+    return task_metric == CITED_TOP1
+
+
 #: Delen's per-exit names -> (profile column, factor into the column's unit).
 MULTI_EXIT: dict[str, tuple[str, float]] = {
     "latency_ms": ("L", 1.0),

@@ -10,8 +10,9 @@ comes from RAPL when readable, else from a stated power model (and the rows say 
 Co-execution of the multi-DNN tasks (h3, h4) is measured with the interpreters running at once in
 threads, each pinned to its configuration's cores.
 
-A killed run resumes: every measured row is appended to ``<out>.partial.jsonl`` (with a key of the
-zoo's files and the protocol) and skipped when the run starts again.
+A killed run resumes: every measured row is appended to ``<out>.partial.jsonl`` (keyed by its model
+file's checksum, its option and the protocol) and skipped when a run measuring the same row starts
+again, even if that run adds or drops models or options.
 """
 
 from __future__ import annotations
@@ -244,23 +245,33 @@ def zoo_variants(root: Path, tasks: Iterable[str] | None = None) -> list[Variant
     return out
 
 
-def _run_key(variants: list[Variant], warmup: int, runs: int, options: list[Option]) -> str:
-    h = hashlib.sha256(json.dumps([warmup, runs, [[o.processor, o.threads, o.xnnpack]
-                                                  for o in options]]).encode())
-    for v in variants:
-        h.update(v.sha256.encode())
-    return h.hexdigest()[:16]
+def _row_key(v: Variant, o: Option, warmup: int, runs: int) -> str:
+    """What a measured row depends on: the model file's bytes, the option and the protocol.
+
+    Keyed per row, not per run, so adding a model to a profile (or dropping one) re-measures only
+    what changed; a row measured on a different file or protocol is measured again."""
+    return hashlib.sha256(json.dumps([v.sha256, o.processor, o.threads, o.xnnpack, warmup, runs])
+                          .encode()).hexdigest()[:16]
 
 
 class Partial:
-    """Rows measured so far, appended one JSON line at a time (flushed), for resuming."""
+    """Rows measured so far, appended one JSON line at a time (flushed), for resuming.
 
-    def __init__(self, path: Path, key: str) -> None:
-        self.path, self.key = path, key
+    Each line is a row with a ``_key`` (:func:`_row_key`); a later line replaces an earlier one of
+    the same id. A file of another format starts afresh."""
+
+    FORMAT = "workbench-partial/2"
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
         self.rows: dict[str, dict] = {}
         if path.exists():
             lines = path.read_text().splitlines()
-            if lines and json.loads(lines[0]).get("key") == key:
+            try:
+                ok = bool(lines) and json.loads(lines[0]).get("format") == self.FORMAT
+            except (json.JSONDecodeError, AttributeError):
+                ok = False
+            if ok:
                 for line in lines[1:]:
                     try:
                         row = json.loads(line)
@@ -271,14 +282,23 @@ class Partial:
                 path.unlink()
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps({"key": key}) + "\n")
+            path.write_text(json.dumps({"format": self.FORMAT}) + "\n")
 
-    def add(self, row: dict) -> None:
+    def done(self, cid: str, key: str) -> bool:
+        row = self.rows.get(cid)
+        return row is not None and row.get("_key") == key
+
+    def add(self, row: dict, key: str) -> None:
+        row = {**row, "_key": key}
         self.rows[row["id"]] = row
         with self.path.open("a") as fh:
             fh.write(json.dumps(row) + "\n")
             fh.flush()
             os.fsync(fh.fileno())
+
+    def configs(self, ids: Iterable[str]) -> list[dict]:
+        """The rows of ``ids`` (in that order) without their keys."""
+        return [{k: v for k, v in self.rows[i].items() if k != "_key"} for i in ids]
 
 
 @dataclass(frozen=True)
@@ -361,8 +381,9 @@ def profile_variants(variants: list[Variant], inputs: dict[str, TaskInputs], out
     """Measure model variants on hardware options and write a measured profile.
 
     Every (variant, option) row is appended to ``<out>.partial.jsonl`` as soon as it is measured,
-    so a killed run resumes where it stopped (the file is keyed by the variants' checksums, the
-    protocol and the options: anything else starts afresh).
+    so a killed run resumes where it stopped. Rows are keyed by the model file's checksum, the
+    option and the protocol: a run that adds a model measures only that model's rows, and a row
+    whose file or protocol changed is measured again.
     """
     from ..profiles.store import save_profile
 
@@ -370,8 +391,7 @@ def profile_variants(variants: list[Variant], inputs: dict[str, TaskInputs], out
         raise InputError("nothing to profile: no model variants", file=out)
     if not options:
         raise InputError("nothing to profile: no hardware options left", file=out)
-    key = _run_key(variants, warmup, runs, options)
-    partial = Partial(Path(str(out) + ".partial.jsonl"), key)
+    partial = Partial(Path(str(out) + ".partial.jsonl"))
     rapl = read_rapl_uj() is not None
     mem_cache: dict[tuple, dict] = {}
     todo = [(v, o) for v in variants for o in options]
@@ -380,10 +400,13 @@ def profile_variants(variants: list[Variant], inputs: dict[str, TaskInputs], out
     if progress:
         from tqdm import tqdm
         it = bar = tqdm(todo, desc="profiling", unit="config")
+    ids: list[str] = []
     for v, o in it:
         cid = config_id(v.model, v.precision, o.processor, task=v.task, threads=o.threads,
                         xnnpack=o.xnnpack)
-        if cid in partial.rows:
+        ids.append(cid)
+        key = _row_key(v, o, warmup, runs)
+        if partial.done(cid, key):
             continue
         if bar is not None:
             bar.set_postfix_str(f"{v.model} {v.precision} {o.processor} t{o.threads}"
@@ -410,10 +433,10 @@ def profile_variants(variants: list[Variant], inputs: dict[str, TaskInputs], out
             "params": v.params, "W": v.flops * d.batch, **st, "E": energy,
             "MF": mem_cache[mkey]["model_mb"], "source": "measured",
             "note": f"{runs} runs after {warmup} warm-up; MF over a {mem_cache[mkey]['base_mb']:.0f}"
-                    f" MB runtime; {e_note}"})
+                    f" MB runtime; {e_note}"}, key)
     if bar is not None:
         bar.close()
-    configs = [Config(**row) for row in partial.rows.values()]
+    configs = [Config(**row) for row in partial.configs(dict.fromkeys(ids))]
     tasks_present = sorted({c.task for c in configs})
     coexec = measure_coexecution(configs, variants, inputs, seconds=coexec_seconds,
                                  progress=progress) if coexec_seconds > 0 else []

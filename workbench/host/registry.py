@@ -39,7 +39,7 @@ from typing import Iterable, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .. import workspace
+from .. import metrics, workspace
 from ..errors import InputError
 from ..fileio import atomic_write_text
 from .intake import Kind, check_data, first_line, inspect_model, kind_of, load_npz, parse_shape
@@ -530,7 +530,7 @@ def profiling_inputs(names: Iterable[str]):
     metric_of: dict[str, str] = {}
     for name in dict.fromkeys(names):
         rec = get(name)
-        label = "top1 (cited)" if (rec.cited or rec.citation) else rec.metric_label
+        label = metrics.CITED_TOP1 if (rec.cited or rec.citation) else rec.metric_label
         if label != metric_of.setdefault(rec.task, label):
             raise InputError(f"task {rec.task!r} mixes metrics ({metric_of[rec.task]} and "
                              f"{label}): register comparable models under one task",

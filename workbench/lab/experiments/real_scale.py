@@ -12,6 +12,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Iterable
 
+from ... import metrics
 from ...moo.problem import DiscreteProblem
 from ...moo.usecases import scenario
 from ...profiles import load_profile, resolve_profile
@@ -67,7 +68,7 @@ def scale_rows(profile: str) -> list[ScaleRow]:
         rows = [c for c in prof.configs if c.task == task]
         info = prof.task(task)
         has_a = any(c.A is not None for c in rows)
-        cited = "cited" in info.metric  # the registry labels cited A "top1 (cited)"
+        cited = metrics.is_cited(info.metric)
         gf = [c.W / 1e9 for c in rows if c.W]
         lat = [float(c.L) for c in rows if c.L is not None]
         out.append(ScaleRow(
