@@ -45,6 +45,9 @@ def main(argv: list[str] | None = None) -> int:
                     "registry holds the profile's models")
     ap.add_argument("--build-seconds", type=float, default=None,
                     help="with --summarise: the measured wall time of `workbench profile --real`")
+    ap.add_argument("--profiling-seconds", type=float, default=None,
+                    help="with --summarise: the measuring phase of that wall time (the "
+                    "progress bar's total)")
     ap.add_argument("--out", default=str(ROOT / "reports" / "bench" / "real_scale.json"))
     args = ap.parse_args(argv)
     from workbench.profiles import load_profile
@@ -100,8 +103,9 @@ def main(argv: list[str] | None = None) -> int:
     n = len(prof.configs)
     timing: dict = ({"prepare_s": round(prepare_s, 1), "profile_s": round(profile_s, 1),
                      "profile_s_per_config": round(profile_s / n, 2)} if not args.summarise else
-                    {"profile": args.summarise,
+                    {"profile": Path(args.summarise).name,
                      "build_wall_s": args.build_seconds,
+                     "profiling_phase_s": args.profiling_seconds,
                      "build_note": "`workbench profile --real --protocol quick` from an empty "
                                    "workspace: register (feature extraction for the fashion "
                                    "heads), convert, measure accuracy, profile; wall time "
