@@ -52,7 +52,7 @@ def _error(data, write_json) -> InputError:
     (lambda d: d["configs"][0].update(Lmean=5.0), "configs[0].Lmean", "5.0"),
     (lambda d: d["configs"][0].pop("model"), "configs[0].model", None),
     (lambda d: d["configs"][0].update(task="other"), "configs[0].task", "'other'"),
-    (lambda d: d["configs"][0].update(L_min=9.0), "configs[0]", None),
+    (lambda d: d["configs"][0].update(L_min=9.0), "configs[0].L_min", None),
     (lambda d: d["device"].pop("name"), "device.name", None),
     (lambda d: d.update(source="guessed"), "source", "'guessed'"),
 ])

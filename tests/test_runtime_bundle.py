@@ -127,6 +127,23 @@ def test_a_bundle_with_no_intact_design_is_rejected(bundle_dir):
     (lambda m: next(iter(m["configs"].values())).update(threads="two"), ".threads"),
     (lambda m: next(iter(m["configs"].values())).update(processor="CPU[0"), ".processor"),
     (lambda m: m.pop("tasks"), "tasks"),
+    # Every field's type, named by its JSON path (not a traceback, not a silent coercion).
+    (lambda m: next(iter(m["configs"].values()))["expected"].update(L="fast"), ".expected.L"),
+    (lambda m: next(iter(m["configs"].values()))["expected"].update(L=True), ".expected.L"),
+    (lambda m: next(iter(m["configs"].values())).update(expected=[1]), ".expected"),
+    (lambda m: next(iter(m["configs"].values())).update(threads=100000), ".threads"),
+    (lambda m: next(iter(m["configs"].values())).update(threads=True), ".threads"),
+    (lambda m: next(iter(m["configs"].values())).update(batch=10 ** 9), ".batch"),
+    (lambda m: m["designs"]["d0"].update(labels=5), "designs['d0'].labels"),
+    (lambda m: m["designs"]["d0"].update(labels=[1]), "designs['d0'].labels[0]"),
+    (lambda m: m["designs"]["d0"].update(optimality="best"), "designs['d0'].optimality"),
+    (lambda m: m["designs"]["d0"].update(trigger=[0]), "designs['d0'].trigger"),
+    (lambda m: m["designs"]["d0"]["configs"].__setitem__(0, ["x"]), "designs['d0'].configs[0]"),
+    (lambda m: m.update(fallback="d0"), "fallback"),
+    (lambda m: m.update(fallback=[7]), "fallback[0]"),
+    (lambda m: m["policy_vector"].__setitem__(0, ["d0"]), "policy_vector[0]"),
+    (lambda m: m.update(triggers=[5]), "triggers[0]"),
+    (lambda m: m["models"].update({"x.tflite": []}), "models['x.tflite']"),
 ])
 def test_a_bad_manifest_names_the_field(bundle_dir, edit, where):
     path, _ = bundle_dir
@@ -138,11 +155,28 @@ def test_a_bad_manifest_names_the_field(bundle_dir, edit, where):
     assert where in str(e.value) and "manifest.json" in str(e.value)
 
 
+def test_designs_on_cores_this_machine_lacks_are_removed_before_running(bundle_dir):
+    """CPU[7] on a 2-core machine crashed `run`; CPU[0,7] ran but its monitor failed."""
+    path, res = bundle_dir
+    m = json.loads((path / "manifest.json").read_text())
+    d0 = m["designs"]["d0"]["configs"][0]
+    m["configs"][d0]["processor"] = "CPU[0,4095]"
+    (path / "manifest.json").write_text(json.dumps(m))
+    b = load_bundle(path)
+    gone = {r for r, d in b.designs.items() if d0 in d.configs}
+    assert set(b.problems) == gone and "lacks" in b.problems["d0"]
+    for c in m["configs"].values():
+        c["processor"] = "CPU[4095]"
+    (path / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(BundleError, match="no usable design.*lacks"):
+        load_bundle(path)
+
+
 def test_not_a_bundle(tmp_path):
     with pytest.raises(BundleError, match="no manifest.json"):
         load_bundle(tmp_path)
     (tmp_path / "manifest.json").write_text("{oops")
-    with pytest.raises(BundleError, match="not valid JSON"):
+    with pytest.raises(BundleError, match="malformed JSON"):
         load_bundle(tmp_path)
 
 
@@ -197,7 +231,11 @@ def test_events_parse_and_bad_items_name_themselves():
     assert ev[1].args == ("CPU[0,1]", "3")
     for bad, msg in [("x:stress:0", "time"), ("1:boom", "unknown event"), ("1:stress", "takes 1"),
                      ("1:slow:CPU[0]:0.5", "factor"), ("1:flag:TPU", "processor"),
-                     ("1:memory:lots", "megabytes")]:
+                     ("1:memory:lots", "megabytes"), ("1:memory:\u00b2", "megabytes"),
+                     ("1:memory:99999999999", "megabytes"), ("1:memory:0", "megabytes"),
+                     ("1:slow:CPU[0]:inf", "factor"), ("1:slow:CPU[0]:nan", "factor"),
+                     ("nan:flag:CPU[0]", "finite"), ("inf:unstress", "finite"),
+                     ("1:stress:4096", "this machine has cores")]:
         with pytest.raises(InputError, match=msg) as e:
             parse_events(bad)
         assert "--inject item" in str(e.value)
@@ -210,7 +248,11 @@ def test_runtime_options_validate_and_name_the_bad_field():
     assert (o.preload, o.batch_wait_ms, o.period_s) == ("none", 50, 0.05)
     for bad, where in [({"preload": "some"}, "preload"), ({"period_s": 0}, "period_s"),
                        ({"raise_after": 0}, "raise_after"), ({"max_queue": 2.5}, "max_queue"),
-                       ({"batch_wait_ms": -1}, "batch_wait_ms"), ({"perod_s": 1}, "perod_s")]:
+                       ({"batch_wait_ms": -1}, "batch_wait_ms"), ({"perod_s": 1}, "perod_s"),
+                       ({"period_s": float("inf")}, "period_s"),
+                       ({"period_s": float("nan")}, "period_s"),
+                       ({"memory_low_mb": -5.0}, "memory_low_mb"),
+                       ({"slow_factor": "2"}, "slow_factor")]:
         with pytest.raises(InputError) as e:
             RuntimeOptions().with_overrides(**bad)
         assert e.value.where == where

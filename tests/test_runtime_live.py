@@ -190,6 +190,16 @@ def test_cli_bundle_check_and_run(quick_profile, quick_zoo, tmp_path, capsys):
     assert tl["lost"] == 0 and tl["timeline"]["rows"]["t"]
     assert main(["run", str(out), "--inject", "soon:stress:0"]) == 1
     assert "--inject item" in capsys.readouterr().err
+    # Refused before the run starts, each naming the option.
+    for bad, where in [(["--rate", "nan"], "--rate"), (["--rate", "-1"], "--rate"),
+                       (["--duration", "inf"], "--duration"), (["--duration", "0"], "--duration"),
+                       (["--period-ms", "0"], "--period-ms"),
+                       (["--memory-low-mb", "nan"], "--memory-low-mb"),
+                       (["--timeline", str(tmp_path)], "--timeline"),
+                       (["--timeline", str(tmp_path / "no" / "t.json")], "--timeline")]:
+        assert main(["run", str(out), *bad]) == 1, bad
+        err = capsys.readouterr().err
+        assert where in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
 @pytest.mark.notebook

@@ -9,6 +9,7 @@ to any of them at run time).
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import tempfile
@@ -18,7 +19,7 @@ from typing import Any
 
 from . import __version__
 from .errors import InputError
-from .fileio import dumps_json
+from .fileio import dumps_json, replace_dir
 from .moo.problem import DiscreteProblem
 from .runtime.bundle import FORMAT, MANIFEST, VERSION, sha256_of
 from .solvers.result import SolveResult
@@ -54,6 +55,20 @@ class Storage:
         return {"designs_mb": round(self.designs_mb, 4), "all_candidates_mb": round(self.all_mb, 4),
                 "n_design_models": self.n_design_models, "n_all_models": self.n_all_models,
                 "reduction": round(self.reduction, 3)}
+
+
+def _finite(v: Any) -> bool:
+    return v is not None and math.isfinite(v)
+
+
+def _part(name: str, where: str) -> str:
+    """A task or model name as one folder of the bundle: a name that would climb out of it or
+    make more than one folder is refused (profiles are user input)."""
+    if (not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name
+            or name.startswith(".")):
+        raise InputError("not usable as a folder of the bundle (no '/', '\\' or leading '.')",
+                         where=where, value=name)
+    return name
 
 
 def _model_key(c) -> tuple[str, str, str]:
@@ -147,7 +162,8 @@ def make_bundle(result: SolveResult, problem: DiscreteProblem, out: str | os.Pat
         cfg_out: dict[str, dict[str, Any]] = {}
         for c in configs:
             src = files[_model_key(c)]
-            rel = f"models/{c.task}/{c.model}/{src.name}"
+            w = f"configs[{c.id!r}]"
+            rel = f"models/{_part(c.task, w + '.task')}/{_part(c.model, w + '.model')}/{src.name}"
             if rel not in model_info:
                 dst = tmp / rel
                 dst.parent.mkdir(parents=True, exist_ok=True)
@@ -158,7 +174,7 @@ def make_bundle(result: SolveResult, problem: DiscreteProblem, out: str | os.Pat
                 "processor": c.processor, "threads": c.threads or 1,
                 "xnnpack": bool(c.xnnpack) if c.xnnpack is not None else True,
                 "batch": c.batch, "file": rel, "label": c.label(),
-                "expected": {k: getattr(c, k) for k in EXPECTED if getattr(c, k) is not None}}
+                "expected": {k: getattr(c, k) for k in EXPECTED if _finite(getattr(c, k))}}
         order = sorted(result.designs.values(), key=lambda d: -d.optimality)
         tasks = [{"name": t.name, "batch": t.batch,
                   "metric": t.metric, "higher_is_better": t.higher_is_better}
@@ -170,7 +186,7 @@ def make_bundle(result: SolveResult, problem: DiscreteProblem, out: str | os.Pat
             "device": {"name": prof.device.name, "source": prof.source},
             "tasks": tasks, "models": model_info, "configs": cfg_out,
             "designs": {r: {"configs": list(d.configs), "labels": list(d.labels),
-                            "optimality": None if d.optimality == float("inf") else d.optimality,
+                            "optimality": d.optimality if _finite(d.optimality) else None,
                             "objectives": d.objectives, "W": d.W, "MF": d.MF,
                             **({"trigger": d.trigger} if d.trigger else {})}
                         for r, d in result.designs.items()},
@@ -183,14 +199,7 @@ def make_bundle(result: SolveResult, problem: DiscreteProblem, out: str | os.Pat
                                                             model_info.values())},
         }
         (tmp / MANIFEST).write_text(dumps_json(manifest) + "\n", encoding="utf-8")
-        if out.exists():
-            old = out.with_name(f".{out.name}.old")
-            shutil.rmtree(old, ignore_errors=True)
-            out.rename(old)
-            tmp.rename(out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            tmp.rename(out)
+        replace_dir(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

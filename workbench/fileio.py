@@ -1,4 +1,6 @@
-"""Atomic file writes: a reader never sees a half-written profile, report or bundle."""
+"""Files in and out: atomic writes (a reader never sees a half-written profile, report or
+bundle), and bounded, strictly decoded reads of the text files users give (one clear error for a
+folder, a device, a huge file, UTF-16 or bytes that are not UTF-8, JSON nested too deeply)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,68 @@ import os
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from .errors import InputError
+
+#: The largest text input read (profiles, CSV tables, logs, manifests): 256 MB is far above any
+#: real one, and bounds what a mistaken path (a disk image, /dev/zero) can make us read.
+MAX_TEXT_BYTES = 256 << 20
+
+_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
+         (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
+
+
+def read_text(path: str | os.PathLike, *, what: str = "file",
+              limit: int = MAX_TEXT_BYTES) -> str:
+    """A user's text file, read whole: UTF-8 (a UTF-8 byte-order mark is dropped), at most
+    ``limit`` bytes, a regular file. Anything else is an InputError naming the file.
+
+    Args:
+        what: What the file should be, for the messages ("profile", "CSV table", ...).
+    """
+    path = Path(path)
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise InputError(f"no such {what}", file=path) from None
+    except OSError as e:
+        raise InputError(f"cannot read the {what}: {e.strerror or e}", file=path) from None
+    if path.is_dir():
+        raise InputError(f"is a folder, not a {what}", file=path)
+    if not path.is_file():
+        raise InputError(f"not a regular file (a device or pipe?), not a {what}", file=path)
+    if st.st_size > limit:
+        raise InputError(f"{st.st_size / 1e6:.0f} MB is too large for a {what} (at most "
+                         f"{limit / 1e6:.0f} MB)", file=path)
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(limit + 1)
+    except OSError as e:
+        raise InputError(f"cannot read the {what}: {e.strerror or e}", file=path) from None
+    if len(data) > limit:
+        raise InputError(f"too large for a {what} (at most {limit / 1e6:.0f} MB)", file=path)
+    for bom, name in _BOMS:
+        if data.startswith(bom):
+            raise InputError(f"is {name} text; save the {what} as UTF-8", file=path)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        raise InputError(f"not UTF-8 text (byte 0x{data[e.start]:02x})", file=path,
+                         where=f"line {line}") from None
+
+
+def parse_json(text: str, *, file: Any = None) -> Any:
+    """JSON text to data; malformed or absurdly nested JSON is an InputError naming the place.
+
+    NaN and Infinity literals parse, so that a schema can reject them with their JSON path."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(f"malformed JSON: {e.msg} at line {e.lineno} column {e.colno}",
+                         file=file) from None
+    except RecursionError:
+        raise InputError("JSON nested too deeply", file=file) from None
 
 
 def _mode_for(path: Path) -> int:
@@ -65,3 +129,73 @@ def atomic_write_json(path: str | os.PathLike, data: Any, *,
                       row_lists: tuple[str, ...] = ()) -> Path:
     """Serialise ``data`` as JSON (see :func:`dumps_json`) and write it atomically."""
     return atomic_write_text(path, dumps_json(data, row_lists=row_lists) + "\n")
+
+
+def _renameat2_exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one step (Linux renameat2 RENAME_EXCHANGE); False where unsupported."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    rc = fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange)
+    if rc == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (22, 38, 95):  # EINVAL, ENOSYS, EOPNOTSUPP: the file system cannot exchange
+        return False
+    raise OSError(err, os.strerror(err), str(a))
+
+
+def replace_dir(new: str | os.PathLike, target: str | os.PathLike) -> None:
+    """Put the folder ``new`` at ``target``, replacing any folder there, so that a kill at any
+    moment leaves either the old folder or the new one at ``target``, never neither.
+
+    Both must be on one file system (make ``new`` next to ``target``). Where the file system
+    cannot swap two paths atomically, the old folder is moved aside first (a kill between the two
+    renames then leaves it at ``.<name>.old``)."""
+    import shutil
+
+    new, target = Path(new), Path(target)
+    if not target.exists():
+        new.rename(target)
+        return
+    if _renameat2_exchange(new, target):
+        shutil.rmtree(new, ignore_errors=True)  # ``new`` now holds the old folder
+        return
+    old = target.with_name(f".{target.name}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    target.rename(old)
+    new.rename(target)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+class locked:
+    """Hold an exclusive lock for a read-modify-write of ``path`` (e.g. two `profiles import
+    --into` the same profile at once: without it one import's rows are lost).
+
+    The lock is taken on the file's folder (flock), so no lock file is left behind; it is
+    advisory and released when the block ends or the process dies. Where flock is missing
+    (not POSIX) it does nothing."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.folder = Path(path).resolve().parent
+
+    def __enter__(self) -> "locked":
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX
+            self.fd = None
+            return self
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.fd = os.open(self.folder, os.O_RDONLY)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # closing releases the flock

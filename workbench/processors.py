@@ -21,7 +21,10 @@ from .errors import InputError
 
 #: Engine kinds, in the order reports list them.
 KINDS: tuple[str, ...] = ("CPU", "GPU", "NPU", "DSP")
-_RE = re.compile(r"^(CPU|GPU|NPU|DSP)(?:\[(\d+(?:,\d+)*)\])?$")
+_RE = re.compile(r"^(CPU|GPU|NPU|DSP)(?:\[([0-9]{1,6}(?:,[0-9]{1,6})*)\])?$")
+#: The highest core id a processor id may name (masks are Python ints, so many-core hosts work;
+#: this bounds what a typo can make the solver build).
+MAX_CORE_ID = 4095
 _HELP = "expected CPU, GPU, NPU or DSP, optionally with a CPU core set such as CPU[0] or CPU[0,1]"
 
 
@@ -61,6 +64,14 @@ class Processor:
         return f"{self.kind}[{','.join(map(str, self.cores))}]"
 
 
+def machine_cores() -> set[int]:
+    """The CPU cores this process may run on (its affinity; every core where that is unknown)."""
+    try:
+        return set(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return set(range(os.cpu_count() or 1))
+
+
 def parse(text: str) -> Processor:
     """Parse a processor id.
 
@@ -73,6 +84,8 @@ def parse(text: str) -> Processor:
     cores = tuple(int(c) for c in m.group(2).split(",")) if m.group(2) else None
     if cores is not None and len(set(cores)) != len(cores):
         raise InputError("a core is listed twice in the processor's core set", value=text)
+    if cores is not None and max(cores) > MAX_CORE_ID:
+        raise InputError(f"core ids go up to {MAX_CORE_ID}", value=text)
     return Processor(m.group(1), cores)
 
 

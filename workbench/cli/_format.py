@@ -20,3 +20,19 @@ def table(rows: list[list[str]], header: list[str]) -> str:
         return "  ".join(str(x).ljust(w) for x, w in zip(r, widths)).rstrip()
 
     return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
+
+
+def whole(lo: int, hi: int = 100_000):
+    """An argparse type: a whole number lo..hi (argparse prints one line naming the option)."""
+    import argparse
+
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"must be {lo}..{hi}, got {v}")
+        return v
+    parse.__name__ = "whole number"
+    return parse

@@ -83,6 +83,7 @@ def validate(args: argparse.Namespace) -> int:
 
 
 def import_(args: argparse.Namespace) -> int:
+    from ..fileio import locked
     from ..profiles import load_profile, save_profile
     from ..profiles.importers import (
         accuracy_table,
@@ -102,10 +103,11 @@ def import_(args: argparse.Namespace) -> int:
                                     source=args.source)
     if args.accuracy:
         prof = attach_accuracy(prof, accuracy_table(args.accuracy), metric=args.metric)
-    if args.into:
-        prof = merge(load_profile(args.into), prof, replace=args.replace)
     out = Path(args.output or args.into or workspace.profiles_dir() / f"{prof.device.name}.json")
-    save_profile(prof, out)
+    with locked(out):  # two imports into one profile at once: each sees the other's rows
+        if args.into:
+            prof = merge(load_profile(args.into), prof, replace=args.replace)
+        save_profile(prof, out)
     print(f"wrote {out} ({len(prof.configs)} configurations)")
     return 0
 

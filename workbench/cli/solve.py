@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from ..errors import WorkbenchError
-from ._format import fmt, table
+from ._format import fmt, table, whole
 
 
 def add_problem_arguments(p: argparse.ArgumentParser, *, tables: bool) -> None:
@@ -138,8 +138,9 @@ def add_parser(sub) -> None:
     add_problem_arguments(p, tables=True)
     p.add_argument("--solver", default="rass",
                    help="rass (default), oodin, or a pymoo algorithm: nsga2, nsga3, spea2, ...")
-    p.add_argument("--pop-size", type=int, default=100, help="evolutionary: population")
-    p.add_argument("--generations", type=int, default=100, help="evolutionary: generations")
+    p.add_argument("--pop-size", type=whole(2), default=100, help="evolutionary: population")
+    p.add_argument("--generations", type=whole(1), default=100,
+                   help="evolutionary: generations")
     p.add_argument("--seed", type=int, default=1, help="evolutionary: random seed")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=solve)

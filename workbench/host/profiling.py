@@ -76,7 +76,7 @@ def _cpu_cores(processor: str) -> tuple[int, ...]:
 
 def core_sets() -> list[tuple[int, ...]]:
     """Each available core alone, then all of them together."""
-    cores = sorted(os.sched_getaffinity(0))
+    cores = sorted(processors.machine_cores())
     sets: list[tuple[int, ...]] = [(c,) for c in cores]
     if len(cores) > 1:
         sets.append(tuple(cores))
@@ -197,7 +197,7 @@ def _ram_gb() -> float | None:
 
 
 def host_device() -> Device:
-    cores = sorted(os.sched_getaffinity(0))
+    cores = sorted(processors.machine_cores())
     return Device(name="host", display_name=f"this machine ({_cpu_model()})", soc=_cpu_model(),
                   os=f"{platform.system()} {platform.release()}",
                   cpu_clusters=[CpuCluster(core=_cpu_model(), count=len(cores), ghz=_cpu_ghz(),

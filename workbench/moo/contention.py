@@ -37,6 +37,21 @@ DEFAULTS: dict[str, float] = {"same_processor_share": 1.0, "cpu_oversubscription
                               "cross_processor": 0.08}
 
 
+def mask_array(masks: list[int]) -> np.ndarray:
+    """Core bit masks as an array: int64 while they fit, Python ints (object) on hosts with
+    more than 63 cores, so a many-core profile works instead of overflowing."""
+    if all(0 <= m < (1 << 63) for m in masks):
+        return np.array(masks, dtype=np.int64)
+    return np.array(masks, dtype=object)
+
+
+def popcount(masks: np.ndarray) -> np.ndarray:
+    """The number of cores in each mask."""
+    if masks.dtype == object:
+        return np.vectorize(lambda m: int(m).bit_count(), otypes=[np.int64])(masks)
+    return np.bitwise_count(masks.astype(np.uint64)).astype(np.int64)
+
+
 def co_latency(L: list[np.ndarray], proc: list[np.ndarray], is_cpu: list[np.ndarray],
                coremask: list[np.ndarray], threads: list[np.ndarray],
                params: dict[str, float]) -> list[np.ndarray]:
@@ -74,7 +89,7 @@ def co_latency(L: list[np.ndarray], proc: list[np.ndarray], is_cpu: list[np.ndar
             pool_mask = np.where(cpu_share, pool_mask | coremask[j], pool_mask)
             n_shared += cpu_share
             n_other += ~(same_acc | cpu_share)
-        P = np.maximum(np.bitwise_count(pool_mask.astype(np.uint64)), 1).astype(float)
+        P = np.maximum(popcount(np.asarray(pool_mask)), 1).astype(float)
         over = T > P
         cpu_lat = np.where(over, L[i] * (T / P) * (1 + o * (T - P) / P), L[i])
         lat = np.where(is_cpu[i], cpu_lat, L[i] + s * wait)
@@ -114,9 +129,10 @@ def fit(configs: list[Config], coexec: list[CoExecution], *,
     for M, rows in groups.items():
         cs = [[by_id[i] for i in r.configs] for r in rows]
         col = lambda f, dt: [np.array([f(row[k]) for row in cs], dtype=dt) for k in range(M)]  # noqa: E731
+        masks = [mask_array([core_mask(row[k].processor) for row in cs]) for k in range(M)]
         batches.append((col(lambda c: c.L, float), col(lambda c: procs.index(c.processor), np.int64),
                         col(lambda c: c.kind == "CPU", bool),
-                        col(lambda c: core_mask(c.processor), np.int64),
+                        masks,
                         col(lambda c: c.threads or 1, np.int64),
                         np.log(np.array([r.L for r in rows], dtype=float)).T))
     best, best_err = base, np.inf

@@ -36,7 +36,7 @@ from ..metrics import unit as metric_unit
 from ..profiles.schema import Config, Profile
 from .contention import DEFAULTS as CONTENTION_DEFAULTS
 from .contention import PARAMETERS as CONTENTION_PARAMETERS
-from .contention import co_latency
+from .contention import co_latency, mask_array
 from .contention import fit as fit_contention
 from .front import exact_front, minimisation
 from .optimality import OptimalityResult, feasible_mask, optimality
@@ -88,7 +88,7 @@ class TaskSpace:
         self.ids = np.array([c.id for c in configs], dtype=object)
         self.proc = np.array([processors.index(c.processor) for c in configs], dtype=np.int64)
         self.is_cpu = np.array([c.kind == "CPU" for c in configs], dtype=bool)
-        self.coremask = np.array([coremasks.get(c.processor, 0) for c in configs], dtype=np.int64)
+        self.coremask = mask_array([coremasks.get(c.processor, 0) for c in configs])
         self.threads = np.array([(c.threads or 1) if c.kind == "CPU" else 1 for c in configs],
                                 dtype=np.int64)
         self.batch = np.array([c.batch for c in configs], dtype=float)

@@ -20,6 +20,7 @@ task. With no objective at all, the constrained metrics become the objectives.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -112,6 +113,10 @@ class SLO:
             return self
         if isinstance(weights, str):
             weights = parse_weights(weights)
+        for key, w in weights.items():
+            if isinstance(w, bool) or not isinstance(w, (int, float)) or not 0 <= w <= MAX_WEIGHT:
+                raise InputError(f"a weight must be a number 0..{MAX_WEIGHT:g}",
+                                 where=f"weights[{key!r}]", value=w)
         objs = list(self.effective_objectives)
         used = set()
         for i, o in enumerate(objs):
@@ -124,6 +129,9 @@ class SLO:
         if unknown:
             raise InputError(f"weight for {sorted(unknown)[0]!r} matches no objective "
                              f"(objectives: {', '.join(str(o) for o in objs)})", where="weights")
+        if objs and all(o.weight == 0 for o in objs):
+            raise InputError("every objective has weight 0: nothing would be optimised",
+                             where="weights", value=dict(weights))
         return SLO(tuple(objs), self.constraints)
 
     def __str__(self) -> str:
@@ -135,6 +143,10 @@ class SLO:
         return parse_slo(text)
 
 
+#: Weights above this make the optimality sum overflow or swamp every other objective.
+MAX_WEIGHT = 1e6
+
+
 def parse_weights(text: str) -> dict[str, float]:
     """``"A=2, TP=1"`` -> ``{"A": 2.0, "TP": 1.0}``."""
     out: dict[str, float] = {}
@@ -144,18 +156,25 @@ def parse_weights(text: str) -> dict[str, float]:
             w = float(val)
         except ValueError:
             w = float("nan")
-        if not sep or not key.strip() or not (w >= 0):
-            raise InputError("expected METRIC=WEIGHT with a weight >= 0", where="weights",
-                             value=part)
+        if not sep or not key.strip() or not (0 <= w <= MAX_WEIGHT):
+            raise InputError(f"expected METRIC=WEIGHT with a weight 0..{MAX_WEIGHT:g}",
+                             where="weights", value=part)
         out[key.strip()] = w
     return out
 
 
-def _tokens(item: str, offset: int) -> list[tuple[str, int, int]]:
+def _tokens(item: str, offset: int, text: str) -> list[tuple[str, int, int]]:
+    """The tokens of one ``;``-separated item; text that is not a token (a lone ``=``, ``=>``)
+    is an error pointing at it, never dropped."""
     out, pos = [], 0
     while pos < len(item):
         m = _TOKEN_RE.match(item, pos)
         if not m or not m.group(1):
+            rest = item[pos:]
+            if rest.strip():
+                a = offset + pos + len(rest) - len(rest.lstrip())
+                raise SLOError("unexpected text here (comparisons are <=, >=, < and >)", text,
+                               a, a + 1)
             break
         out.append((m.group(1), offset + m.start(1), offset + m.end(1)))
         pos = m.end()
@@ -213,7 +232,7 @@ def parse_slo(text: str) -> SLO:
     constraints: list[Constraint] = []
     offset = 0
     for item in text.split(";"):
-        toks = _tokens(item, offset)
+        toks = _tokens(item, offset, text)
         offset += len(item) + 1
         if not toks:
             continue
@@ -239,6 +258,8 @@ def parse_slo(text: str) -> SLO:
                 raise SLOError(f"expected a number with an optional unit, got {joined!r}", text,
                                rhs[0][1], rhs[-1][2])
             value = float(m.group(1))
+            if not math.isfinite(value):
+                raise SLOError("the value must be a finite number", text, rhs[0][1], rhs[-1][2])
             unit = m.group(2)
             if unit:
                 factors = BY_NAME[metric].units

@@ -10,6 +10,7 @@ samples/s (TP). Empty cells and ``-`` mean "not available".
 from __future__ import annotations
 
 import csv
+import io
 import math
 import os
 import re
@@ -20,6 +21,7 @@ from pydantic import ValidationError
 
 from .. import processors
 from ..errors import InputError
+from ..fileio import read_text
 from ..metrics import COLUMNS
 from .schema import (
     PRECISIONS,
@@ -125,12 +127,8 @@ def import_csv(path: str | os.PathLike, *, device: Device | str | None = None,
             names the file, the row (line number) and column, and the value.
     """
     path = Path(path)
+    reader = csv.DictReader(io.StringIO(read_text(path, what="CSV table"), newline=""))
     try:
-        fh = path.open(newline="", encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise InputError("no such CSV file", file=path) from None
-    with fh:
-        reader = csv.DictReader(fh)
         header = reader.fieldnames or []
         if not header:
             raise InputError("empty CSV: expected a header row", file=path, where="line 1")
@@ -184,6 +182,9 @@ def import_csv(path: str | os.PathLike, *, device: Device | str | None = None,
                 col = "config" if err.where == "id" else err.where
                 raise InputError(err.message, file=path, where=f"line {line}, column {col}",
                                  value=err.value) from None
+    except csv.Error as exc:  # a NUL byte, a cell over the csv module's size limit
+        raise InputError(f"not a readable CSV: {exc}", file=path,
+                         where=f"line {reader.line_num}") from None
     if not configs:
         raise InputError("the CSV has a header but no rows", file=path)
     prov = Provenance(method=f"imported from CSV {path.name}", notes=[
@@ -196,8 +197,9 @@ def import_csv(path: str | os.PathLike, *, device: Device | str | None = None,
 
 _RE_TIMINGS = re.compile(r"Inference timings in us:\s*(.*)")
 _RE_KV = re.compile(r"([A-Za-z ()]+):\s*([0-9.eE+-]+)")
-_RE_COUNT = re.compile(r"count=(\d+).*?min=([0-9.eE+-]+)\s+max=([0-9.eE+-]+)\s+avg=([0-9.eE+-]+)"
-                       r"\s+std=([0-9.eE+-]+)")
+# Numbers are taken as any non-space text and checked by _num, so a malformed one is an error
+# naming its line rather than a line silently skipped.
+_RE_COUNT = re.compile(r"count=(\S+).*?min=(\S+)\s+max=(\S+)\s+avg=(\S+)\s+std=(\S+)")
 _RE_PEAK = re.compile(r"Peak memory footprint \(MB\):\s*init=([0-9.eE+-]+)\s+overall=([0-9.eE+-]+)")
 _RE_PARAM = re.compile(r"^(?:[A-Z]+:\s*)?([A-Za-z][A-Za-z0-9 _()/-]*?):\s*\[(.*)\]\s*$")
 _PRECISION_TOKENS = {"fp32": "FP32", "float32": "FP32", "fp16": "FP16", "float16": "FP16",
@@ -208,14 +210,28 @@ def _truthy(v: str | None) -> bool:
     return (v or "").strip().lower() in {"1", "true", "yes"}
 
 
-def _split_runs(text: str) -> list[list[str]]:
-    """One list of lines per benchmark run (runs start at 'STARTING!' when the log has several)."""
-    runs: list[list[str]] = [[]]
-    for line in text.splitlines():
-        if "STARTING!" in line and any("Inference timings in us" in x for x in runs[-1]):
+def _split_runs(text: str) -> list[list[tuple[int, str]]]:
+    """One list of (line number, line) per benchmark run (runs start at 'STARTING!' when the log
+    has several)."""
+    runs: list[list[tuple[int, str]]] = [[]]
+    for n, line in enumerate(text.splitlines(), 1):
+        if "STARTING!" in line and any("Inference timings in us" in x for _, x in runs[-1]):
             runs.append([])
-        runs[-1].append(line)
-    return [r for r in runs if any("Inference timings in us" in x for x in r)]
+        runs[-1].append((n, line))
+    return [r for r in runs if any("Inference timings in us" in x for _, x in r)]
+
+
+def _num(text: str, *, file: Any, line: int, what: str, positive: bool = False) -> float:
+    """A number of the log, or an InputError naming the line (``1.2.3``, ``--``, ``1e400``)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise InputError(f"{what} is not a number", file=file, where=f"line {line}",
+                         value=text) from None
+    if not math.isfinite(v) or v < 0 or (positive and v == 0):
+        raise InputError(f"{what} must be a finite number {'> 0' if positive else '>= 0'}",
+                         file=file, where=f"line {line}", value=text)
+    return v
 
 
 def parse_benchmark_log(text: str, *, file: Any = None) -> list[dict[str, Any]]:
@@ -231,20 +247,25 @@ def parse_benchmark_log(text: str, *, file: Any = None) -> list[dict[str, Any]]:
     for lines in runs:
         rec: dict[str, Any] = {"params": {}}
         last_count = None
-        for line in lines:
+        count_line = 0
+        for n, line in lines:
             line = line.strip()
             m = _RE_PARAM.match(line)
             if m and "=" not in m.group(2):
                 rec["params"][m.group(1).strip().lower()] = m.group(2).strip()
             m = _RE_COUNT.search(line)
             if m:
-                last_count = m
+                last_count, count_line = m, n
             m = _RE_TIMINGS.search(line)
             if m:
-                kv = {k.strip(): float(v) for k, v in _RE_KV.findall(m.group(1))}
+                kv = {k.strip(): _num(v, file=file, line=n, what=k.strip())
+                      for k, v in _RE_KV.findall(m.group(1))}
                 if "Inference (avg)" not in kv:
                     raise InputError("timings line has no 'Inference (avg)'", file=file,
-                                     value=line)
+                                     where=f"line {n}", value=line)
+                if kv["Inference (avg)"] <= 0:
+                    raise InputError("the mean inference time must be > 0", file=file,
+                                     where=f"line {n}", value=kv["Inference (avg)"])
                 rec["L"] = kv["Inference (avg)"] / 1000.0
                 if "Init" in kv:
                     rec["init_ms"] = kv["Init"] / 1000.0
@@ -252,12 +273,19 @@ def parse_benchmark_log(text: str, *, file: Any = None) -> list[dict[str, Any]]:
                     rec["first_ms"] = kv["First inference"] / 1000.0
                 # The last count= line before the timings summarises the measured runs.
                 if last_count is not None:
-                    n, lo, hi, avg, std = last_count.groups()
-                    rec.update(runs=int(n), L_min=float(lo) / 1000, L_max=float(hi) / 1000,
-                               L_std=float(std) / 1000)
+                    cnt, lo, hi, avg, std = last_count.groups()
+                    num = lambda t, w: _num(t, file=file, line=count_line, what=w)  # noqa: E731
+                    if not cnt.isdigit():
+                        raise InputError("count is not a whole number", file=file,
+                                         where=f"line {count_line}", value=cnt)
+                    rec.update(runs=int(cnt), L_min=num(lo, "min") / 1000,
+                               L_max=num(hi, "max") / 1000, L_std=num(std, "std") / 1000)
+                    if rec["L_min"] > rec["L_max"]:
+                        raise InputError("min is greater than max", file=file,
+                                         where=f"line {count_line}", value=(lo, hi))
             m = _RE_PEAK.search(line)
             if m:
-                overall = float(m.group(2))
+                overall = _num(m.group(2), file=file, line=n, what="peak memory")
                 if overall > 0:  # 0 means the platform could not measure it
                     rec["MF"] = overall
         out.append(rec)
@@ -299,10 +327,7 @@ def import_benchmark_log(path: str | os.PathLike, *, model: str | None = None,
             name and was not given.
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        raise InputError("no such log file", file=path) from None
+    text = read_text(path, what="benchmark_model log")
     runs = parse_benchmark_log(text, file=path)
     if precision is not None and precision not in PRECISIONS:
         raise InputError(f"unknown precision; expected one of {', '.join(PRECISIONS)}",
@@ -369,9 +394,10 @@ def accuracy_table(specs: list[str]) -> dict[tuple[str, str | None], float]:
         if spec.lower().endswith(".csv"):
             path = Path(spec)
             try:
-                rows = list(csv.DictReader(path.read_text(encoding="utf-8").splitlines()))
-            except OSError:
-                raise InputError("cannot read the accuracy table", file=path) from None
+                rows = list(csv.DictReader(io.StringIO(read_text(path, what="accuracy table"),
+                                                       newline="")))
+            except csv.Error as exc:
+                raise InputError(f"not a readable CSV: {exc}", file=path) from None
             if not rows or "model" not in rows[0] or not ({"A", "accuracy"} & set(rows[0])):
                 raise InputError("an accuracy table needs columns model, A (or accuracy) and "
                                  "optionally precision", file=path)

@@ -10,7 +10,7 @@ predictor) or imported (another tool's output).
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -34,18 +34,26 @@ class PathError(ValueError):
         super().__init__(f"{where}: {message}")
 
 
+#: Bounds a profile's values must keep for the solver's arithmetic: core ids and thread counts
+#: beyond these are refused, not wrapped or overflowed.
+MAX_CORE_ID = processors.MAX_CORE_ID
+MAX_THREADS = 1024
+
+
 class _Strict(BaseModel):
     # Mistyped fields are errors, not silently ignored data.
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    # strict: "L": true is not 1 ms and "threads": "4" is not 4 (an int is still a float).
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, strict=True)
 
 
 class CpuCluster(_Strict):
     """A cluster of identical CPU cores (big.LITTLE devices have several)."""
 
     core: str = Field(description="Core type, e.g. 'Cortex-A76'.")
-    count: int = Field(ge=1)
+    count: int = Field(ge=1, le=MAX_CORE_ID + 1)
     ghz: float = Field(gt=0, description="Maximum clock in GHz.")
-    core_ids: list[int] | None = Field(default=None, description="OS core ids, where known.")
+    core_ids: list[Annotated[int, Field(ge=0, le=MAX_CORE_ID)]] | None = Field(
+        default=None, description="OS core ids, where known.")
 
 
 class Accelerator(_Strict):
@@ -82,7 +90,7 @@ class Device(_Strict):
 class EngineOptions(_Strict):
     """The tunable options of a compute engine, op(ce) in CARIn section 6.4."""
 
-    threads: list[int] = Field(default_factory=list)
+    threads: list[Annotated[int, Field(ge=1, le=MAX_THREADS)]] = Field(default_factory=list)
     xnnpack: list[bool] = Field(default_factory=list)
     delegate_precision: list[Literal["fp32", "fp16", "int8"]] = Field(default_factory=list)
     governors: list[str] = Field(default_factory=list)
@@ -106,7 +114,8 @@ class Engine(_Strict):
         description="Model precisions the engine can run (natively or by fallback).")
     native: list[Literal["fp32", "fp16", "int8"]] = Field(
         default_factory=list, description="Arithmetic the engine runs natively.")
-    core_ids: list[int] | None = Field(default=None, description="CPU affinity of this processor.")
+    core_ids: list[Annotated[int, Field(ge=0, le=MAX_CORE_ID)]] | None = Field(
+        default=None, description="CPU affinity of this processor.")
     options: EngineOptions = Field(default_factory=EngineOptions)
 
     @field_validator("name")
@@ -142,7 +151,7 @@ class Config(_Strict):
     arch: str | None = Field(default=None, description="Model family, e.g. 'EfficientNet'.")
     precision: Precision
     processor: str
-    threads: int | None = Field(default=None, ge=1)
+    threads: int | None = Field(default=None, ge=1, le=MAX_THREADS)
     xnnpack: bool | None = None
     delegate_precision: Literal["fp32", "fp16", "int8"] | None = None
     governor: str | None = None
@@ -196,7 +205,7 @@ class Config(_Strict):
     @model_validator(mode="after")
     def _ordered_latency(self) -> "Config":
         if self.L_min is not None and self.L_max is not None and self.L_min > self.L_max:
-            raise ValueError(f"L_min ({self.L_min}) is greater than L_max ({self.L_max})")
+            raise PathError("L_min", f"L_min is greater than L_max ({self.L_max})", self.L_min)
         return self
 
     @property
@@ -310,8 +319,10 @@ class Profile(_Strict):
     @classmethod
     def _finite_parameters(cls, v: dict[str, float]) -> dict[str, float]:
         for k, x in v.items():
-            if not math.isfinite(x):
-                raise ValueError(f"parameter {k!r} must be finite, got {x!r}")
+            # Negative parameters would make co-running models faster than alone (negative
+            # latencies that win every SLO); past 100 the model has lost its meaning.
+            if not (math.isfinite(x) and 0 <= x <= 100):
+                raise ValueError(f"parameter {k!r} must be a number 0..100, got {x!r}")
         return v
 
     @model_validator(mode="after")

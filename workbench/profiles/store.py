@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -11,7 +10,7 @@ from pydantic import ValidationError
 
 from .. import workspace
 from ..errors import InputError
-from ..fileio import atomic_write_json
+from ..fileio import atomic_write_json, parse_json, read_text
 from .schema import PathError, Profile
 
 #: Where the committed profiles live (``profiles/`` at the top of a checkout).
@@ -72,16 +71,7 @@ def load_profile(path: str | os.PathLike) -> Profile:
             names the file, the JSON path and the value.
     """
     path = resolve_profile(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("no such profile file", file=path) from None
-    try:
-        # NaN / Infinity literals parse, so that the schema can reject them with their JSON path.
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
-                         file=path) from None
+    data = parse_json(read_text(path, what="profile file"), file=path)
     return profile_from_dict(data, file=path)
 
 

@@ -20,14 +20,16 @@ Manifest (``manifest.json``)::
 from __future__ import annotations
 
 import hashlib
-import json
+import math
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .. import processors
 from ..errors import InputError
+from ..fileio import parse_json, read_text
 
 FORMAT = "workbench-bundle"
 VERSION = 1
@@ -44,6 +46,59 @@ def sha256_of(path: str | os.PathLike) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+#: The largest model file a bundle may hold (LiteRT's flatbuffers stop at 2 GiB).
+MAX_MODEL_BYTES = 2 << 30
+
+
+class ModelFault(RuntimeError):
+    """A model file that cannot be served: missing, not a regular file, or not the bytes the
+    manifest's sha256 names."""
+
+
+def inside(root: Path, rel: str, *, file: Path, where: str) -> Path:
+    """``root / rel`` if it stays inside the bundle, else a BundleError naming the field.
+
+    Refused: absolute paths, ``..`` parts, and any path whose real location (symlinks of the
+    file or of a folder on the way resolved) is outside ``root``. Nothing is opened or hashed."""
+    rp = Path(rel)
+    if not rel or rp.is_absolute() or ".." in rp.parts or "\0" in rel:
+        raise BundleError("model paths must stay inside the bundle", file=file, where=where,
+                          value=rel)
+    base = root.resolve()
+    target = (root / rp).resolve()
+    if target != base and base not in target.parents:
+        raise BundleError("model path resolves outside the bundle (a symlink?)", file=file,
+                          where=where, value=rel)
+    return root / rp
+
+
+def read_verified(path: Path, sha256: str, *, limit: int = MAX_MODEL_BYTES) -> bytes:
+    """A model file's bytes, read once and checked against ``sha256``: the runtime runs from this
+    buffer, so a file truncated, rewritten or swapped later cannot change what is served (LiteRT
+    maps a file it opens by path: a truncated mapped file is a SIGBUS)."""
+    if not path.exists():
+        raise ModelFault(f"{path.name}: missing")
+    if not path.is_file():
+        raise ModelFault(f"{path.name}: not a regular file")
+    try:
+        # O_NONBLOCK: a FIFO swapped in after the check must not hang the runtime.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise ModelFault(f"{path.name}: not a regular file")
+            if st.st_size > limit:
+                raise ModelFault(f"{path.name}: larger than {limit} bytes")
+            blob = fh.read(limit + 1)
+    except OSError as e:
+        raise ModelFault(f"{path.name}: unreadable ({e.strerror or e})") from None
+    if len(blob) > limit:
+        raise ModelFault(f"{path.name}: larger than {limit} bytes")
+    if hashlib.sha256(blob).hexdigest() != sha256:
+        raise ModelFault(f"{path.name}: checksum mismatch")
+    return blob
 
 
 def cores_of(processor: str, n_cores: int | None = None) -> tuple[int, ...] | None:
@@ -96,6 +151,7 @@ class Bundle:
     fallback: list[str]
     bad_files: dict[str, str] = field(default_factory=dict)
     problems: dict[str, str] = field(default_factory=dict)
+    _blobs: dict[str, bytes] = field(default_factory=dict, repr=False)
 
     @property
     def task_names(self) -> list[str]:
@@ -107,6 +163,24 @@ class Bundle:
 
     def path_of(self, config_id: str) -> Path:
         return self.root / self.configs[config_id].file
+
+    def model_bytes(self, config_id: str) -> bytes:
+        """The configuration's model, read once and verified (cached: every later load runs the
+        same bytes). Raises ModelFault if the file is missing or not what the manifest names."""
+        rel = self.configs[config_id].file
+        blob = self._blobs.get(rel)
+        if blob is None:
+            info = self.manifest["models"][rel]
+            blob = self._blobs[rel] = read_verified(self.root / rel, info["sha256"])
+        return blob
+
+    def release(self, keep: set[str]) -> None:
+        """Forget the bytes of models no configuration in ``keep`` uses (memory pressure); a
+        later load reads and verifies them again."""
+        files = {self.configs[c].file for c in keep if c in self.configs}
+        for rel in list(self._blobs):  # list(): another thread may be adding a model
+            if rel not in files:
+                self._blobs.pop(rel, None)
 
     def remove(self, role: str, reason: str) -> None:
         """Take a design out of service (e.g. its model failed to load)."""
@@ -131,6 +205,46 @@ def _need(obj: dict, key: str, kind: type | tuple[type, ...], file: Path, where:
     return v
 
 
+#: What this runtime will run: more threads or a larger batch than this is a manifest error
+#: (LiteRT crashes on absurd thread counts; a huge batch allocates without bound).
+MAX_THREADS = 256
+MAX_MANIFEST_BYTES = 64 << 20
+MAX_BATCH = 4096
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _list_of(obj: dict, key: str, ok, what: str, file: Path, where: str,
+             default: Any = ...) -> list:
+    """``obj[key]`` as a list whose every item passes ``ok``; the first bad item is named."""
+    if default is not ... and key not in obj:
+        return default
+    v = _need(obj, key, list, file, where)
+    path = f"{where}.{key}" if where else key
+    for k, item in enumerate(v):
+        if not ok(item):
+            raise BundleError(f"must be {what}", file=file, where=f"{path}[{k}]", value=item)
+    return v
+
+
+def _expected(c: dict, file: Path, where: str) -> dict[str, float]:
+    exp = c.get("expected", {})
+    if not isinstance(exp, dict):
+        raise BundleError("must be an object of metric values", file=file,
+                          where=f"{where}.expected", value=exp)
+    out = {}
+    for k, v in exp.items():
+        if v is None:
+            continue
+        if not _number(v):
+            raise BundleError("must be a finite number", file=file,
+                              where=f"{where}.expected.{k}", value=v)
+        out[k] = float(v)
+    return out
+
+
 def load_bundle(root: str | os.PathLike, *, verify: bool = True) -> Bundle:
     """Read and check a bundle folder.
 
@@ -145,12 +259,13 @@ def load_bundle(root: str | os.PathLike, *, verify: bool = True) -> Bundle:
     """
     root = Path(root)
     mpath = root / MANIFEST
-    if not mpath.is_file():
+    if not mpath.exists():
         raise BundleError("not a bundle: no manifest.json", file=root)
     try:
-        m = json.loads(mpath.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise BundleError(f"not valid JSON: {e.msg}", file=mpath, where=f"line {e.lineno}") from None
+        m = parse_json(read_text(mpath, what="bundle manifest", limit=MAX_MANIFEST_BYTES),
+                       file=mpath)
+    except InputError as e:
+        raise BundleError(e.message, file=e.file, where=e.where) from None
     if not isinstance(m, dict) or m.get("format") != FORMAT:
         raise BundleError(f"not a {FORMAT} manifest", file=mpath, where="format",
                           value=m.get("format") if isinstance(m, dict) else type(m).__name__)
@@ -165,6 +280,8 @@ def load_bundle(root: str | os.PathLike, *, verify: bool = True) -> Bundle:
     models = _need(m, "models", dict, mpath, "")
     for f, info in models.items():
         _need(info, "sha256", str, mpath, f"models[{f!r}]")
+        # Every entry, used or not: nothing outside the bundle is ever opened or hashed.
+        inside(root, f, file=mpath, where=f"models[{f!r}]")
     configs: dict[str, ConfigSpec] = {}
     for cid, c in _need(m, "configs", dict, mpath, "").items():
         w = f"configs[{cid!r}]"
@@ -174,21 +291,21 @@ def load_bundle(root: str | os.PathLike, *, verify: bool = True) -> Bundle:
             processor=_need(c, "processor", str, mpath, w),
             threads=_need(c, "threads", int, mpath, w), xnnpack=_need(c, "xnnpack", bool, mpath, w),
             batch=_need(c, "batch", int, mpath, w), file=_need(c, "file", str, mpath, w),
-            expected={k: float(v) for k, v in c.get("expected", {}).items() if v is not None})
+            expected=_expected(c, mpath, w))
         if spec.task not in names:
             raise BundleError("unknown task", file=mpath, where=f"{w}.task", value=spec.task)
         if spec.file not in models:
             raise BundleError("model file not listed under 'models'", file=mpath,
                               where=f"{w}.file", value=spec.file)
-        if spec.threads < 1 or spec.batch < 1:
-            raise BundleError("threads and batch must be >= 1", file=mpath, where=w,
-                              value=(spec.threads, spec.batch))
+        if not 1 <= spec.threads <= MAX_THREADS:
+            raise BundleError(f"threads must be 1..{MAX_THREADS}", file=mpath,
+                              where=f"{w}.threads", value=spec.threads)
+        if not 1 <= spec.batch <= MAX_BATCH:
+            raise BundleError(f"batch must be 1..{MAX_BATCH}", file=mpath, where=f"{w}.batch",
+                              value=spec.batch)
         if not processors.is_processor(spec.processor):
             raise BundleError("not a processor id such as CPU, CPU[0,1] or GPU", file=mpath,
                               where=f"{w}.processor", value=spec.processor)
-        if Path(spec.file).is_absolute() or ".." in Path(spec.file).parts:
-            raise BundleError("model paths must stay inside the bundle", file=mpath,
-                              where=f"{w}.file", value=spec.file)
         configs[cid] = spec
     designs: dict[str, DesignSpec] = {}
     for role, d in _need(m, "designs", dict, mpath, "").items():
@@ -198,25 +315,37 @@ def load_bundle(root: str | os.PathLike, *, verify: bool = True) -> Bundle:
             raise BundleError(f"needs one configuration per task ({len(names)})", file=mpath,
                               where=f"{w}.configs", value=ids)
         for k, cid in enumerate(ids):
-            if cid not in configs:
+            if not isinstance(cid, str) or cid not in configs:
                 raise BundleError("unknown configuration", file=mpath,
                                   where=f"{w}.configs[{k}]", value=cid)
             if configs[cid].task != names[k]:
                 raise BundleError(f"configuration is not for task {names[k]}", file=mpath,
                                   where=f"{w}.configs[{k}]", value=cid)
-        designs[role] = DesignSpec(role, tuple(ids), tuple(d.get("labels", ids)),
-                                   d.get("optimality"), d.get("trigger"))
+        labels = _list_of(d, "labels", lambda x: isinstance(x, str), "a string", mpath, w,
+                          default=ids)
+        if len(labels) != len(ids):
+            raise BundleError(f"needs one label per task ({len(names)})", file=mpath,
+                              where=f"{w}.labels", value=labels)
+        opt = d.get("optimality")
+        if opt is not None and not _number(opt):
+            raise BundleError("must be a finite number or null", file=mpath,
+                              where=f"{w}.optimality", value=opt)
+        trig = d.get("trigger")
+        if trig is not None and not isinstance(trig, str):
+            raise BundleError("must be a processor id or null", file=mpath,
+                              where=f"{w}.trigger", value=trig)
+        designs[role] = DesignSpec(role, tuple(ids), tuple(labels), opt, trig)
     if not designs:
         raise BundleError("the bundle has no designs", file=mpath, where="designs")
-    triggers = _need(m, "triggers", list, mpath, "")
-    vector = _need(m, "policy_vector", list, mpath, "")
+    triggers = _list_of(m, "triggers", processors.is_processor,
+                        "a processor id such as CPU[0]", mpath, "")
+    vector = _list_of(m, "policy_vector", lambda r: r is None or (isinstance(r, str) and r in designs),
+                      "a design of 'designs' or null", mpath, "")
     if len(vector) != 1 << (len(triggers) + 1):
         raise BundleError(f"needs 2^(triggers+1) = {1 << (len(triggers) + 1)} entries",
                           file=mpath, where="policy_vector", value=len(vector))
-    for k, role in enumerate(vector):
-        if role is not None and role not in designs:
-            raise BundleError("unknown design", file=mpath, where=f"policy_vector[{k}]", value=role)
-    fallback = [r for r in m.get("fallback", list(designs)) if r in designs]
+    fallback = _list_of(m, "fallback", lambda r: isinstance(r, str) and r in designs,
+                        "a design of 'designs'", mpath, "", default=list(designs))
     fallback += [r for r in designs if r not in fallback]
     b = Bundle(root, m, tasks, configs, designs, [str(t) for t in triggers], vector, fallback)
     if verify:
@@ -224,15 +353,22 @@ def load_bundle(root: str | os.PathLike, *, verify: bool = True) -> Bundle:
             p = root / f
             if not p.is_file():
                 b.bad_files[f] = "missing"
+            elif p.stat().st_size > MAX_MODEL_BYTES:
+                b.bad_files[f] = f"larger than {MAX_MODEL_BYTES} bytes"
             elif sha256_of(p) != info["sha256"]:
                 b.bad_files[f] = "checksum mismatch"
         for cid, c in configs.items():
             if c.file in b.bad_files:
                 b.remove_config(cid, f"{c.file}: {b.bad_files[c.file]}")
+    have = processors.machine_cores()
     for role, d in designs.items():
         for cid in d.configs:
-            if cores_of(configs[cid].processor) is None:
+            cores = cores_of(configs[cid].processor)
+            if cores is None:
                 b.remove(role, f"{configs[cid].processor} cannot be driven by this runtime")
+            elif not set(cores) <= have:
+                b.remove(role, f"{configs[cid].processor} needs cores this machine lacks (it "
+                         f"has {','.join(map(str, sorted(have)))})")
     if not b.usable:
         why = "; ".join(f"{r}: {p}" for r, p in b.problems.items())
         raise BundleError(f"no usable design ({why})", file=root)

@@ -17,7 +17,9 @@ Syntax (``workbench run --inject``): comma-separated ``SECONDS:KIND[:ARG[:ARG]]`
 
 from __future__ import annotations
 
+import math
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 from .. import processors
 from ..errors import InputError
 
+_DIGITS = re.compile(r"[0-9]{1,9}")
 KINDS = {"stress": 1, "unstress": 0, "memory": 1, "unmemory": 0, "slow": 2, "unslow": 0,
          "flag": 1, "unflag": 1, "memflag": 0, "unmemflag": 0}
 
@@ -54,8 +57,22 @@ def _split_top(text: str) -> list[str]:
     return [p.strip() for p in out if p.strip()]
 
 
+#: The largest slowdown ``slow:PROC:FACTOR`` may inject (a larger one is a stalled core).
+MAX_SLOWDOWN = 1000.0
+
+
+def _machine_mb() -> int:
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") >> 20
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return 1 << 20
+
+
 def parse_events(text: str) -> list[Event]:
-    """Parse ``--inject`` text into events sorted by time; a bad item names itself."""
+    """Parse ``--inject`` text into events sorted by time; a bad item names itself.
+
+    Everything an event needs is checked here, before the run starts: a finite time, cores this
+    machine has, megabytes it can hold, a finite slowdown."""
     events = []
     for item in _split_top(text):
         parts = item.split(":")
@@ -65,8 +82,9 @@ def parse_events(text: str) -> list[Event]:
         except ValueError:
             raise InputError("must start with the time in seconds", where=where,
                              value=parts[0]) from None
-        if at < 0 or len(parts) < 2:
-            raise InputError("expected SECONDS:KIND[:ARG]", where=where, value=item)
+        if not math.isfinite(at) or at < 0 or len(parts) < 2:
+            raise InputError("expected SECONDS:KIND[:ARG] with a finite time >= 0", where=where,
+                             value=item)
         kind, args = parts[1], tuple(parts[2:])
         if kind not in KINDS:
             raise InputError(f"unknown event kind; use one of {', '.join(KINDS)}", where=where,
@@ -74,19 +92,24 @@ def parse_events(text: str) -> list[Event]:
         if len(args) != KINDS[kind]:
             raise InputError(f"'{kind}' takes {KINDS[kind]} argument(s)", where=where, value=args)
         if kind == "stress":
-            if not all(c.isdigit() for c in args[0].split("+")):
+            if not all(_DIGITS.fullmatch(c) for c in args[0].split("+")):
                 raise InputError("cores must look like 0 or 0+1", where=where, value=args[0])
-        if kind == "memory" and not args[0].isdigit():
-            raise InputError("memory takes megabytes", where=where, value=args[0])
+            parse_cores(args[0], where=where)
+        if kind == "memory":
+            total = _machine_mb()
+            if not _DIGITS.fullmatch(args[0]) or not 1 <= int(args[0]) <= total:
+                raise InputError(f"memory takes whole megabytes, 1..{total} (this machine's RAM)",
+                                 where=where, value=args[0])
         if kind in ("slow", "flag", "unflag") and not processors.is_processor(args[0]):
             raise InputError("not a processor name like CPU[0] or GPU", where=where, value=args[0])
         if kind == "slow":
             try:
-                if float(args[1]) < 1:
-                    raise ValueError
+                factor = float(args[1])
             except ValueError:
-                raise InputError("slowdown factor must be a number >= 1", where=where,
-                                 value=args[1]) from None
+                factor = math.nan
+            if not 1 <= factor <= MAX_SLOWDOWN:  # also refuses nan and inf
+                raise InputError(f"slowdown factor must be a number 1..{MAX_SLOWDOWN:g}",
+                                 where=where, value=args[1])
         events.append(Event(at, kind, args))
     return sorted(events, key=lambda e: e.at)
 
@@ -114,12 +137,12 @@ def stop(procs: list[subprocess.Popen]) -> None:
     procs.clear()
 
 
-def parse_cores(arg: str) -> set[int]:
+def parse_cores(arg: str, *, where: str = "stress") -> set[int]:
     cores = {int(c) for c in arg.split("+")}
-    n = os.cpu_count() or 1
-    bad = [c for c in cores if c >= n]
-    if bad:
-        raise InputError(f"this machine has cores 0..{n - 1}", where="stress", value=arg)
+    have = processors.machine_cores()
+    if not cores <= have:
+        raise InputError(f"this machine has cores {','.join(map(str, sorted(have)))}",
+                         where=where, value=arg)
     return cores
 
 

@@ -47,8 +47,10 @@ def spin(seconds: float) -> None:
 class Executor:
     """A loaded configuration. Not thread-safe: one serving thread invokes it."""
 
-    def __init__(self, spec: ConfigSpec, path: os.PathLike | str) -> None:
-        self.spec, self.path = spec, str(path)
+    def __init__(self, spec: ConfigSpec, model: os.PathLike | str | bytes) -> None:
+        """``model``: the verified bytes the bundle read (what the runtime serves), or a path."""
+        self.spec, self.model = spec, model
+        self.path = spec.file if isinstance(model, bytes) else str(model)
         cores = cores_of(spec.processor)
         if cores is None:
             raise ExecutorError(f"{spec.id}: processor {spec.processor} is not a CPU core set")
@@ -62,7 +64,7 @@ class Executor:
         t0 = time.perf_counter()
         try:
             with Pinned(self.cores):
-                it = open_interpreter(self.path, threads=self.spec.threads,
+                it = open_interpreter(self.model, threads=self.spec.threads,
                                       xnnpack=self.spec.xnnpack, batch=self.batch)
                 self._inp = it.get_input_details()[0]
                 self._out = it.get_output_details()[0]

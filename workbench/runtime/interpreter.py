@@ -8,18 +8,19 @@ import os
 import numpy as np
 
 
-def open_interpreter(path: str | os.PathLike, *, threads: int = 1, xnnpack: bool = True,
+def open_interpreter(model: str | os.PathLike | bytes, *, threads: int = 1, xnnpack: bool = True,
                      batch: int | None = None):
-    """A LiteRT interpreter for a .tflite file; with ``batch``, its input resized and tensors
-    allocated (ready to invoke)."""
+    """A LiteRT interpreter for a .tflite file or a model already in memory (``bytes``: the
+    interpreter keeps that immutable buffer, so later changes to the file cannot reach it); with
+    ``batch``, its input resized and tensors allocated (ready to invoke)."""
     try:
         from ai_edge_litert.interpreter import Interpreter, OpResolverType
     except ImportError as e:  # pragma: no cover - depends on the install
         raise ImportError("the runtime needs the LiteRT interpreter: pip install ai-edge-litert"
                           ) from e
     resolver = OpResolverType.AUTO if xnnpack else OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
-    it = Interpreter(model_path=str(path), num_threads=threads,
-                     experimental_op_resolver_type=resolver)
+    source = {"model_content": model} if isinstance(model, bytes) else {"model_path": str(model)}
+    it = Interpreter(**source, num_threads=threads, experimental_op_resolver_type=resolver)
     if batch is not None:
         inp = it.get_input_details()[0]
         if batch != inp["shape"][0]:

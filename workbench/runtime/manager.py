@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from . import events as ev
-from .bundle import Bundle
+from .bundle import Bundle, ModelFault
 from .device import DeviceMonitor
 from .executor import Executor, ExecutorError
 from .monitor import rss_mb
@@ -227,7 +227,11 @@ class RuntimeManager:
         return set(self.bundle.usable)
 
     def _load(self, cid: str) -> Executor:
-        return Executor(self.bundle.configs[cid], self.bundle.path_of(cid)).load()
+        try:
+            blob = self.bundle.model_bytes(cid)
+        except ModelFault as e:
+            raise ExecutorError(f"{cid}: {e}") from None
+        return Executor(self.bundle.configs[cid], blob).load()
 
     def _executor(self, cid: str) -> Executor:
         ex = self._loaded.get(cid)
@@ -301,6 +305,7 @@ class RuntimeManager:
         if self.state.memory:  # under memory pressure hold only what the policy may need next
             for c in [c for c in self._loaded if c not in keep]:
                 self._loaded.pop(c).close()
+            self.bundle.release(keep)
 
     def _next_states(self) -> list[DeviceState]:
         """The states one more loaded core, or a memory issue, would lead to: what to preload.

@@ -3,6 +3,7 @@ queueing), so a run's configuration is one value that can be printed, compared a
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -50,6 +51,11 @@ class RuntimeOptions:
     calibration_periods: int = 5
 
     def __post_init__(self) -> None:
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.name != "preload" and v is not None and (
+                    not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v)):
+                raise InputError("must be a finite number", where=f.name, value=v)
         if self.preload not in PRELOAD_MODES:
             raise InputError(f"must be one of {', '.join(PRELOAD_MODES)}", where="preload",
                              value=self.preload)
@@ -60,7 +66,10 @@ class RuntimeOptions:
             v = getattr(self, name)
             if not isinstance(v, int) or v < 1:
                 raise InputError("must be a whole number >= 1", where=name, value=v)
-        for name in ("load_threshold", "latency_hold_s", "batch_wait_ms"):
+        for name in ("load_threshold", "latency_hold_s", "batch_wait_ms", "memory_low_mb",
+                     "memory_used_high_mb"):
+            if getattr(self, name) is None:
+                continue
             if not getattr(self, name) >= 0:
                 raise InputError("must be >= 0", where=name, value=getattr(self, name))
 

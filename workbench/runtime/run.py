@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import sys
 import threading
 import time
@@ -17,7 +19,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import WorkbenchError
+from ..errors import InputError, WorkbenchError
 from ..fileio import atomic_write_text
 from .bundle import Bundle, load_bundle
 from .events import Event, parse_events
@@ -156,7 +158,33 @@ def cmd_check(bundle: str) -> int:
     return 0
 
 
+def _check_run_arguments(args: argparse.Namespace) -> None:
+    """Everything a run needs, checked before it starts (a bad value after a long run is lost
+    work)."""
+    for name, lo, hi, lo_open in (("duration", 0.0, 7 * 86400.0, True),
+                                  ("rate", 0.0, 1e6, False), ("period_ms", 0.0, 60_000.0, True)):
+        v = getattr(args, name)
+        if not (math.isfinite(v) and (v > lo if lo_open else v >= lo) and v <= hi):
+            raise InputError(f"must be a number {'>' if lo_open else '>='} {lo:g} and <= {hi:g}",
+                             where="--" + name.replace("_", "-"), value=v)
+    for name in ("memory_low_mb", "memory_used_high_mb"):
+        v = getattr(args, name)
+        if v is not None and not (math.isfinite(v) and v >= 0):
+            raise InputError("must be a finite number >= 0", where="--" + name.replace("_", "-"),
+                             value=v)
+    if args.timeline:
+        t = Path(args.timeline)
+        if t.is_dir():
+            raise InputError("is a folder; give a file name for the timeline", file=t,
+                             where="--timeline")
+        if not t.parent.is_dir():
+            raise InputError("its folder does not exist", file=t, where="--timeline")
+        if not os.access(t.parent, os.W_OK):
+            raise InputError("its folder is not writable", file=t, where="--timeline")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    _check_run_arguments(args)
     events = parse_events(args.inject) if args.inject else []
     b = load_bundle(args.bundle)
     for role, why in b.problems.items():

@@ -23,7 +23,7 @@ def solve(problem: DiscreteProblem, solver: str = "rass", **options: Any) -> Sol
     (``nsga2``, ``nsga3``, ``spea2``, ``smsemoa``, ... or a pymoo class path)."""
     if solver in SOLVERS:
         return SOLVERS[solver](problem, **options)
-    if solver in ALGORITHMS or "." in solver:
+    if solver.lower() in ALGORITHMS or solver.startswith("pymoo.algorithms."):
         return evolutionary(problem, algorithm=solver, **options)
     raise InputError(f"unknown solver; use rass, oodin or a pymoo algorithm "
                      f"({', '.join(ALGORITHMS)})", where="solver", value=solver)

@@ -32,11 +32,14 @@ ALGORITHMS = {
     "agemoea": "pymoo.algorithms.moo.age.AGEMOEA",
     "ga": "pymoo.algorithms.soo.nonconvex.ga.GA",
 }
+#: The largest population or generation count accepted (beyond it a typo runs for days).
+MAX_EFFORT = 100_000
 _NEEDS_REF_DIRS = {"nsga3", "unsga3", "moead"}
 
 
 def make_algorithm(name: str, n_obj: int, *, pop_size: int = 100, seed: int = 1) -> Any:
     """A pymoo algorithm set up for integer variables (rounding repair, no duplicates)."""
+    from pymoo.core.algorithm import Algorithm
     from pymoo.operators.crossover.sbx import SBX
     from pymoo.operators.mutation.pm import PM
     from pymoo.operators.repair.rounding import RoundingRepair
@@ -44,11 +47,15 @@ def make_algorithm(name: str, n_obj: int, *, pop_size: int = 100, seed: int = 1)
 
     path = ALGORITHMS.get(name.lower(), name)
     module, _, cls_name = path.rpartition(".")
-    try:
-        cls = getattr(importlib.import_module(module), cls_name) if module else None
-    except (ImportError, AttributeError):
-        cls = None
-    if cls is None:
+    cls = None
+    # Only pymoo's own algorithm modules are imported: a solver name must never run other code.
+    if module.startswith("pymoo.algorithms.") and all(
+            part.isidentifier() for part in path.split(".")):
+        try:
+            cls = getattr(importlib.import_module(module), cls_name)
+        except (ImportError, AttributeError):
+            cls = None
+    if not (isinstance(cls, type) and issubclass(cls, Algorithm)):
         raise InputError(f"unknown algorithm; use one of {', '.join(ALGORITHMS)} or a pymoo class "
                          "path such as pymoo.algorithms.moo.nsga2.NSGA2", where="solver",
                          value=name)
@@ -85,6 +92,9 @@ def evolutionary(problem: DiscreteProblem, *, algorithm: str = "nsga2", pop_size
     """
     from pymoo.optimize import minimize
 
+    for name, v, lo in (("pop_size", pop_size, 2), ("n_gen", n_gen, 1)):
+        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= MAX_EFFORT:
+            raise InputError(f"must be a whole number {lo}..{MAX_EFFORT}", where=name, value=v)
     alg = make_algorithm(algorithm, problem.n_obj, pop_size=pop_size, seed=seed)
     t0 = time.perf_counter()
     try:
