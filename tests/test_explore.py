@@ -127,9 +127,15 @@ def test_explore_command_passes_an_absolute_profile_path(tmp_path, minimal_profi
     path = write_json(minimal_profile, "mine.json")
     monkeypatch.chdir(path.parent)
     seen = {}
-    monkeypatch.setattr("os.execve", lambda cmd, argv, env: seen.update(env))
+    monkeypatch.setattr("os.execve", lambda cmd, argv, env: seen.update(env, argv=argv))
     monkeypatch.setattr("importlib.util.find_spec", lambda name: object())
     assert main(["explore", "--profile", "mine.json"]) == 0
     assert seen["WORKBENCH_EXPLORE_PROFILE"] == str(path.resolve())
+    # Behind a token printed with the URL, kernels of closed pages culled, no spare kernel.
+    token = capsys.readouterr().out.split("?token=", 1)[1].split()[0]
+    argv = seen["argv"]
+    assert len(token) >= 24 and f"--Voila.token={token}" in argv
+    assert "--Voila.ip=127.0.0.1" in argv and "--VoilaConfiguration.default_pool_size=0" in argv
+    assert any(a.startswith("--MappingKernelManager.cull_idle_timeout=") for a in argv)
     assert main(["explore", "--profile", "nope.json"]) == 1
     assert "nope.json" in capsys.readouterr().err

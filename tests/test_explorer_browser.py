@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -27,35 +28,90 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _serve(tmp_path, *extra):
+    port = _free_port()
+    log_path = tmp_path / "voila.log"
+    log = log_path.open("w")
+    proc = subprocess.Popen([sys.executable, "-m", "workbench", "explore", "--port", str(port),
+                             "--profile", "a71", "--use-case", "uc1", *extra],
+                            stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
+                            start_new_session=True)  # its own group: Voila's kernel goes too
+    for _ in range(240):
+        if proc.poll() is not None:
+            pytest.fail(f"workbench explore exited: {log_path.read_text()}")
+        first = log_path.read_text().split("\n", 1)[0]
+        if "?token=" in first:
+            url = first.split("serving the explorer on ", 1)[1].split()[0]
+            try:
+                urllib.request.urlopen(url, timeout=2)
+                return proc, log, url
+            except OSError:
+                pass
+        time.sleep(0.5)
+    pytest.fail("the explorer did not come up")
+
+
+def _stop(proc, log):
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+            proc.wait(15)
+            break
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            continue
+    log.close()
+
+
 @pytest.fixture
 def dashboard(tmp_path):
     pytest.importorskip("voila")
-    port = _free_port()
-    log = (tmp_path / "voila.log").open("w")
-    proc = subprocess.Popen([sys.executable, "-m", "workbench", "explore", "--port", str(port),
-                             "--profile", "a71", "--use-case", "uc1"],
-                            stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
-                            start_new_session=True)  # its own group: Voila's kernel goes too
-    url = f"http://127.0.0.1:{port}/"
+    proc, log, url = _serve(tmp_path)
     try:
-        for _ in range(240):
-            if proc.poll() is not None:
-                pytest.fail(f"workbench explore exited: {(tmp_path / 'voila.log').read_text()}")
-            try:
-                urllib.request.urlopen(url, timeout=2)
-                break
-            except OSError:
-                time.sleep(0.5)
         yield url
     finally:
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(proc.pid, sig)
-                proc.wait(15)
+        _stop(proc, log)
+
+
+def _kernels(server_pid: int) -> int:
+    """Kernels the explorer's server started (`workbench explore` becomes Voila: same pid)."""
+    out = subprocess.run(["ps", "-eo", "ppid,args"], capture_output=True, text=True).stdout
+    return sum(1 for line in out.splitlines()
+               if line.split(None, 1)[0] == str(server_pid) and "ipykernel" in line)
+
+
+@pytest.mark.timeout(600)
+def test_the_server_wants_its_token_checks_the_host_and_culls_closed_pages(tmp_path):
+    pytest.importorskip("voila")
+    proc, log, url = _serve(tmp_path, "--cull-after", "3")
+    try:
+        base = url.split("?", 1)[0]
+        opener = urllib.request.build_opener(NoRedirect)
+        with pytest.raises(urllib.error.HTTPError) as e:  # no token: sent to the login page
+            opener.open(base, timeout=60)
+        assert e.value.code in (302, 403)
+        import http.client
+        port = int(base.rstrip("/").rsplit(":", 1)[1])
+        for host, want in ((f"evil.example:{port}", 403), (f"localhost:{port}", 200)):
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+            conn.putrequest("GET", "/?" + url.split("?", 1)[1], skip_host=True)
+            conn.putheader("Host", host)  # another host name: DNS rebinding
+            conn.endheaders()
+            assert conn.getresponse().status == want, host
+            conn.close()
+        for _ in range(4):  # four page loads, then the pages are gone
+            assert urllib.request.urlopen(url, timeout=120).status == 200
+        for _ in range(60):
+            if _kernels(proc.pid) == 0:
                 break
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                continue
-        log.close()
+            time.sleep(0.5)
+        assert _kernels(proc.pid) == 0  # no 150-220 MB kernel left per page load
+    finally:
+        _stop(proc, log)
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
 
 
 @pytest.mark.timeout(600)
