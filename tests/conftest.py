@@ -143,3 +143,27 @@ def quick_profile(quick_zoo, tmp_path_factory):
     out = tmp_path_factory.mktemp("prof") / "host.json"
     return profiling.profile_host(root, out, warmup=1, runs=5, coexec_seconds=0.1,
                                   data_root=data, progress=False, quick=True), out
+
+
+#: The SLO of the runtime tests' h1 bundle.
+H1_SLO = "max A; max TP; avg L <= 50ms"
+
+
+@pytest.fixture(scope="module")
+def h1_problem(quick_profile):
+    """h1 of the quick host profile under H1_SLO."""
+    from workbench.moo.problem import DiscreteProblem
+
+    prof, _ = quick_profile
+    return DiscreteProblem(prof, H1_SLO, tasks=["h1"])
+
+
+@pytest.fixture
+def h1_bundle(h1_problem, quick_zoo, tmp_path):
+    """A RASS bundle of h1 with the quick zoo's real model files: (folder, result)."""
+    from workbench.bundling import make_bundle
+    from workbench.solvers import rass
+
+    res = rass(h1_problem)
+    make_bundle(res, h1_problem, tmp_path / "h1", models=quick_zoo[0])
+    return tmp_path / "h1", res

@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+from conftest import H1_SLO
 
 pytest.importorskip("ai_edge_litert")
 
@@ -19,20 +20,7 @@ from workbench.runtime.bundle import cores_of  # noqa: E402
 from workbench.runtime.run import run  # noqa: E402
 from workbench.solvers import oodin, rass  # noqa: E402
 
-SLO = "max A; max TP; avg L <= 50ms"
-
-
-@pytest.fixture(scope="module")
-def h1_problem(quick_profile):
-    prof, _ = quick_profile
-    return DiscreteProblem(prof, SLO, tasks=["h1"])
-
-
-@pytest.fixture
-def h1_bundle(h1_problem, quick_zoo, tmp_path):
-    res = rass(h1_problem)
-    make_bundle(res, h1_problem, tmp_path / "h1", models=quick_zoo[0])
-    return tmp_path / "h1", res
+SLO = H1_SLO
 
 
 def _cores(b, role):

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import H1_SLO
 
 pytest.importorskip("ai_edge_litert")
 
@@ -24,20 +25,7 @@ from workbench.runtime import bundle as rb  # noqa: E402
 from workbench.runtime.run import run  # noqa: E402
 from workbench.solvers import rass  # noqa: E402
 
-SLO = "max A; max TP; avg L <= 50ms"
-
-
-@pytest.fixture(scope="module")
-def h1_problem(quick_profile):
-    prof, _ = quick_profile
-    return DiscreteProblem(prof, SLO, tasks=["h1"])
-
-
-@pytest.fixture
-def h1_bundle(h1_problem, quick_zoo, tmp_path):
-    res = rass(h1_problem)
-    make_bundle(res, h1_problem, tmp_path / "h1", models=quick_zoo[0])
-    return tmp_path / "h1", res
+SLO = H1_SLO
 
 
 @pytest.fixture
