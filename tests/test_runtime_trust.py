@@ -30,14 +30,14 @@ SLO = H1_SLO
 
 @pytest.fixture
 def hashed(monkeypatch):
-    """Every path the bundle loader hashes."""
+    """Every model path the bundle loader reads and hashes."""
     seen: list[Path] = []
-    real = rb.sha256_of
+    real = rb.read_verified
 
-    def spy(path):
+    def spy(path, sha256, **kw):
         seen.append(Path(path).resolve())
-        return real(path)
-    monkeypatch.setattr(rb, "sha256_of", spy)
+        return real(path, sha256, **kw)
+    monkeypatch.setattr(rb, "read_verified", spy)
     return seen
 
 

@@ -114,7 +114,7 @@ class SLO:
         if isinstance(weights, str):
             weights = parse_weights(weights)
         for key, w in weights.items():
-            if isinstance(w, bool) or not isinstance(w, (int, float)) or not 0 <= w <= MAX_WEIGHT:
+            if not _valid_weight(w):
                 raise InputError(f"a weight must be a number 0..{MAX_WEIGHT:g}",
                                  where=f"weights[{key!r}]", value=w)
         objs = list(self.effective_objectives)
@@ -147,6 +147,11 @@ class SLO:
 MAX_WEIGHT = 1e6
 
 
+def _valid_weight(w: object) -> bool:
+    return (isinstance(w, (int, float)) and not isinstance(w, bool)
+            and 0 <= w <= MAX_WEIGHT)  # also refuses nan and inf
+
+
 def parse_weights(text: str) -> dict[str, float]:
     """``"A=2, TP=1"`` -> ``{"A": 2.0, "TP": 1.0}``."""
     out: dict[str, float] = {}
@@ -156,7 +161,7 @@ def parse_weights(text: str) -> dict[str, float]:
             w = float(val)
         except ValueError:
             w = float("nan")
-        if not sep or not key.strip() or not (0 <= w <= MAX_WEIGHT):
+        if not sep or not key.strip() or not _valid_weight(w):
             raise InputError(f"expected METRIC=WEIGHT with a weight 0..{MAX_WEIGHT:g}",
                              where="weights", value=part)
         out[key.strip()] = w

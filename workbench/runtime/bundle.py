@@ -54,11 +54,15 @@ MAX_MODEL_BYTES = 2 << 30
 
 class ModelFault(RuntimeError):
     """A model file that cannot be served: missing, not a regular file, or not the bytes the
-    manifest's sha256 names."""
+    manifest's sha256 names. ``reason`` is that without the file name."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"{path.name}: {reason}")
 
 
-def inside(root: Path, rel: str, *, file: Path, where: str) -> Path:
-    """``root / rel`` if it stays inside the bundle, else a BundleError naming the field.
+def inside(root: Path, rel: str, *, file: Path, where: str) -> None:
+    """Check that ``root / rel`` stays inside the bundle, else a BundleError naming the field.
 
     Refused: absolute paths, ``..`` parts, and any path whose real location (symlinks of the
     file or of a folder on the way resolved) is outside ``root``. Nothing is opened or hashed."""
@@ -71,7 +75,6 @@ def inside(root: Path, rel: str, *, file: Path, where: str) -> Path:
     if target != base and base not in target.parents:
         raise BundleError("model path resolves outside the bundle (a symlink?)", file=file,
                           where=where, value=rel)
-    return root / rp
 
 
 def read_verified(path: Path, sha256: str, *, limit: int = MAX_MODEL_BYTES) -> bytes:
@@ -79,25 +82,25 @@ def read_verified(path: Path, sha256: str, *, limit: int = MAX_MODEL_BYTES) -> b
     buffer, so a file truncated, rewritten or swapped later cannot change what is served (LiteRT
     maps a file it opens by path: a truncated mapped file is a SIGBUS)."""
     if not path.exists():
-        raise ModelFault(f"{path.name}: missing")
+        raise ModelFault(path, "missing")
     if not path.is_file():
-        raise ModelFault(f"{path.name}: not a regular file")
+        raise ModelFault(path, "not a regular file")
     try:
         # O_NONBLOCK: a FIFO swapped in after the check must not hang the runtime.
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         with os.fdopen(fd, "rb") as fh:
             st = os.fstat(fh.fileno())
             if not stat.S_ISREG(st.st_mode):
-                raise ModelFault(f"{path.name}: not a regular file")
+                raise ModelFault(path, "not a regular file")
             if st.st_size > limit:
-                raise ModelFault(f"{path.name}: larger than {limit} bytes")
+                raise ModelFault(path, f"larger than {limit} bytes")
             blob = fh.read(limit + 1)
     except OSError as e:
-        raise ModelFault(f"{path.name}: unreadable ({e.strerror or e})") from None
+        raise ModelFault(path, f"unreadable ({e.strerror or e})") from None
     if len(blob) > limit:
-        raise ModelFault(f"{path.name}: larger than {limit} bytes")
+        raise ModelFault(path, f"larger than {limit} bytes")
     if hashlib.sha256(blob).hexdigest() != sha256:
-        raise ModelFault(f"{path.name}: checksum mismatch")
+        raise ModelFault(path, "checksum mismatch")
     return blob
 
 
@@ -349,14 +352,13 @@ def load_bundle(root: str | os.PathLike, *, verify: bool = True) -> Bundle:
     fallback += [r for r in designs if r not in fallback]
     b = Bundle(root, m, tasks, configs, designs, [str(t) for t in triggers], vector, fallback)
     if verify:
+        # The same check the runtime makes of the bytes it serves (read, not kept: loading a
+        # design reads and checks them again, so a file changed after this is caught then).
         for f, info in models.items():
-            p = root / f
-            if not p.is_file():
-                b.bad_files[f] = "missing"
-            elif p.stat().st_size > MAX_MODEL_BYTES:
-                b.bad_files[f] = f"larger than {MAX_MODEL_BYTES} bytes"
-            elif sha256_of(p) != info["sha256"]:
-                b.bad_files[f] = "checksum mismatch"
+            try:
+                read_verified(root / f, info["sha256"])
+            except ModelFault as e:
+                b.bad_files[f] = e.reason
         for cid, c in configs.items():
             if c.file in b.bad_files:
                 b.remove_config(cid, f"{c.file}: {b.bad_files[c.file]}")

@@ -18,7 +18,6 @@ Syntax (``workbench run --inject``): comma-separated ``SECONDS:KIND[:ARG[:ARG]]`
 from __future__ import annotations
 
 import math
-import os
 import re
 import subprocess
 import sys
@@ -26,6 +25,7 @@ from dataclasses import dataclass
 
 from .. import processors
 from ..errors import InputError
+from .monitor import meminfo_mb
 
 _DIGITS = re.compile(r"[0-9]{1,9}")
 KINDS = {"stress": 1, "unstress": 0, "memory": 1, "unmemory": 0, "slow": 2, "unslow": 0,
@@ -61,13 +61,6 @@ def _split_top(text: str) -> list[str]:
 MAX_SLOWDOWN = 1000.0
 
 
-def _machine_mb() -> int:
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") >> 20
-    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
-        return 1 << 20
-
-
 def parse_events(text: str) -> list[Event]:
     """Parse ``--inject`` text into events sorted by time; a bad item names itself.
 
@@ -96,7 +89,7 @@ def parse_events(text: str) -> list[Event]:
                 raise InputError("cores must look like 0 or 0+1", where=where, value=args[0])
             parse_cores(args[0], where=where)
         if kind == "memory":
-            total = _machine_mb()
+            total = int(meminfo_mb().get("MemTotal", 1 << 20))  # unreadable: no real bound
             if not _DIGITS.fullmatch(args[0]) or not 1 <= int(args[0]) <= total:
                 raise InputError(f"memory takes whole megabytes, 1..{total} (this machine's RAM)",
                                  where=where, value=args[0])
