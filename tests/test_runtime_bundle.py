@@ -144,6 +144,11 @@ def test_a_bundle_with_no_intact_design_is_rejected(bundle_dir):
     (lambda m: m["policy_vector"].__setitem__(0, ["d0"]), "policy_vector[0]"),
     (lambda m: m.update(triggers=[5]), "triggers[0]"),
     (lambda m: m["models"].update({"x.tflite": []}), "models['x.tflite']"),
+    # Found by the attack (benchmarks/bench_attack.py): accepted before, each now named.
+    (lambda m: next(iter(m["configs"].values()))["expected"].update(L=None), ".expected.L"),
+    (lambda m: m["tasks"][0].update(batch=-1), "tasks[0].batch"),
+    (lambda m: next(iter(m["models"].values())).update(sha256="zz"), ".sha256"),
+    (lambda m: next(iter(m["models"].values())).update(bytes=-1), ".bytes"),
 ])
 def test_a_bad_manifest_names_the_field(bundle_dir, edit, where):
     path, _ = bundle_dir
@@ -235,7 +240,8 @@ def test_events_parse_and_bad_items_name_themselves():
                      ("1:memory:99999999999", "megabytes"), ("1:memory:0", "megabytes"),
                      ("1:slow:CPU[0]:inf", "factor"), ("1:slow:CPU[0]:nan", "factor"),
                      ("nan:flag:CPU[0]", "finite"), ("inf:unstress", "finite"),
-                     ("1:stress:4096", "this machine has cores")]:
+                     ("1:stress:4096", "this machine has cores"),
+                     ("1:slow:CPU[4095]:2", "this machine has cores")]:
         with pytest.raises(InputError, match=msg) as e:
             parse_events(bad)
         assert "--inject item" in str(e.value)
@@ -252,7 +258,8 @@ def test_runtime_options_validate_and_name_the_bad_field():
                        ({"period_s": float("inf")}, "period_s"),
                        ({"period_s": float("nan")}, "period_s"),
                        ({"memory_low_mb": -5.0}, "memory_low_mb"),
-                       ({"slow_factor": "2"}, "slow_factor")]:
+                       ({"slow_factor": "2"}, "slow_factor"), ({"period_s": 61.0}, "period_s"),
+                       ({"memory_low_mb": 1e15}, "memory_low_mb")]:
         with pytest.raises(InputError) as e:
             RuntimeOptions().with_overrides(**bad)
         assert e.value.where == where

@@ -38,6 +38,12 @@ def _profile_file(tmp_path, change):
     (lambda d: d["configs"][0].update(processor="CPU[99999]"), "configs[0].processor"),
     (lambda d: d["contention"].update(cpu_oversubscription=-5.0), "contention"),
     (lambda d: d["contention"].update(cross_processor=1e200), "contention"),
+    # Found by the attack (benchmarks/bench_attack.py): accepted before.
+    (lambda d: d["configs"][0].update(L=0.0), "configs[0].L"),  # infinite throughput
+    (lambda d: d["configs"][0].update(L_p99=0.0), "configs[0].L_p99"),
+    (lambda d: d["configs"][0].update(batch=10 ** 9), "configs[0].batch"),
+    (lambda d: d["tasks"].append(dict(d["tasks"][0])), "tasks[1].name"),
+    (lambda d: d.update(configs=[]), "configs"),
 ])
 def test_profile_values_that_would_break_the_solver_are_refused(tmp_path, change, where):
     with pytest.raises(InputError) as e:
@@ -147,3 +153,68 @@ def test_concurrent_imports_into_one_profile_lose_no_rows(tmp_path):
         assert pool.map(_import_into, tables) == [0] * 6
     ids = {c.id for c in load_profile(base).configs}
     assert ids == {"seed", *(f"r{k}" for k in range(6))}
+
+
+def test_rows_the_slo_cannot_rank_are_named_not_silently_dropped(tmp_path, capsys):
+    p = _profile_file(tmp_path, lambda d: d["configs"][0].pop("L"))
+    assert main(["solve", "--profile", str(p), "--slo", "max A; min L"]) == 0
+    assert "1 configuration of task 't' lacks a value the SLO needs and is left out" in \
+        capsys.readouterr().out
+
+
+@pytest.mark.parametrize("slo", ["max A; max L <= -5ms", "max A; MF <= -1MB"])
+def test_a_negative_bound_is_refused_with_a_caret(slo):
+    from workbench.moo.slo import SLOError, parse_slo
+
+    with pytest.raises(SLOError, match="never negative") as e:
+        parse_slo(slo)
+    assert "^" in str(e.value)
+
+
+def test_a_weight_given_twice_is_refused():
+    from workbench.moo.slo import parse_weights
+
+    with pytest.raises(InputError, match="twice"):
+        parse_weights("A=1, A=2")
+
+
+@pytest.mark.parametrize("fields, msg", [
+    (dict(threads="-2"), "line 3"), (dict(threads="x"), "line 3"), (dict(threads="0"), "line 3"),
+    (dict(count="0"), "line 4"), (dict(mem="nan"), "line 6"), (dict(mem="-1"), "line 6"),
+])
+def test_bad_thread_counts_runs_and_memory_in_logs_name_the_line(tmp_path, fields, msg):
+    vals = dict(threads="4", count="50", mem="9.5") | fields
+    p = tmp_path / "run.log"
+    p.write_text(LOG2.format(**vals))
+    with pytest.raises(InputError, match=msg):
+        import_benchmark_log(p, model="m", precision="FP32")
+
+
+def test_num_threads_minus_one_is_the_runtimes_default(tmp_path):
+    p = tmp_path / "run.log"
+    p.write_text(LOG2.format(threads="-1", count="50", mem="9.5"))
+    prof = import_benchmark_log(p, model="m", precision="FP32")
+    assert prof.configs[0].threads is None and prof.configs[0].MF == 9.5
+
+
+LOG2 = """STARTING!
+Graph: [m_fp32.tflite]
+Num threads: [{threads}]
+count={count} first=1000 curr=1000 min=900 max=1100 avg=1000 std=10
+Inference timings in us: Init: 100, First inference: 1200, Warmup (avg): 1000, Inference (avg): 1000
+Peak memory footprint (MB): init=3.1 overall={mem}
+"""
+
+
+@pytest.mark.parametrize("bad, flag", [
+    (["--period-ms", "1e9"], "--period-ms"), (["--period-ms", "-1"], "--period-ms"),
+    (["--memory-low-mb", "1e15"], "--memory-low-mb"), (["--memory-used-high-mb", "nan"],
+                                                       "--memory-used-high-mb"),
+    (["--rate", "inf"], "--rate"), (["--duration", "1e12"], "--duration"),
+])
+def test_run_flags_are_checked_before_the_bundle_is_read(tmp_path, capsys, bad, flag):
+    """The run flags that are runtime options are checked by RuntimeOptions itself (one place),
+    and named by flag, before anything is loaded."""
+    assert main(["run", str(tmp_path / "no-bundle"), *bad]) == 1
+    err = capsys.readouterr().err
+    assert flag in err and "no-bundle" not in err and len(err.strip().splitlines()) == 1

@@ -25,6 +25,10 @@ _RE = re.compile(r"^(CPU|GPU|NPU|DSP)(?:\[([0-9]{1,6}(?:,[0-9]{1,6})*)\])?$")
 #: The highest core id a processor id may name (masks are Python ints, so many-core hosts work;
 #: this bounds what a typo can make the solver build).
 MAX_CORE_ID = 4095
+#: Execution limits every layer shares (profiles, bundles, the runtime): LiteRT crashes on absurd
+#: thread counts, and a huge batch allocates without bound.
+MAX_THREADS = 256
+MAX_BATCH = 4096
 _HELP = "expected CPU, GPU, NPU or DSP, optionally with a CPU core set such as CPU[0] or CPU[0,1]"
 
 

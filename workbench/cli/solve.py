@@ -76,6 +76,10 @@ def solve(args: argparse.Namespace) -> int:
     print(f"{res.solver.upper()} on {prof.device.display_name or prof.device.name} "
           f"({prof.source} profile), tasks {', '.join(problem.task_names)}")
     print(f"SLO: {problem.slo}")
+    for task, n in problem.dropped.items():
+        print(f"note: {n} configuration{'s' * (n != 1)} of task {task!r} "
+              f"{'lack' if n != 1 else 'lacks'} a value the SLO needs and "
+              f"{'are' if n != 1 else 'is'} left out")
     feas = (f"{res.n_feasible} of {res.n_total} combinations feasible" if res.n_feasible >= 0
             else f"{res.n_total} combinations")
     print(f"decision space: {feas}; solved in {res.timing_ms.get('total', 0):.2f} ms\n")
@@ -104,7 +108,7 @@ def solve(args: argparse.Namespace) -> int:
             cells.append(r["flags"] + [text])
         print(table(cells, heads))
     for k, v in res.extra.items():
-        if k not in ("front",):
+        if k not in ("front", "dropped_rows"):
             print(f"{k}: {v}")
     return 0
 

@@ -164,6 +164,8 @@ def parse_weights(text: str) -> dict[str, float]:
         if not sep or not key.strip() or not _valid_weight(w):
             raise InputError(f"expected METRIC=WEIGHT with a weight 0..{MAX_WEIGHT:g}",
                              where="weights", value=part)
+        if key.strip() in out:
+            raise InputError("weight given twice", where="weights", value=key.strip())
         out[key.strip()] = w
     return out
 
@@ -265,6 +267,9 @@ def parse_slo(text: str) -> SLO:
             value = float(m.group(1))
             if not math.isfinite(value):
                 raise SLOError("the value must be a finite number", text, rhs[0][1], rhs[-1][2])
+            if value < 0:  # every metric is >= 0: such a bound is always or never met
+                raise SLOError(f"{metric} is never negative: the bound must be >= 0", text,
+                               rhs[0][1], rhs[-1][2])
             unit = m.group(2)
             if unit:
                 factors = BY_NAME[metric].units

@@ -200,7 +200,7 @@ _RE_KV = re.compile(r"([A-Za-z ()]+):\s*([0-9.eE+-]+)")
 # Numbers are taken as any non-space text and checked by _num, so a malformed one is an error
 # naming its line rather than a line silently skipped.
 _RE_COUNT = re.compile(r"count=(\S+).*?min=(\S+)\s+max=(\S+)\s+avg=(\S+)\s+std=(\S+)")
-_RE_PEAK = re.compile(r"Peak memory footprint \(MB\):\s*init=([0-9.eE+-]+)\s+overall=([0-9.eE+-]+)")
+_RE_PEAK = re.compile(r"Peak memory footprint \(MB\):\s*init=(\S+)\s+overall=(\S+)")
 _RE_PARAM = re.compile(r"^(?:[A-Z]+:\s*)?([A-Za-z][A-Za-z0-9 _()/-]*?):\s*\[(.*)\]\s*$")
 _PRECISION_TOKENS = {"fp32": "FP32", "float32": "FP32", "fp16": "FP16", "float16": "FP16",
                      "dr8": "DR8", "dynamic": "DR8", "fx8": "FX8", "ffx8": "FFX8"}
@@ -252,7 +252,13 @@ def parse_benchmark_log(text: str, *, file: Any = None) -> list[dict[str, Any]]:
             line = line.strip()
             m = _RE_PARAM.match(line)
             if m and "=" not in m.group(2):
-                rec["params"][m.group(1).strip().lower()] = m.group(2).strip()
+                key, value = m.group(1).strip().lower(), m.group(2).strip()
+                # -1 is benchmark_model's "the runtime's default"; other values must be counts.
+                if key == "num threads" and value != "-1" and not (
+                        value.isdigit() and 1 <= int(value) <= processors.MAX_THREADS):
+                    raise InputError(f"Num threads must be 1..{processors.MAX_THREADS} (or -1)",
+                                     file=file, where=f"line {n}", value=value)
+                rec["params"][key] = value
             m = _RE_COUNT.search(line)
             if m:
                 last_count, count_line = m, n
@@ -275,8 +281,8 @@ def parse_benchmark_log(text: str, *, file: Any = None) -> list[dict[str, Any]]:
                 if last_count is not None:
                     cnt, lo, hi, avg, std = last_count.groups()
                     num = lambda t, w: _num(t, file=file, line=count_line, what=w)  # noqa: E731
-                    if not cnt.isdigit():
-                        raise InputError("count is not a whole number", file=file,
+                    if not cnt.isdigit() or int(cnt) == 0:
+                        raise InputError("count is not a whole number >= 1", file=file,
                                          where=f"line {count_line}", value=cnt)
                     rec.update(runs=int(cnt), L_min=num(lo, "min") / 1000,
                                L_max=num(hi, "max") / 1000, L_std=num(std, "std") / 1000)

@@ -37,7 +37,10 @@ class PathError(ValueError):
 #: Bounds a profile's values must keep for the solver's arithmetic: core ids and thread counts
 #: beyond these are refused, not wrapped or overflowed.
 MAX_CORE_ID = processors.MAX_CORE_ID
-MAX_THREADS = 1024
+MAX_THREADS = processors.MAX_THREADS
+MAX_BATCH = processors.MAX_BATCH
+#: Latencies are durations: 0 ms would be an infinite throughput that wins every SLO.
+_LATENCIES = ("L", "L_min", "L_max", "L_p50", "L_p90", "L_p99")
 
 
 class _Strict(BaseModel):
@@ -139,7 +142,7 @@ class Task(_Strict):
     metric: str = Field(default="top1", description="What A holds, e.g. 'top1', 'MAE', 'mAP'.")
     higher_is_better: bool = True
     dataset: str | None = None
-    batch: int = Field(default=1, ge=1)
+    batch: int = Field(default=1, ge=1, le=MAX_BATCH)
 
 
 class Config(_Strict):
@@ -157,7 +160,7 @@ class Config(_Strict):
     governor: str | None = None
     memory_mode: MemoryMode | None = None
     memory_budget_mb: float | None = Field(default=None, gt=0)
-    batch: int = Field(default=1, ge=1)
+    batch: int = Field(default=1, ge=1, le=MAX_BATCH)
 
     A: float | None = None
     S: float | None = None
@@ -191,6 +194,13 @@ class Config(_Strict):
             return v
         if not math.isfinite(v) or v < 0:
             raise ValueError("must be a finite number >= 0")
+        return v
+
+    @field_validator(*_LATENCIES)
+    @classmethod
+    def _positive_latency(cls, v: float | None) -> float | None:
+        if v is not None and v == 0:
+            raise ValueError("a latency must be > 0 ms")
         return v
 
     @field_validator("L_samples")
@@ -327,6 +337,12 @@ class Profile(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> "Profile":
+        if not self.configs and not self.multi_exit:
+            raise PathError("configs", "a profile needs at least one configuration", [])
+        tasks = [t.name for t in self.tasks]
+        for i, t in enumerate(tasks):
+            if t in tasks[:i]:
+                raise PathError(f"tasks[{i}].name", "duplicate task", t)
         seen: dict[str, int] = {}
         for i, c in enumerate(self.configs):
             if c.id in seen:

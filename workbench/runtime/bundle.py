@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -208,11 +209,11 @@ def _need(obj: dict, key: str, kind: type | tuple[type, ...], file: Path, where:
     return v
 
 
-#: What this runtime will run: more threads or a larger batch than this is a manifest error
-#: (LiteRT crashes on absurd thread counts; a huge batch allocates without bound).
-MAX_THREADS = 256
+#: What this runtime will run: more threads or a larger batch than this is a manifest error.
+MAX_THREADS = processors.MAX_THREADS
+MAX_BATCH = processors.MAX_BATCH
 MAX_MANIFEST_BYTES = 64 << 20
-MAX_BATCH = 4096
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 def _number(v: Any) -> bool:
@@ -239,8 +240,6 @@ def _expected(c: dict, file: Path, where: str) -> dict[str, float]:
                           where=f"{where}.expected", value=exp)
     out = {}
     for k, v in exp.items():
-        if v is None:
-            continue
         if not _number(v):
             raise BundleError("must be a finite number", file=file,
                               where=f"{where}.expected.{k}", value=v)
@@ -278,11 +277,21 @@ def load_bundle(root: str | os.PathLike, *, verify: bool = True) -> Bundle:
     tasks = _need(m, "tasks", list, mpath, "")
     for i, t in enumerate(tasks):
         _need(t, "name", str, mpath, f"tasks[{i}]")
-        _need(t, "batch", int, mpath, f"tasks[{i}]")
+        if not 1 <= _need(t, "batch", int, mpath, f"tasks[{i}]") <= MAX_BATCH:
+            raise BundleError(f"batch must be 1..{MAX_BATCH}", file=mpath,
+                              where=f"tasks[{i}].batch", value=t["batch"])
     names = [t["name"] for t in tasks]
     models = _need(m, "models", dict, mpath, "")
     for f, info in models.items():
-        _need(info, "sha256", str, mpath, f"models[{f!r}]")
+        digest = _need(info, "sha256", str, mpath, f"models[{f!r}]")
+        if not _SHA256.fullmatch(digest):
+            raise BundleError("must be 64 hex digits", file=mpath,
+                              where=f"models[{f!r}].sha256", value=digest)
+        size = info.get("bytes", 0)
+        if not (isinstance(size, int) and not isinstance(size, bool)
+                and 0 <= size <= MAX_MODEL_BYTES):
+            raise BundleError(f"must be a whole number 0..{MAX_MODEL_BYTES}", file=mpath,
+                              where=f"models[{f!r}].bytes", value=size)
         # Every entry, used or not: nothing outside the bundle is ever opened or hashed.
         inside(root, f, file=mpath, where=f"models[{f!r}]")
     configs: dict[str, ConfigSpec] = {}

@@ -96,6 +96,12 @@ def parse_events(text: str) -> list[Event]:
         if kind in ("slow", "flag", "unflag") and not processors.is_processor(args[0]):
             raise InputError("not a processor name like CPU[0] or GPU", where=where, value=args[0])
         if kind == "slow":
+            cores = processors.cores(args[0])
+            have = processors.machine_cores()
+            if cores is not None and not set(cores) <= have:
+                raise InputError(f"this machine has cores {','.join(map(str, sorted(have)))}",
+                                 where=where, value=args[0])
+        if kind == "slow":
             try:
                 factor = float(args[1])
             except ValueError:

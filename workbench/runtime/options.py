@@ -8,8 +8,11 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from ..errors import InputError
+from .monitor import meminfo_mb
 
 PRELOAD_MODES = ("next", "all", "none")
+#: The longest monitor period: beyond a minute the runtime no longer reacts to anything.
+MAX_PERIOD_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,15 @@ class RuntimeOptions:
         for name in ("period_s", "slow_factor"):
             if not getattr(self, name) > 0:
                 raise InputError("must be positive", where=name, value=getattr(self, name))
+        if self.period_s > MAX_PERIOD_S:
+            raise InputError(f"must be at most {MAX_PERIOD_S:g} s", where="period_s",
+                             value=self.period_s)
+        if self.memory_low_mb is not None:
+            # A threshold above the RAM there is would flag a memory issue for ever.
+            total = meminfo_mb().get("MemTotal")
+            if total is not None and self.memory_low_mb > total:
+                raise InputError(f"must be at most this machine's RAM ({total:.0f} MB)",
+                                 where="memory_low_mb", value=self.memory_low_mb)
         for name in ("raise_after", "clear_after", "max_queue", "calibration_periods"):
             v = getattr(self, name)
             if not isinstance(v, int) or v < 1:

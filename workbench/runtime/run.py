@@ -25,6 +25,7 @@ from .bundle import Bundle, load_bundle
 from .events import Event, parse_events
 from .manager import Rejected, RuntimeManager
 from .monitor import anon_mb
+from .options import RuntimeOptions
 from .policy import Policy
 from .timeline import summarise
 
@@ -158,20 +159,36 @@ def cmd_check(bundle: str) -> int:
     return 0
 
 
+#: The run flags that are runtime options: flag (argparse dest) -> (RuntimeOptions field, factor
+#: from the flag's unit to the field's). RuntimeOptions is the one place their values are checked.
+_OPTION_FLAGS = {"period_ms": ("period_s", 1e-3), "memory_low_mb": ("memory_low_mb", 1.0),
+                 "memory_used_high_mb": ("memory_used_high_mb", 1.0)}
+
+
+def _options_of(args: argparse.Namespace) -> RuntimeOptions:
+    """The run flags as RuntimeOptions; a bad value is an error naming the flag, in its unit."""
+    values: dict[str, Any] = {f: None if getattr(args, dest) is None else getattr(args, dest) * k
+                              for dest, (f, k) in _OPTION_FLAGS.items()}
+    try:
+        return RuntimeOptions(**values)
+    except InputError as e:
+        dest = next((d for d, (f, _) in _OPTION_FLAGS.items() if f == e.where), None)
+        if dest is None:
+            raise
+        raise InputError(e.message, where="--" + dest.replace("_", "-"),
+                         value=getattr(args, dest)) from None
+
+
 def _check_run_arguments(args: argparse.Namespace) -> None:
     """Everything a run needs, checked before it starts (a bad value after a long run is lost
     work)."""
     for name, lo, hi, lo_open in (("duration", 0.0, 7 * 86400.0, True),
-                                  ("rate", 0.0, 1e6, False), ("period_ms", 0.0, 60_000.0, True)):
+                                  ("rate", 0.0, 1e6, False)):
         v = getattr(args, name)
         if not (math.isfinite(v) and (v > lo if lo_open else v >= lo) and v <= hi):
             raise InputError(f"must be a number {'>' if lo_open else '>='} {lo:g} and <= {hi:g}",
                              where="--" + name.replace("_", "-"), value=v)
-    for name in ("memory_low_mb", "memory_used_high_mb"):
-        v = getattr(args, name)
-        if v is not None and not (math.isfinite(v) and v >= 0):
-            raise InputError("must be a finite number >= 0", where="--" + name.replace("_", "-"),
-                             value=v)
+    _options_of(args)
     if args.timeline:
         t = Path(args.timeline)
         if t.is_dir():
