@@ -363,7 +363,12 @@ def bundle_cases(tmp: Path, bundle: Path) -> list[Case]:
     cases: list[Case] = []
     secret = tmp / "secret.tflite"
     first = json.loads((bundle / "manifest.json").read_text())
-    some_model = next(iter(first["models"]))
+    # The model file the fewest designs need: damaging it must remove only those designs.
+    def users(f: str) -> set[str]:
+        return {r for r, d in first["designs"].items()
+                if any(first["configs"][c]["file"] == f for c in d["configs"])}
+    some_model = min(first["models"], key=lambda f: len(users(f)))
+    survives = len(users(some_model)) < len(first["designs"])
     shutil.copy(bundle / some_model, secret)
 
     def add(name, change=None, *, expect="error", names="manifest.json", check=None,
@@ -408,14 +413,14 @@ def bundle_cases(tmp: Path, bundle: Path) -> list[Case]:
         shutil.rmtree(sub)
         sub.symlink_to(tmp / f"outside{len(cases)}")
     add("model folder symlinked outside", files=link_dir)
-    removed = lambda out: "REMOVED" in out  # noqa: E731
-    add("a model truncated", expect="ok", names=None, check=removed,
-        files=lambda b: os.truncate(b / some_model, 100))
-    add("a model missing", expect="ok", names=None, check=removed,
-        files=lambda b: (b / some_model).unlink())
-    add("a model replaced by a folder", expect="ok", names=None, check=removed,
+    # Its designs are removed and the rest run; if every design needs it, nothing can run.
+    damage = (dict(expect="ok", names=None, check=lambda out: "REMOVED" in out) if survives
+              else dict(names="no usable design"))
+    add("a model truncated", files=lambda b: os.truncate(b / some_model, 100), **damage)
+    add("a model missing", files=lambda b: (b / some_model).unlink(), **damage)
+    add("a model replaced by a folder", **damage,
         files=lambda b: ((b / some_model).unlink(), (b / some_model).mkdir()))
-    add("a model replaced by a FIFO", expect="ok", names=None, check=removed,
+    add("a model replaced by a FIFO", **damage,
         files=lambda b: ((b / some_model).unlink(), os.mkfifo(b / some_model)))
 
     def all_broken(b):
@@ -554,8 +559,7 @@ def runtime_cases(tmp: Path, bundle: Path) -> list[Case]:
 
 
 def slo_fuzz(n: int, seed: int) -> dict[str, Any]:
-    from workbench.errors import SLOError
-    from workbench.moo.slo import parse_slo
+    from workbench.moo.slo import SLOError, parse_slo
 
     tokens = ["max", "min", "avg", "A", "L", "TP", "MF", "E", "W", "S", "<=", ">=", "=", "<",
               ";", ",", "ms", "MB", "s", "%", "9", "41.67", "-1", "1e400", "nan", "inf", " ",
@@ -604,57 +608,76 @@ def storms(bundle: Path, rounds: int) -> dict[str, Any]:
 
 def kills(tmp: Path, bundle_src: dict[str, str], env: dict[str, str], n: int,
           seed: int) -> dict[str, Any]:
-    """SIGKILL writers at random moments; afterwards the target is absent, the old version, or
-    the complete new one, never half-written."""
+    """SIGKILL writers at random moments of their run; afterwards each target is the old
+    version or the complete new one, never half-written, and no temporary file is left.
+
+    Each writer is first run to completion once (that is the old version, and its duration T);
+    kills then fall uniformly in [0.3 T, 1.05 T], where the writing happens."""
+    from workbench.profiles import load_profile
+
     rng = random.Random(seed)
     d = tmp / "kills"
     d.mkdir()
-    big_csv = d / "big.csv"
+    big_csv = tmp / "big.csv"
     rows = [CSV_HEADER] + [f"c{i},net{i % 7},FP32,CPU,4,true,cls,70,{5 + i % 9},4,20,20"
                            for i in range(20000)]
     big_csv.write_text("\n".join(rows) + "\n")
-    target_profile = d / "imported.json"
-    bundle_out = d / "bundle"
-    results = {"profiles import -o": [0, 0], "bundle --force": [0, 0]}
-    half = []
+    imported, bundle_out, modelled = d / "imported.json", d / "bundle", d / "modelled"
 
     def ok_profile(p: Path) -> bool:
-        if not p.exists():
-            return True
         try:
-            data = json.loads(p.read_text())
-            return len(data["configs"]) == 20000
-        except (ValueError, KeyError):
+            return len(load_profile(p).configs) == 20000
+        except Exception:  # noqa: BLE001 - anything unreadable is half-written
             return False
 
     def ok_bundle(p: Path) -> bool:
-        if not p.exists():
-            return True
         r = subprocess.run([sys.executable, "-m", "workbench.runtime", "check", str(p)],
                            capture_output=True, text=True, env=env)
         return r.returncode == 0 and "REMOVED" not in r.stdout
 
-    jobs = [("profiles import -o", [str(BIN / "workbench"), "profiles", "import", str(big_csv),
-                                    "--device", "toy", "-o", str(target_profile)],
-             target_profile, ok_profile, 4.0),
-            ("bundle --force", [str(BIN / "workbench"), "bundle", "--profile",
-                                bundle_src["profile"], "--task", "h1", "--slo", SLO,
-                                "--models", bundle_src["models"], "--all", "-o",
-                                str(bundle_out), "--force"], bundle_out, ok_bundle, 4.0)]
+    def ok_modelled(p: Path) -> bool:
+        try:
+            return all(len(load_profile(f).configs) > 0 for f in p.glob("*.json"))
+        except Exception:  # noqa: BLE001
+            return False
+
+    wb = str(BIN / "workbench")
+    jobs = [("profiles import -o", [wb, "profiles", "import", str(big_csv), "--device", "toy",
+                                    "-o", str(imported)], imported, ok_profile),
+            ("bundle --force", [wb, "bundle", "--profile", bundle_src["profile"], "--task", "h1",
+                                "--slo", SLO, "--models", bundle_src["models"], "--all", "-o",
+                                str(bundle_out), "--force"], bundle_out, ok_bundle),
+            ("profiles model --out-dir", [wb, "profiles", "model", "--out-dir", str(modelled),
+                                          "--quiet"], modelled, ok_modelled)]
+    out: dict[str, dict[str, Any]] = {}
+    for name, cmd, _target, _good in jobs:
+        t0 = time.monotonic()
+        subprocess.run(cmd, check=True, capture_output=True, env=env)
+        span = time.monotonic() - t0
+        out[name] = {"T_s": round(span, 2), "killed": 0, "killed_while_running": 0,
+                     "half_written": 0}
     for i in range(n):
-        name, cmd, target, good, span = jobs[i % len(jobs)]
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-        time.sleep(rng.uniform(0.3, span))
+        name, cmd, target, good = jobs[i % len(jobs)]
+        row = out[name]
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                env=env)
+        time.sleep(rng.uniform(0.3, 1.05) * row["T_s"])
+        row["killed_while_running"] += proc.poll() is None
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-        results[name][0] += 1
+        row["killed"] += 1
         if not good(target):
-            results[name][1] += 1
-            half.append(f"{name} #{i}")
-    litter = sorted(p.name for p in d.iterdir() if p.name not in
-                    {"big.csv", "imported.json", "bundle"})
-    return {"kills": {k: {"killed": v[0], "half_written": v[1]} for k, v in results.items()},
-            "half_written": half, "left_behind": litter}
+            row["half_written"] += 1
+    def litter() -> list[str]:
+        return sorted([p.name for p in d.iterdir() if p not in (imported, bundle_out, modelled)]
+                      + [p.name for p in modelled.iterdir() if p.suffix != ".json"])
+
+    after_kills = litter()
+    for _name, cmd, _target, _good in jobs:  # what a user does next: run the writer again
+        subprocess.run(cmd, check=True, capture_output=True, env=env)
+    return {"writers": out, "half_written": sum(r["half_written"] for r in out.values()),
+            "staging_left_after_last_kill": after_kills,
+            "staging_left_after_next_write": litter()}
 
 
 # --------------------------------------------------------------------------------------------
@@ -679,6 +702,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="skip the kill and storm rounds")
     ap.add_argument("--only", default=None, help="only surfaces whose name contains this")
+    ap.add_argument("--skip-cases", action="store_true", help="only what must keep holding")
     ap.add_argument("-o", "--out", default=str(ROOT / "reports" / "bench" / "attack.json"))
     args = ap.parse_args(argv)
     from workbench.fileio import atomic_write_json
@@ -694,7 +718,10 @@ def main(argv: list[str] | None = None) -> int:
              + bundle_cases(tmp, bundle) + runtime_cases(tmp, bundle))
     if args.only:
         cases = [c for c in cases if args.only in c.surface]
+    if args.skip_cases:
+        cases = []
     table: dict[str, dict[str, int]] = {}
+    tried: dict[str, list[str]] = {}
     findings = []
     for i, c in enumerate(cases, 1):
         r = execute(c, env, tmp)
@@ -702,6 +729,7 @@ def main(argv: list[str] | None = None) -> int:
         row = table.setdefault(c.surface, {"tried": 0, **{o: 0 for o in OUTCOMES}})
         row["tried"] += 1
         row[outcome] += 1
+        tried.setdefault(c.surface, []).append(f"{outcome}: {c.name}")
         if outcome not in ("clear", "ok"):
             last = ([ln for ln in (r["err"] or "").splitlines() if ln.strip()] or [""])[-1]
             findings.append({"surface": c.surface, "case": c.name, "outcome": outcome,
@@ -712,12 +740,12 @@ def main(argv: list[str] | None = None) -> int:
         print("switch storms ...", flush=True)
         held["switch_storms"] = storms(bundle, rounds=6)
         print("kill -9 of writers ...", flush=True)
-        held["kill9"] = kills(tmp, world, env, n=40, seed=15)
+        held["kill9"] = kills(tmp, world, env, n=60, seed=15)
     report = {
         "what": "trust attack on every input surface (issue 15); outcomes of real commands",
         "data": "measured on this machine: exit status and stderr of each command",
         "cpu": cpu_model(), "seconds": round(time.monotonic() - t0, 1),
-        "table": table, "findings": findings, "held": held,
+        "table": table, "findings": findings, "held": held, "cases": tried,
     }
     atomic_write_json(Path(args.out), report)
     shutil.rmtree(tmp, ignore_errors=True)

@@ -146,6 +146,7 @@ def test_a_bundle_with_no_intact_design_is_rejected(bundle_dir):
     (lambda m: m["models"].update({"x.tflite": []}), "models['x.tflite']"),
     # Found by the attack (benchmarks/bench_attack.py): accepted before, each now named.
     (lambda m: next(iter(m["configs"].values()))["expected"].update(L=None), ".expected.L"),
+    (lambda m: next(iter(m["configs"].values()))["expected"].update(Lat=3.0), ".expected"),
     (lambda m: m["tasks"][0].update(batch=-1), "tasks[0].batch"),
     (lambda m: next(iter(m["models"].values())).update(sha256="zz"), ".sha256"),
     (lambda m: next(iter(m["models"].values())).update(bytes=-1), ".bytes"),

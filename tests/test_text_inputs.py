@@ -4,6 +4,7 @@ not UTF-8, UTF-16, a folder, a device that never ends, JSON nested too deeply, a
 the csv module's limit. Reads are bounded."""
 
 import csv
+import os
 
 import pytest
 
@@ -139,3 +140,28 @@ def test_profiles_import_gives_one_line_for_a_binary_log(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "run.log" in err and len(err.strip().splitlines()) == 1
     assert not out.exists()  # nothing written
+
+
+def test_what_a_killed_writer_left_is_swept_by_the_next_one(tmp_path):
+    """SIGKILL between creating a staging file or folder and renaming it leaves it behind (the
+    attack found `.bundle.*` folders after `bundle --force` was killed); the next writer of the
+    same path removes it once its process is gone, and never a live writer's."""
+    import subprocess
+    import sys
+
+    from workbench.fileio import atomic_write_text, staging
+
+    target = tmp_path / "profile.json"
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    (tmp_path / f".profile.json.{gone}.abc.tmp").write_text("half")
+    (tmp_path / f".profile.json.{gone}.dir").mkdir()
+    live = tmp_path / f".profile.json.{os.getpid()}.live.tmp"
+    live.write_text("being written")
+    other = tmp_path / f".other.json.{gone}.x.tmp"
+    other.write_text("not ours")
+    atomic_write_text(target, "{}\n")
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == sorted([target.name, live.name, other.name])
+    folder = staging(tmp_path / "bundle", folder=True)
+    assert folder.is_dir() and folder.name.startswith(f".bundle.{os.getpid()}.")

@@ -12,14 +12,13 @@ import json
 import math
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from . import __version__
 from .errors import InputError
-from .fileio import dumps_json, replace_dir
+from .fileio import dumps_json, replace_dir, staging
 from .moo.problem import DiscreteProblem
 from .runtime.bundle import FORMAT, MANIFEST, VERSION, sha256_of
 from .solvers.result import SolveResult
@@ -156,7 +155,7 @@ def make_bundle(result: SolveResult, problem: DiscreteProblem, out: str | os.Pat
         raise InputError(f"{len(missing)} configuration(s) have no model file: {why}",
                          where=f"configs[{c.id!r}]", value=c.label())
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    tmp = staging(out, folder=True)
     try:
         model_info: dict[str, dict[str, Any]] = {}
         cfg_out: dict[str, dict[str, Any]] = {}

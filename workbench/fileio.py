@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -83,6 +85,46 @@ def _mode_for(path: Path) -> int:
         return 0o666 & ~umask
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+def staging(path: str | os.PathLike, *, folder: bool = False) -> Path:
+    """A new temporary file (``folder=False``) or folder beside ``path``, to be renamed onto it.
+
+    Its name carries this process's id (``.NAME.PID.xxxx``), so what a writer killed with SIGKILL
+    left behind is recognised and removed here, by the next writer of the same path, once that
+    process is gone (a live writer's staging is never touched)."""
+    path = Path(path)
+    mine = re.compile(rf"\.{re.escape(path.name)}\.([0-9]+)\.")
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:
+        entries = []
+    for e in entries:
+        m = mine.match(e.name)
+        if m and not _alive(int(m.group(1))):
+            if e.is_dir(follow_symlinks=False):
+                shutil.rmtree(e.path, ignore_errors=True)
+            else:
+                try:
+                    os.unlink(e.path)
+                except OSError:
+                    pass
+    prefix = f".{path.name}.{os.getpid()}."
+    if folder:
+        return Path(tempfile.mkdtemp(prefix=prefix, dir=path.parent))
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    return Path(tmp)
+
+
 def atomic_write_text(path: str | os.PathLike, text: str, *, encoding: str = "utf-8") -> Path:
     """Write ``text`` to ``path`` via a temporary file in the same folder and an atomic rename.
 
@@ -90,9 +132,9 @@ def atomic_write_text(path: str | os.PathLike, text: str, *, encoding: str = "ut
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = staging(path)
     try:
-        with os.fdopen(fd, "w", encoding=encoding, newline="\n") as fh:
+        with open(tmp, "w", encoding=encoding, newline="\n") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())

@@ -30,7 +30,6 @@ import hashlib
 import os
 import re
 import shutil
-import tempfile
 import time
 from datetime import date
 from pathlib import Path
@@ -41,7 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import metrics, workspace
 from ..errors import InputError
-from ..fileio import atomic_write_text
+from ..fileio import atomic_write_text, staging
 from .intake import Kind, check_data, first_line, inspect_model, kind_of, load_npz, parse_shape
 
 PRECISIONS = ("FP32", "FP16", "DR8", "FX8", "FFX8")
@@ -279,7 +278,7 @@ def add(path: str | os.PathLike, *, name: str, task: str, data: str | os.PathLik
         metric = check_data(Path(data), arrays, input_shape=fixed, input_dtype=dtype,  # type: ignore[arg-type]
                             output_shape=out_shape, metric=metric)
     root().mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=root()))
+    tmp = staging(root() / name, folder=True)
     try:
         target = tmp / SOURCE[kind]
         if model is not None:  # Keras: saved again (a fixed input shape may have been given)

@@ -31,6 +31,7 @@ from typing import Any
 from .. import processors
 from ..errors import InputError
 from ..fileio import parse_json, read_text
+from ..metrics import COLUMNS
 
 FORMAT = "workbench-bundle"
 VERSION = 1
@@ -240,6 +241,9 @@ def _expected(c: dict, file: Path, where: str) -> dict[str, float]:
                           where=f"{where}.expected", value=exp)
     out = {}
     for k, v in exp.items():
+        if k not in COLUMNS:  # a typo ("Lat") would otherwise be a reference never used
+            raise BundleError(f"not a metric; known: {', '.join(COLUMNS)}", file=file,
+                              where=f"{where}.expected", value=k)
         if not _number(v):
             raise BundleError("must be a finite number", file=file,
                               where=f"{where}.expected.{k}", value=v)
