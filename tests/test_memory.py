@@ -1,5 +1,7 @@
 """Layer graphs, FlexNN slicing/planning/execution and MASA scheduling (issue 6)."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -361,3 +363,46 @@ def test_policies_are_an_enum_with_the_groups_the_scheduler_uses():
     assert [p.value for p in M.Policy if p.layerwise] == ["masa", "ca-wait", "ca-preempt"]
     assert [p.value for p in M.Policy if p.context_aware] == ["ca-wait", "ca-preempt"]
     assert M.Scheduler({}, policy="bulk", budget=1).policy is M.Policy.BULK
+
+
+def test_a_skeleton_graph_holds_no_weights_and_runs_from_the_files(models, x, tmp_path):
+    """What the memory probe runs: the structure alone (weights are zero-strided placeholders
+    of the right shape and size) and the weight files the executor reads."""
+    from workbench.memory.measure import from_skeleton, prepare, skeleton
+
+    g = from_keras(models["conv"])
+    s = from_skeleton(skeleton(g))
+    assert s.table() == g.table() and s.weight_bytes == g.weight_bytes
+    assert all(w.strides == (0,) * w.ndim for ly in s.layers for w in ly.weights.values())
+    budget = F.min_budget(g) * 1.5
+    prepare(g, tmp_path, budget_mb=budget / 1e6)
+    r = F.FlexRunner(F.plan(F.slice_graph(s, int(budget)), int(budget)), tmp_path)
+    np.testing.assert_allclose(r.run(x), g.run(x), atol=1e-5, rtol=1e-4)
+    r.close()
+
+
+def test_memory_is_measured_in_a_fresh_process(models, tmp_path, capsys):
+    """Bulk holds every weight (the reading shows them); a plan at a quarter of bulk peak
+    memory reads far less. Both are readings of the process, beside what was computed."""
+    from workbench.cli import main
+    from workbench.memory.measure import measure
+
+    # Big enough (17 MB of weights) that the executor's own few hundred KB do not dominate.
+    net = zoo.fc_net((64, 64, 1), 10, convs=(16, 32, 64), fcs=(1024, 256), name="fc64")
+    g = from_keras(net)
+    bulk = measure(g, reps=2)
+    assert bulk.mode == "bulk" and bulk.within_budget is None
+    assert bulk.model_mb >= 0.9 * g.weight_bytes / 1e6
+    assert bulk.peak_mb >= bulk.base_mb + bulk.model_mb - 0.01
+    budget = max(F.min_budget(g), g.bulk_peak_bytes() // 4) / 1e6 + 0.01
+    planned = measure(g, budget_mb=budget, reps=2)
+    assert planned.mode == "planned" and planned.planned_mb <= budget
+    assert planned.model_mb < 0.5 * bulk.model_mb
+    keras_file = tmp_path / "fc64.keras"
+    net.save(keras_file)
+    assert main(["memory", "run", str(keras_file), "--budget", f"{budget:.3f}", "--reps", "1",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["mode"] == "planned" and out["model_mb"] > 0 and out["base_mb"] > 0
+    assert main(["memory", "run", str(tmp_path / "none.keras")]) == 1
+    assert "none.keras" in capsys.readouterr().err

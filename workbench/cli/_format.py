@@ -36,3 +36,17 @@ def whole(lo: int, hi: int = 100_000):
         return v
     parse.__name__ = "whole number"
     return parse
+
+
+def positive_mb(text: str) -> float:
+    """An argparse type: a finite number of MB > 0."""
+    import argparse
+    import math
+
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of MB, got {text!r}") from None
+    if not (math.isfinite(v) and 0 < v < 1e7):
+        raise argparse.ArgumentTypeError(f"must be a number of MB > 0, got {text!r}")
+    return v

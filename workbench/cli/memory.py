@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .. import workspace
 from ..errors import WorkbenchError
-from ._format import table
+from ._format import positive_mb, table, whole
 
 
 def plan(args: argparse.Namespace) -> int:
@@ -30,6 +30,58 @@ def plan(args: argparse.Namespace) -> int:
           f"{len(s.steps)} steps, {p.preloaded} of {len(p.weights)} weight loads preloaded, "
           f"{p.pinned_bytes / 1e6:.3f} MB pinned, {p.streamed_bytes / 1e6:.3f} MB streamed per "
           f"inference; planned in {p.seconds * 1e3:.2f} ms")
+    return 0
+
+
+def _graph_of(name: str, *, train: bool = False):
+    """A zoo model name, a registered Keras model, or a Keras file, as a layer graph."""
+    from ..memory.graph import from_keras
+    from ..memory.modes import zoo_graph
+
+    path = Path(name).expanduser()
+    if path.suffix in (".keras", ".h5") or path.is_file():
+        if not path.is_file():
+            raise WorkbenchError(f"{path}: no such Keras file")
+        from ..host import zoo
+
+        try:
+            model = zoo._keras().models.load_model(path, compile=False)
+        except Exception as exc:  # Keras raises many types for a file that is not a model
+            raise WorkbenchError(f"{path}: not a Keras model ({type(exc).__name__})") from None
+        return from_keras(model, name=path.stem)
+    from ..host import registry
+
+    if (registry.model_dir(name) / registry.RECORD).is_file():
+        rec = registry.get(name)
+        if rec.kind != "keras":
+            raise WorkbenchError(f"{name}: the layer executor needs a Keras model; this one is "
+                                 f"{rec.kind}")
+        return _graph_of(str(registry.model_dir(name) / rec.file))
+    return zoo_graph(name, train=train)
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+
+    from ..memory.measure import measure
+
+    g = _graph_of(args.model, train=args.train)
+    m = measure(g, budget_mb=args.budget, reps=args.reps, preload=not args.no_preload)
+    if args.json:
+        print(json.dumps(m.to_dict(), indent=1))
+        return 0
+    what = "bulk (every weight resident)" if m.budget_mb is None else \
+        f"FlexNN-planned at {m.budget_mb:g} MB" + ("" if m.preload else ", no preloading")
+    print(f"{m.model}: {what}; one inference in a fresh process, measured")
+    print(f"  latency      {m.latency_ms:.3f} ms (median of {len(m.latency_samples_ms)})")
+    print(f"  baseline RSS {m.base_mb:.2f} MB (numpy and the executor loaded, no model)")
+    print(f"  peak RSS     {m.peak_mb:.2f} MB whole process; {m.model_mb:.3f} MB over the "
+          f"baseline")
+    kind = "plan buffer" if m.budget_mb is not None else "tensor bytes at the peak"
+    print(f"  computed     {m.planned_mb:.3f} MB ({kind}, for comparison)")
+    if m.within_budget is not None:
+        print(f"  {'within' if m.within_budget else 'OVER'} the budget by "
+              f"{abs(m.budget_mb - m.model_mb):.3f} MB")  # type: ignore[operator]
     return 0
 
 
@@ -74,6 +126,19 @@ def add_parser(sub) -> None:
     p.add_argument("--train", action="store_true",
                    help="train a memory-study model first if it is not in the zoo")
     p.set_defaults(func=plan)
+    p = mmsub.add_parser("run", help="run one inference in a fresh process, bulk or planned "
+                         "at a budget, and print its measured latency and peak memory")
+    p.add_argument("model", help="a zoo model (e.g. VGG-Conv), a registered Keras model, or a "
+                   ".keras file")
+    p.add_argument("--budget", type=positive_mb, default=None,
+                   help="FlexNN memory budget in MB (default: bulk, every weight resident)")
+    p.add_argument("--reps", type=whole(1, 10000), default=5, help="timed inferences (default 5)")
+    p.add_argument("--no-preload", action="store_true",
+                   help="load each step's weights just before it runs (FlexNN w.o. preload)")
+    p.add_argument("--train", action="store_true",
+                   help="train a memory-study zoo model first if it is not in the zoo")
+    p.add_argument("--json", action="store_true", help="print the measurement as JSON")
+    p.set_defaults(func=run)
     p = mmsub.add_parser("modes", help="measure models in bulk, MASA-streamed and "
                          "FlexNN-planned modes and add them as rows to a profile")
     p.add_argument("--profile", default="host", help="base profile (default: host)")

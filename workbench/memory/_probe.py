@@ -1,0 +1,74 @@
+"""One measured inference of a stored layer graph, in this fresh process (see ``measure``).
+
+Usage: ``python -m workbench.memory._probe ROOT bulk|BUDGET_MB REPS PRELOAD(0|1)``. Prints one
+JSON line with the fields of :class:`workbench.memory.measure.Measurement`. Imports numpy and the
+layer executor only.
+"""
+
+import json
+import pickle
+import statistics
+import sys
+import time
+from pathlib import Path
+
+
+def _status_kb(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise RuntimeError(f"/proc/self/status has no {field}")
+
+
+def main(argv: list[str]) -> int:
+    root, mode, reps, preload = Path(argv[0]), argv[1], int(argv[2]), argv[3] == "1"
+    import numpy as np
+
+    from workbench.memory.graph import read_weights
+    from workbench.memory.measure import SKELETON, from_skeleton
+
+    with open(root / SKELETON, "rb") as fh:
+        g = from_skeleton(pickle.load(fh))
+    if mode != "bulk":
+        from workbench.memory import flexnn as F
+    x = np.random.default_rng(0).normal(size=(1,) + tuple(g.input_shape)).astype(np.float32)
+    # BLAS allocates its work buffers on first use: warm it up so the baseline includes them.
+    a = np.ones((1024, 1024), np.float32)
+    (a @ a).sum()
+    del a
+    # Reset the kernel's peak counter so that it covers the model alone (Linux: "5").
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        pass
+    base = _status_kb("VmRSS")
+    if mode == "bulk":
+        for ly in g.layers:
+            if ly.weights:
+                ly.weights = read_weights(root, ly)
+        run, planned, budget = g.run, g.bulk_peak_bytes(), None
+    else:
+        budget = float(mode)
+        p = F.plan(F.slice_graph(g, int(budget * 1e6)), int(budget * 1e6))
+        runner = F.FlexRunner(p, root, preload=preload)
+        run, planned = runner.run, p.buffer_bytes
+    run(x)  # warm-up
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        run(x)
+        ts.append((time.perf_counter() - t0) * 1e3)
+    peak = max(_status_kb("VmHWM"), _status_kb("VmRSS"))
+    mb = 1024 / 1e6  # kB (KiB) of /proc to MB of 10^6 bytes, the unit of budgets
+    model_mb = max(peak - base, 0) * mb
+    print(json.dumps({
+        "model": g.name, "mode": "bulk" if budget is None else "planned", "budget_mb": budget,
+        "latency_ms": statistics.median(ts), "latency_samples_ms": ts,
+        "base_mb": base * mb, "peak_mb": peak * mb, "model_mb": model_mb,
+        "planned_mb": planned / 1e6,
+        "within_budget": None if budget is None else model_mb <= budget, "preload": preload}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
