@@ -3,19 +3,15 @@
 Usage: ``python -m workbench.host._memprobe MODEL THREADS XNNPACK(0|1) BATCH RUNS``. Prints one JSON
 line: ``base_mb`` (resident set before loading, with numpy and LiteRT imported), ``peak_mb`` (the
 process's peak resident set after loading and running), ``model_mb = peak_mb - base_mb``.
-Only the standard library, numpy and ai_edge_litert are imported.
+Only the standard library, numpy, ai_edge_litert and `workbench.procfs` (standard library
+only) are imported.
 """
 
 import json
 import sys
 from pathlib import Path
 
-
-def _status_kb(field: str) -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    raise RuntimeError(f"/proc/self/status has no {field}")
+from workbench.procfs import status_kb
 
 
 def main(argv: list[str]) -> int:
@@ -28,7 +24,7 @@ def main(argv: list[str]) -> int:
         Path("/proc/self/clear_refs").write_text("5")
     except OSError:
         pass
-    base = _status_kb("VmRSS")
+    base = status_kb("VmRSS")
     resolver = OpResolverType.AUTO if xnn else OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
     it = Interpreter(model_path=path, num_threads=threads, experimental_op_resolver_type=resolver)
     inp = it.get_input_details()[0]
@@ -42,7 +38,7 @@ def main(argv: list[str]) -> int:
     it.set_tensor(inp["index"], fill(inp["shape"], dtype=inp["dtype"]))
     for _ in range(runs):
         it.invoke()
-    peak = max(_status_kb("VmHWM"), _status_kb("VmRSS"))
+    peak = max(status_kb("VmHWM"), status_kb("VmRSS"))
     print(json.dumps({"base_mb": base / 1024, "peak_mb": peak / 1024,
                       "model_mb": max(peak - base, 0) / 1024}))
     return 0

@@ -12,12 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-
-def _status_kb(field: str) -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    raise RuntimeError(f"/proc/self/status has no {field}")
+from workbench.procfs import status_kb
 
 
 def main(argv: list[str]) -> int:
@@ -41,7 +36,7 @@ def main(argv: list[str]) -> int:
         Path("/proc/self/clear_refs").write_text("5")
     except OSError:
         pass
-    base = _status_kb("VmRSS")
+    base = status_kb("VmRSS")
     if mode == "bulk":
         for ly in g.layers:
             if ly.weights:
@@ -58,7 +53,7 @@ def main(argv: list[str]) -> int:
         t0 = time.perf_counter()
         run(x)
         ts.append((time.perf_counter() - t0) * 1e3)
-    peak = max(_status_kb("VmHWM"), _status_kb("VmRSS"))
+    peak = max(status_kb("VmHWM"), status_kb("VmRSS"))
     mb = 1024 / 1e6  # kB (KiB) of /proc to MB of 10^6 bytes, the unit of budgets
     model_mb = max(peak - base, 0) * mb
     print(json.dumps({
