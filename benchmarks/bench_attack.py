@@ -532,12 +532,12 @@ def runtime_cases(tmp: Path, bundle: Path) -> list[Case]:
                 data[i] ^= 0xFF
             (b / k).write_bytes(bytes(data))
 
-    def swap(b):
-        for k in first["models"]:
-            (b / k).rename(b / (k + ".old"))
-            shutil.copy(b / first["configs"][first["designs"]["dm"]["configs"][0]]["file"]
-                        if (b / first["configs"][first["designs"]["dm"]["configs"][0]]["file"]
-                            ).exists() else b / (k + ".old"), b / k)
+    def swap(b):  # each model path gets another model's bytes (a new inode, as a deploy does)
+        names = list(first["models"])
+        blobs = [(b / k).read_bytes() for k in names]
+        for k, blob in zip(names, blobs[1:] + blobs[:1]):
+            (b / k).unlink()
+            (b / k).write_bytes(blob)
 
     def delete(b):
         shutil.rmtree(b / "models")

@@ -200,8 +200,6 @@ def replace_dir(new: str | os.PathLike, target: str | os.PathLike) -> None:
     Both must be on one file system (make ``new`` next to ``target``). Where the file system
     cannot swap two paths atomically, the old folder is moved aside first (a kill between the two
     renames then leaves it at ``.<name>.old``)."""
-    import shutil
-
     new, target = Path(new), Path(target)
     if not target.exists():
         new.rename(target)

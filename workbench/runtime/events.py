@@ -97,11 +97,8 @@ def parse_events(text: str) -> list[Event]:
             raise InputError("not a processor name like CPU[0] or GPU", where=where, value=args[0])
         if kind == "slow":
             cores = processors.cores(args[0])
-            have = processors.machine_cores()
-            if cores is not None and not set(cores) <= have:
-                raise InputError(f"this machine has cores {','.join(map(str, sorted(have)))}",
-                                 where=where, value=args[0])
-        if kind == "slow":
+            if cores is not None:
+                _on_this_machine(set(cores), where=where, value=args[0])
             try:
                 factor = float(args[1])
             except ValueError:
@@ -136,12 +133,16 @@ def stop(procs: list[subprocess.Popen]) -> None:
     procs.clear()
 
 
-def parse_cores(arg: str, *, where: str = "stress") -> set[int]:
-    cores = {int(c) for c in arg.split("+")}
+def _on_this_machine(cores: set[int], *, where: str, value: str) -> None:
     have = processors.machine_cores()
     if not cores <= have:
         raise InputError(f"this machine has cores {','.join(map(str, sorted(have)))}",
-                         where=where, value=arg)
+                         where=where, value=value)
+
+
+def parse_cores(arg: str, *, where: str = "stress") -> set[int]:
+    cores = {int(c) for c in arg.split("+")}
+    _on_this_machine(cores, where=where, value=arg)
     return cores
 
 

@@ -179,16 +179,16 @@ def _options_of(args: argparse.Namespace) -> RuntimeOptions:
                          value=getattr(args, dest)) from None
 
 
-def _check_run_arguments(args: argparse.Namespace) -> None:
+def _check_run_arguments(args: argparse.Namespace) -> RuntimeOptions:
     """Everything a run needs, checked before it starts (a bad value after a long run is lost
-    work)."""
+    work); returns the run's options."""
     for name, lo, hi, lo_open in (("duration", 0.0, 7 * 86400.0, True),
                                   ("rate", 0.0, 1e6, False)):
         v = getattr(args, name)
         if not (math.isfinite(v) and (v > lo if lo_open else v >= lo) and v <= hi):
             raise InputError(f"must be a number {'>' if lo_open else '>='} {lo:g} and <= {hi:g}",
                              where="--" + name.replace("_", "-"), value=v)
-    _options_of(args)
+    options = _options_of(args)
     if args.timeline:
         t = Path(args.timeline)
         if t.is_dir():
@@ -198,10 +198,11 @@ def _check_run_arguments(args: argparse.Namespace) -> None:
             raise InputError("its folder does not exist", file=t, where="--timeline")
         if not os.access(t.parent, os.W_OK):
             raise InputError("its folder is not writable", file=t, where="--timeline")
+    return options
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    _check_run_arguments(args)
+    options = _check_run_arguments(args)
     events = parse_events(args.inject) if args.inject else []
     b = load_bundle(args.bundle)
     for role, why in b.problems.items():
@@ -215,16 +216,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"  t={s['t']:7.3f}s  {s['from'] or '-':>4} -> {s['to']:<4} flags: {flags}  "
               f"({s['reason']}; {how} switch {s['switch_ms']:.3f} ms)", flush=True)
 
-    high = args.memory_used_high_mb
     hogs = [int(e.args[0]) for e in events if e.kind == "memory"]
-    if high is None and hogs:
+    if options.memory_used_high_mb is None and hogs:
         used = anon_mb()
         if used is not None:
             high = used + min(hogs) / 2
+            options = options.with_overrides(memory_used_high_mb=high)
             print(f"memory issue above {high:.0f} MB held by processes (now {used:.0f} MB)")
     res = run(b, duration=args.duration, rate=args.rate, events=events, on_switch=show,
-              period_s=args.period_ms / 1e3, memory_low_mb=args.memory_low_mb,
-              memory_used_high_mb=high)
+              options=options)
     st = res.stats
     print(f"requests: {st['submitted']} submitted, {st['served']} served, {st['rejected']} "
           f"rejected, {res.lost} lost" + (f"; rejections: {st['rejected_reasons']}"
