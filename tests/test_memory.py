@@ -374,9 +374,9 @@ def test_a_skeleton_graph_holds_no_weights_and_runs_from_the_files(models, x, tm
     s = from_skeleton(skeleton(g))
     assert s.table() == g.table() and s.weight_bytes == g.weight_bytes
     assert all(w.strides == (0,) * w.ndim for ly in s.layers for w in ly.weights.values())
-    budget = F.min_budget(g) * 1.5
+    budget = F.min_budget(g) * 1.5 + F.EXECUTOR_RESERVE
     prepare(g, tmp_path, budget_mb=budget / 1e6)
-    r = F.FlexRunner(F.plan(F.slice_graph(s, int(budget)), int(budget)), tmp_path)
+    r = F.FlexRunner(F.plan_within(s, int(budget)), tmp_path)
     np.testing.assert_allclose(r.run(x), g.run(x), atol=1e-5, rtol=1e-4)
     r.close()
 
@@ -398,6 +398,9 @@ def test_memory_is_measured_in_a_fresh_process(models, tmp_path, capsys):
     planned = measure(g, budget_mb=budget, reps=2)
     assert planned.mode == "planned" and planned.planned_mb <= budget
     assert planned.model_mb < 0.5 * bulk.model_mb
+    # The executor's own objects fit the reserve a process budget keeps beside the plan.
+    assert planned.within_budget
+    assert planned.model_mb <= planned.planned_mb + F.EXECUTOR_RESERVE / 1e6
     keras_file = tmp_path / "fc64.keras"
     net.save(keras_file)
     assert main(["memory", "run", str(keras_file), "--budget", f"{budget:.3f}", "--reps", "1",
@@ -406,3 +409,30 @@ def test_memory_is_measured_in_a_fresh_process(models, tmp_path, capsys):
     assert out["mode"] == "planned" and out["model_mb"] > 0 and out["base_mb"] > 0
     assert main(["memory", "run", str(tmp_path / "none.keras")]) == 1
     assert "none.keras" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("net", ["fc64", "regnet64"])
+def test_measured_peak_of_a_planned_run_stays_within_its_budget(net):
+    """What the process reads, not what the plan says: at the smallest feasible budget, a third
+    of the way to bulk and two thirds of the way, with and without preloading where it matters
+    most (the tightest budget streams the most)."""
+    from workbench.memory.measure import measure
+
+    model = (zoo.fc_net((64, 64, 1), 10, convs=(16, 32, 64), fcs=(1024, 256), name="fc64")
+             if net == "fc64" else _randomise_bn(zoo.regnet((64, 64, 3), 10)))
+    g = from_keras(model)
+    lo = (F.min_budget(g) + F.EXECUTOR_RESERVE) / 1e6 + 0.002
+    bulk = g.bulk_peak_bytes() / 1e6
+    readings = []
+    for frac, preload in ((0.0, True), (0.0, False), (1 / 3, True), (2 / 3, True)):
+        budget = lo + frac * (bulk - lo)
+        m = measure(g, budget_mb=budget, reps=1, preload=preload)
+        assert m.within_budget, (budget, m.model_mb)
+        assert m.model_mb <= budget and m.peak_mb <= m.base_mb + budget
+        readings.append(m.model_mb)
+    # The readings follow the budget: a bigger plan is seen in the process.
+    assert readings[0] < readings[2] < readings[3]
+    with pytest.raises(F.CannotFit, match=r"minimum feasible budget is (\d+\.\d+)") as e:
+        measure(g, budget_mb=lo - 0.05)
+    shown = float(e.value.message.rsplit(" ", 2)[-2])
+    assert F.plan_within(g, int(shown * 1e6)).buffer_bytes + F.EXECUTOR_RESERVE <= shown * 1e6

@@ -63,6 +63,7 @@ def _graph_of(name: str, *, train: bool = False):
 def run(args: argparse.Namespace) -> int:
     import json
 
+    from ..memory.flexnn import EXECUTOR_RESERVE
     from ..memory.measure import measure
 
     g = _graph_of(args.model, train=args.train)
@@ -77,7 +78,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"  baseline RSS {m.base_mb:.2f} MB (numpy and the executor loaded, no model)")
     print(f"  peak RSS     {m.peak_mb:.2f} MB whole process; {m.model_mb:.3f} MB over the "
           f"baseline")
-    kind = "plan buffer" if m.budget_mb is not None else "tensor bytes at the peak"
+    kind = ("plan buffer; the budget also keeps the executor's "
+            f"{EXECUTOR_RESERVE / 1e6:.3f} MB reserve" if m.budget_mb is not None
+            else "tensor bytes at the peak")
     print(f"  computed     {m.planned_mb:.3f} MB ({kind}, for comparison)")
     if m.within_budget is not None:
         print(f"  {'within' if m.within_budget else 'OVER'} the budget by "

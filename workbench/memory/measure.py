@@ -103,7 +103,7 @@ def prepare(graph: LayerGraph, root: str | Path, *, budget_mb: float | None = No
             if ly.weights:
                 write_weights(root, ly)
     else:
-        s = F.slice_graph(graph, int(budget_mb * 1e6))
+        s = F.plan_within(graph, int(budget_mb * 1e6)).slicing
         for st in s.steps:
             if st.weight_bytes:
                 ly = graph.layers[st.layer]

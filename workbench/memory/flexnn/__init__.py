@@ -26,14 +26,15 @@ import numpy as np
 from ...errors import InputError
 from ..graph import LayerGraph
 from .planning import Plan, Tensor, min_budget, plan, slice_graph, tensors_of
-from .runner import FlexRunner, on_demand_peak_bytes, run_on_demand
+from .runner import EXECUTOR_RESERVE, FlexRunner, on_demand_peak_bytes, plan_within, run_on_demand, warm_up
 from .simulator import LayerTimes, measure_layer_times, simulate, step_seconds
 from .slicing import ALIGN, BAND_TARGET, MIN_COLS, CannotFit, Slicing, Step, lower_bound
 
-__all__ = ["ALIGN", "BAND_TARGET", "MIN_COLS", "Adaptation", "CannotFit", "FlexNN", "FlexRunner",
-           "LayerTimes", "Plan", "Slicing", "Step", "Tensor", "lower_bound", "measure_layer_times",
-           "min_budget", "on_demand_peak_bytes", "plan", "run_on_demand", "simulate",
-           "slice_graph", "step_seconds", "tensors_of"]
+__all__ = ["ALIGN", "BAND_TARGET", "EXECUTOR_RESERVE", "MIN_COLS", "Adaptation", "CannotFit",
+           "FlexNN", "FlexRunner", "LayerTimes", "Plan", "Slicing", "Step", "Tensor",
+           "lower_bound", "measure_layer_times", "min_budget", "on_demand_peak_bytes", "plan",
+           "plan_within", "run_on_demand", "simulate", "slice_graph", "step_seconds",
+           "tensors_of", "warm_up"]
 
 
 @dataclass

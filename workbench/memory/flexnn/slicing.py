@@ -26,7 +26,8 @@ class CannotFit(InputError):
     def __init__(self, message: str, *, budget: int, min_budget: int | None, where=None):
         self.budget = budget
         self.min_budget = min_budget
-        extra = (f"; the minimum feasible budget is {min_budget / 1e6:.3f} MB"
+        # Rounded up: a user who types the number shown must get a budget that fits.
+        extra = (f"; the minimum feasible budget is {math.ceil(min_budget / 1e3) / 1e3:.3f} MB"
                  if min_budget else "")
         super().__init__(f"cannot fit in {budget / 1e6:.3f} MB: {message}{extra}", where=where)
 
