@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError
+from .procfs import alive
 
 #: The largest text input read (profiles, CSV tables, logs, manifests): 256 MB is far above any
 #: real one, and bounds what a mistaken path (a disk image, /dev/zero) can make us read.
@@ -85,16 +86,6 @@ def _mode_for(path: Path) -> int:
         return 0o666 & ~umask
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process
-        return True
-    return True
-
-
 def staging(path: str | os.PathLike, *, folder: bool = False) -> Path:
     """A new temporary file (``folder=False``) or folder beside ``path``, to be renamed onto it.
 
@@ -109,7 +100,7 @@ def staging(path: str | os.PathLike, *, folder: bool = False) -> Path:
         entries = []
     for e in entries:
         m = mine.match(e.name)
-        if m and not _alive(int(m.group(1))):
+        if m and not alive(int(m.group(1))):
             if e.is_dir(follow_symlinks=False):
                 shutil.rmtree(e.path, ignore_errors=True)
             else:

@@ -3,6 +3,7 @@ Standard library only."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 
@@ -13,3 +14,15 @@ def status_kb(field: str) -> int:
         if line.startswith(field + ":"):
             return int(line.split()[1])
     raise RuntimeError(f"/proc/self/status has no {field}")
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (someone else's counts): what tells a dead writer's
+    leftovers (staging files, memory groups, swap files) from a live one's."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
