@@ -1,6 +1,8 @@
 """Layer graphs, FlexNN slicing/planning/execution and MASA scheduling (issue 6)."""
 
 import json
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -436,3 +438,49 @@ def test_measured_peak_of_a_planned_run_stays_within_its_budget(net):
         measure(g, budget_mb=lo - 0.05)
     shown = float(e.value.message.rsplit(" ", 2)[-2])
     assert F.plan_within(g, int(shown * 1e6)).buffer_bytes + F.EXECUTOR_RESERVE <= shown * 1e6
+
+
+def test_zero_padding_layers_run_as_keras_does(x):
+    """ResNet-50 and MobileNetV2 pad explicitly (ZeroPadding2D) before a valid convolution."""
+    keras = zoo._keras()
+    inp = keras.Input((32, 32, 1))
+    h = keras.layers.ZeroPadding2D(((3, 2), (1, 0)), name="pad")(inp)
+    h = keras.layers.Conv2D(4, 7, strides=2, padding="valid", activation="relu", name="c")(h)
+    h = keras.layers.ZeroPadding2D(1, name="pad2")(h)
+    h = keras.layers.MaxPooling2D(3, strides=2, name="p")(h)
+    m = keras.Model(inp, keras.layers.Dense(3, name="d")(keras.layers.Flatten()(h)))
+    g = from_keras(m)
+    assert [ly.op for ly in g.layers][:2] == ["zeropad", "conv"]
+    np.testing.assert_allclose(g.run(x), m(x).numpy(), atol=1e-5, rtol=1e-4)
+    s = F.slice_graph(g, F.min_budget(g))
+    r = F.FlexRunner(F.plan(s, s.budget), Path(tempfile.mkdtemp()))
+    np.testing.assert_allclose(r.run(x), m(x).numpy(), atol=1e-5, rtol=1e-4)
+    r.close()
+
+
+def test_under_a_real_memory_limit_bulk_is_killed_and_the_plan_runs():
+    """Real pressure: the same model in the same memory cgroup. Bulk needs its weights resident
+    and the kernel kills it (no swap) or pages it (swap); the FlexNN plan fits and runs."""
+    from workbench.memory import pressure
+    from workbench.memory.measure import KilledByLimit, measure
+
+    have = pressure.support()
+    if have.cgroup is None:
+        pytest.skip(f"no memory cgroup: {have.why_not}")
+    g = from_keras(zoo.fc_net((64, 64, 1), 10, convs=(16, 32, 64), fcs=(1024, 256),
+                              name="fc64"))
+    # What the kernel charges the group (its anonymous memory; shared libraries already cached
+    # are charged elsewhere), for each way of running, under a limit far above both.
+    bulk = measure(g, reps=1, limit_mb=1000)
+    budget = 0.2 * bulk.model_mb
+    plan = measure(g, budget_mb=budget, reps=1, limit_mb=1000)
+    assert plan.group_peak_mb < bulk.group_peak_mb - 0.4 * bulk.model_mb
+    limit = (bulk.group_peak_mb + plan.group_peak_mb) / 2
+    with pytest.raises(KilledByLimit, match=r"killed fc64 \(bulk\).*memory limit \(no swap\)"):
+        measure(g, reps=1, limit_mb=limit)
+    planned = measure(g, budget_mb=budget, reps=1, limit_mb=limit, cold=True)
+    assert planned.within_budget and planned.cold and planned.limit_mb == limit
+    assert planned.group_peak_mb is not None and planned.group_peak_mb <= limit
+    if have.swap:
+        paged = measure(g, reps=1, limit_mb=limit, swap_mb=64)
+        assert paged.swapped_mb > 0 and paged.major_faults > 0

@@ -67,14 +67,16 @@ def run(args: argparse.Namespace) -> int:
     from ..memory.measure import measure
 
     g = _graph_of(args.model, train=args.train)
-    m = measure(g, budget_mb=args.budget, reps=args.reps, preload=not args.no_preload)
+    m = measure(g, budget_mb=args.budget, reps=args.reps, preload=not args.no_preload,
+                limit_mb=args.limit, swap_mb=args.swap or 0.0, cold=args.cold)
     if args.json:
         print(json.dumps(m.to_dict(), indent=1))
         return 0
     what = "bulk (every weight resident)" if m.budget_mb is None else \
         f"FlexNN-planned at {m.budget_mb:g} MB" + ("" if m.preload else ", no preloading")
     print(f"{m.model}: {what}; one inference in a fresh process, measured")
-    print(f"  latency      {m.latency_ms:.3f} ms (median of {len(m.latency_samples_ms)})")
+    print(f"  latency      {m.latency_ms:.3f} ms (median of {len(m.latency_samples_ms)}); "
+          f"first inference {m.first_ms:.3f} ms{' (cold page cache)' if m.cold else ''}")
     print(f"  baseline RSS {m.base_mb:.2f} MB (numpy and the executor loaded, no model)")
     print(f"  peak RSS     {m.peak_mb:.2f} MB whole process; {m.model_mb:.3f} MB over the "
           f"baseline")
@@ -85,6 +87,10 @@ def run(args: argparse.Namespace) -> int:
     if m.within_budget is not None:
         print(f"  {'within' if m.within_budget else 'OVER'} the budget by "
               f"{abs(m.budget_mb - m.model_mb):.3f} MB")  # type: ignore[operator]
+    if m.limit_mb is not None:
+        print(f"  memory group limit {m.limit_mb:g} MB, swap {m.swap_mb:g} MB: group peak "
+              f"{m.group_peak_mb:.2f} MB, {m.major_faults} major faults, "
+              f"{m.swapped_mb:.2f} MB swapped out")
     return 0
 
 
@@ -138,6 +144,13 @@ def add_parser(sub) -> None:
     p.add_argument("--reps", type=whole(1, 10000), default=5, help="timed inferences (default 5)")
     p.add_argument("--no-preload", action="store_true",
                    help="load each step's weights just before it runs (FlexNN w.o. preload)")
+    p.add_argument("--limit", type=positive_mb, default=None, metavar="MB",
+                   help="run inside a memory cgroup capped at MB (the whole process, interpreter "
+                   "included; needs root): real pressure, the kernel reclaims, swaps or kills")
+    p.add_argument("--swap", type=positive_mb, default=None, metavar="MB",
+                   help="with --limit: turn on a swap file of MB the run may use")
+    p.add_argument("--cold", action="store_true",
+                   help="drop the page cache first, so weights are read from disk")
     p.add_argument("--train", action="store_true",
                    help="train a memory-study zoo model first if it is not in the zoo")
     p.add_argument("--json", action="store_true", help="print the measurement as JSON")

@@ -173,6 +173,8 @@ class Layer:
             K.gap(xs[0], out=out)
         elif self.op == "flatten":
             np.copyto(out, xs[0].reshape(out.shape))
+        elif self.op == "zeropad":
+            K.padded(xs[0], a["pads"], out)
         elif self.op == "add":
             K.add(xs[0], xs[1], act=a.get("act"), out=out)
         elif self.op == "affine":
@@ -399,6 +401,9 @@ def from_keras(model, *, name: str | None = None) -> LayerGraph:
             ly = Layer(kl.name, "gap", ins, shape)
         elif cls == "Flatten":
             ly = Layer(kl.name, "flatten", ins, shape)
+        elif cls == "ZeroPadding2D":  # ResNet-50's and MobileNetV2's explicit padding
+            (pt, pb), (pl, pr) = kl.get_config()["padding"]
+            ly = Layer(kl.name, "zeropad", ins, shape, {"pads": (pt, pb, pl, pr)})
         elif cls == "Add":
             if len(ins) != 2:
                 raise InputError("Add of more than two inputs is not supported", where=kl.name)

@@ -214,5 +214,6 @@ def warm_up() -> None:
               out=y, cols=(0, 2))
         activate(y, act)
     gap(x, out=np.empty((1, 2), np.float32))
+    padded(x, (1, 1, 1, 1), pad)
     add(x, x, act="relu", out=np.empty_like(x))
     affine(x, np.ones(2, np.float32), np.ones(2, np.float32), act="relu", out=np.empty_like(x))

@@ -13,6 +13,7 @@ comparison only.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pickle
@@ -48,6 +49,16 @@ class Measurement:
             computed, for comparison with ``model_mb``.
         within_budget: ``model_mb <= budget_mb`` (None for bulk).
         preload: Whether the loader thread preloaded weights (planned runs).
+        load_ms: Reading the weights before the first inference (bulk: all of them; planned:
+            the pinned ones) and setting up.
+        first_ms: The first inference (reads every streamed weight; cold when ``cold``).
+        cold: Whether the page cache was dropped before the run (weights read from disk).
+        limit_mb: The memory cgroup's limit the run was held to (None: no limit).
+        swap_mb: Swap the run could use (0: none).
+        group_peak_mb: The group's peak charge (anonymous memory and page cache, as the kernel
+            counts it against the limit; None without a limit).
+        major_faults: Page faults the run waited on disk or swap for (None without a limit).
+        swapped_mb: Memory written to swap during the run (machine-wide counter).
     """
 
     model: str
@@ -61,9 +72,25 @@ class Measurement:
     planned_mb: float
     within_budget: bool | None
     preload: bool = True
+    load_ms: float = 0.0
+    first_ms: float = 0.0
+    cold: bool = False
+    limit_mb: float | None = None
+    swap_mb: float = 0.0
+    group_peak_mb: float | None = None
+    major_faults: int | None = None
+    swapped_mb: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+class KilledByLimit(WorkbenchError):
+    """The kernel killed the run for its memory limit (what a model that does not fit meets)."""
+
+    def __init__(self, message: str, *, limit_mb: float, swap_mb: float):
+        self.limit_mb, self.swap_mb = limit_mb, swap_mb
+        super().__init__(message)
 
 
 def skeleton(graph: LayerGraph) -> dict[str, Any]:
@@ -113,26 +140,40 @@ def prepare(graph: LayerGraph, root: str | Path, *, budget_mb: float | None = No
 
 
 def measure(graph: LayerGraph, *, budget_mb: float | None = None, reps: int = 5,
-            preload: bool = True, root: str | Path | None = None,
-            timeout: float = 600.0) -> Measurement:
+            preload: bool = True, root: str | Path | None = None, limit_mb: float | None = None,
+            swap_mb: float = 0.0, cold: bool = False, timeout: float = 600.0) -> Measurement:
     """One measured run of ``graph`` in a fresh process (see the module docstring).
 
     Args:
         budget_mb: FlexNN budget in MB (None: bulk, every weight resident).
-        reps: Timed inferences after one warm-up.
+        reps: Timed inferences after the first.
         preload: Planned runs: preload weights on a loader thread (False: load each just before
             its step, FlexNN's "w.o. preload").
         root: Folder for the stored graph and weight files (default: a temporary one).
+        limit_mb: Run inside a memory cgroup capped at this many MB (real pressure: the kernel
+            reclaims page cache, swaps or kills). Needs root and a memory cgroup.
+        swap_mb: With ``limit_mb``: a swap file of this size is on for the run and the group may
+            use it (0: no swap, a run over the limit is killed).
+        cold: Drop the page cache before the run, so the weights are read from disk.
 
     Raises:
         CannotFit: The budget is below the plan's minimum (says the minimum).
+        KilledByLimit: The kernel killed the run for ``limit_mb``.
+        PressureUnavailable: ``limit_mb`` or ``swap_mb`` asked for on a machine without them.
         WorkbenchError: The probe failed (its last line of stderr).
     """
+    from . import pressure
+
     if not isinstance(reps, int) or isinstance(reps, bool) or not 1 <= reps <= 10000:
         raise InputError("reps must be a whole number 1..10000", value=reps)
-    if budget_mb is not None and not (isinstance(budget_mb, (int, float))
-                                      and 0 < budget_mb < 1e7):
-        raise InputError("the budget must be a number of MB > 0", value=budget_mb)
+    for name, v in (("the budget", budget_mb), ("the memory limit", limit_mb)):
+        if v is not None and not (isinstance(v, (int, float)) and 0 < v < 1e7):
+            raise InputError(f"{name} must be a number of MB > 0", value=v)
+    if not (isinstance(swap_mb, (int, float)) and 0 <= swap_mb < 1e6):
+        raise InputError("swap must be a number of MB >= 0", value=swap_mb)
+    if swap_mb and limit_mb is None:
+        raise InputError("swap matters only under a memory limit: give limit_mb too",
+                         value=swap_mb)
     tmp = None
     if root is None:
         tmp = tempfile.TemporaryDirectory(prefix="wb-measure-")
@@ -146,13 +187,37 @@ def measure(graph: LayerGraph, *, budget_mb: float | None = None, reps: int = 5,
         # thread pool's.
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
                    MKL_NUM_THREADS="1")
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
-        if r.returncode != 0:
-            lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+        with contextlib.ExitStack() as stack:
+            if swap_mb:
+                stack.enter_context(pressure.swap_file(int(swap_mb * 1e6)))
+            if cold:
+                pressure.drop_page_cache(sorted(Path(root).glob("*.bin")))
+            seen = None
+            if limit_mb is None:
+                r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+                code, stdout, stderr = r.returncode, r.stdout, r.stderr
+            else:
+                seen = pressure.run_limited(cmd, limit_bytes=int(limit_mb * 1e6),
+                                            swap_bytes=int(swap_mb * 1e6), env=env,
+                                            timeout=timeout)
+                code, stdout, stderr = seen.returncode, seen.stdout, seen.stderr
+                if seen.oom_killed:
+                    raise KilledByLimit(
+                        f"the kernel killed {graph.name} "
+                        f"({'bulk' if budget_mb is None else f'planned at {budget_mb:g} MB'}) "
+                        f"for its {limit_mb:g} MB memory limit"
+                        + (f" with {swap_mb:g} MB of swap" if swap_mb else " (no swap)"),
+                        limit_mb=limit_mb, swap_mb=swap_mb)
+        if code != 0:
+            lines = [ln for ln in stderr.splitlines() if ln.strip()]
             raise WorkbenchError(f"memory probe of {graph.name} failed: "
-                                 f"{lines[-1] if lines else 'exit ' + str(r.returncode)}")
-        out = json.loads(r.stdout.strip().splitlines()[-1])
+                                 f"{lines[-1] if lines else 'exit ' + str(code)}")
+        out = json.loads(stdout.strip().splitlines()[-1])
     finally:
         if tmp is not None:
             tmp.cleanup()
-    return Measurement(**out)
+    if seen is not None:
+        out.update(limit_mb=limit_mb, swap_mb=float(swap_mb), major_faults=seen.major_faults,
+                   group_peak_mb=None if seen.peak_bytes is None else seen.peak_bytes / 1e6,
+                   swapped_mb=seen.swapped_out_pages * os.sysconf("SC_PAGE_SIZE") / 1e6)
+    return Measurement(**out, cold=cold)
