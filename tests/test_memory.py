@@ -484,3 +484,18 @@ def test_under_a_real_memory_limit_bulk_is_killed_and_the_plan_runs():
     if have.swap:
         paged = measure(g, reps=1, limit_mb=limit, swap_mb=64)
         assert paged.swapped_mb > 0 and paged.major_faults > 0
+
+
+def test_on_demand_loading_is_measured_between_the_plan_and_bulk():
+    from workbench.lab.experiments import flexnn as fx
+
+    g = from_keras(zoo.fc_net((64, 64, 1), 10, convs=(16, 32, 64), fcs=(1024, 256),
+                              name="fc64"))
+    rows = fx.measured_tradeoff(g, fracs=(0.1,), rounds=2, reps=1)
+    assert [r.mode for r in rows[:4]] == ["bulk", "on-demand", "flexnn", "flexnn w.o. preload"]
+    assert {r.round for r in rows} == {0, 1}
+    pts = {p.mode: p for p in fx.measured_points(rows)}
+    # on-demand holds one layer's weights at a time: the biggest FC layer (16.8 MB), not all
+    assert pts["flexnn"].model_mb < pts["on-demand"].model_mb < pts["bulk"].model_mb
+    assert pts["bulk"].memory_reduction_pct == 0 and pts["bulk"].latency_increase_pct == 0
+    assert pts["flexnn"].memory_reduction_pct > 75

@@ -1,6 +1,6 @@
 """One measured inference of a stored layer graph, in this fresh process (see ``measure``).
 
-Usage: ``python -m workbench.memory._probe ROOT bulk|BUDGET_MB REPS PRELOAD(0|1)``. Prints one
+Usage: ``python -m workbench.memory._probe ROOT bulk|on-demand|BUDGET_MB REPS PRELOAD(0|1)``. Prints one
 JSON line with the fields of :class:`workbench.memory.measure.Measurement`. Imports numpy and the
 layer executor only.
 """
@@ -34,7 +34,7 @@ def main(argv: list[str]) -> int:
     del a
     F.warm_up()
     # The plan is made before the baseline: FlexNN plans offline and the device loads the plan.
-    budget = None if mode == "bulk" else float(mode)
+    budget = None if mode in ("bulk", "on-demand") else float(mode)
     p = None if budget is None else F.plan_within(g, int(budget * 1e6))
     # Reset the kernel's peak counter so that it covers the model alone (Linux: "5").
     try:
@@ -48,6 +48,8 @@ def main(argv: list[str]) -> int:
             if ly.weights:
                 ly.weights = read_weights(root, ly)
         run, planned, budget = g.run, g.bulk_peak_bytes(), None
+    elif mode == "on-demand":  # each layer's weights read just before it runs, freed after
+        run, planned = (lambda x: F.run_on_demand(g, root, x)), F.on_demand_peak_bytes(g)
     else:
         assert p is not None
         runner = F.FlexRunner(p, root, preload=preload)
@@ -64,7 +66,7 @@ def main(argv: list[str]) -> int:
     mb = 1024 / 1e6  # kB (KiB) of /proc to MB of 10^6 bytes, the unit of budgets
     model_mb = max(peak - base, 0) * mb
     print(json.dumps({
-        "model": g.name, "mode": "bulk" if budget is None else "planned", "budget_mb": budget,
+        "model": g.name, "mode": mode if budget is None else "planned", "budget_mb": budget,
         "latency_ms": statistics.median(ts), "latency_samples_ms": ts,
         "base_mb": base * mb, "peak_mb": peak * mb, "model_mb": model_mb,
         "planned_mb": planned / 1e6,

@@ -38,7 +38,8 @@ class Measurement:
 
     Attributes:
         model: The graph's name.
-        mode: ``bulk`` (every weight resident) or ``planned`` (FlexNN at ``budget_mb``).
+        mode: ``bulk`` (every weight resident), ``planned`` (FlexNN at ``budget_mb``) or
+            ``on-demand`` (each layer's weights read just before it runs: FlexNN's baseline).
         budget_mb: The budget of a planned run (None for bulk).
         latency_ms: Median latency of the ``reps`` inferences after one warm-up.
         latency_samples_ms: Every timed inference.
@@ -141,7 +142,8 @@ def prepare(graph: LayerGraph, root: str | Path, *, budget_mb: float | None = No
 
 def measure(graph: LayerGraph, *, budget_mb: float | None = None, reps: int = 5,
             preload: bool = True, root: str | Path | None = None, limit_mb: float | None = None,
-            swap_mb: float = 0.0, cold: bool = False, timeout: float = 600.0) -> Measurement:
+            swap_mb: float = 0.0, cold: bool = False, on_demand: bool = False,
+            timeout: float = 600.0) -> Measurement:
     """One measured run of ``graph`` in a fresh process (see the module docstring).
 
     Args:
@@ -155,6 +157,8 @@ def measure(graph: LayerGraph, *, budget_mb: float | None = None, reps: int = 5,
         swap_mb: With ``limit_mb``: a swap file of this size is on for the run and the group may
             use it (0: no swap, a run over the limit is killed).
         cold: Drop the page cache before the run, so the weights are read from disk.
+        on_demand: Without a budget: load each layer's weights just before it runs and free
+            them after (FlexNN's On-Demand baseline) instead of holding all of them.
 
     Raises:
         CannotFit: The budget is below the plan's minimum (says the minimum).
@@ -171,6 +175,9 @@ def measure(graph: LayerGraph, *, budget_mb: float | None = None, reps: int = 5,
             raise InputError(f"{name} must be a number of MB > 0", value=v)
     if not (isinstance(swap_mb, (int, float)) and 0 <= swap_mb < 1e6):
         raise InputError("swap must be a number of MB >= 0", value=swap_mb)
+    if on_demand and budget_mb is not None:
+        raise InputError("on-demand loading has no budget: give one or the other",
+                         value=budget_mb)
     if swap_mb and limit_mb is None:
         raise InputError("swap matters only under a memory limit: give limit_mb too",
                          value=swap_mb)
@@ -181,7 +188,8 @@ def measure(graph: LayerGraph, *, budget_mb: float | None = None, reps: int = 5,
     try:
         prepare(graph, root, budget_mb=budget_mb)
         cmd = [sys.executable, "-m", "workbench.memory._probe", str(root),
-               "bulk" if budget_mb is None else repr(float(budget_mb)), str(reps),
+               ("on-demand" if on_demand else "bulk") if budget_mb is None
+               else repr(float(budget_mb)), str(reps),
                "1" if preload else "0"]
         # One BLAS thread, as the executor's timings elsewhere: the peak is the model's, not a
         # thread pool's.
@@ -201,10 +209,12 @@ def measure(graph: LayerGraph, *, budget_mb: float | None = None, reps: int = 5,
                                             swap_bytes=int(swap_mb * 1e6), env=env,
                                             timeout=timeout)
                 code, stdout, stderr = seen.returncode, seen.stdout, seen.stderr
+                how = (("on-demand" if on_demand else "bulk") if budget_mb is None
+                       else f"planned at {budget_mb:g} MB")
                 if seen.oom_killed:
                     raise KilledByLimit(
                         f"the kernel killed {graph.name} "
-                        f"({'bulk' if budget_mb is None else f'planned at {budget_mb:g} MB'}) "
+                        f"({how}) "
                         f"for its {limit_mb:g} MB memory limit"
                         + (f" with {swap_mb:g} MB of swap" if swap_mb else " (no swap)"),
                         limit_mb=limit_mb, swap_mb=swap_mb)

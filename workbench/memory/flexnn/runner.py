@@ -199,7 +199,7 @@ def run_on_demand(graph: LayerGraph, root: str | Path, x: np.ndarray) -> np.ndar
     from ..graph import read_weights, store
 
     root = Path(root)
-    if not (root / "graph.json").exists():
+    if not all(weight_file(root, ly).exists() for ly in graph.layers if ly.weights):
         store(graph, root)
     last = graph.last_use()
     acts = {"input": np.ascontiguousarray(x, np.float32)}
