@@ -125,6 +125,17 @@ def nested(depth: int) -> str:
     return "[" * depth + "]" * depth
 
 
+def _put(p: Path, text: str | None, raw: bytes | None) -> bool:
+    """Write a case's input file as given (bytes or text); False when neither was given."""
+    if raw is not None:
+        p.write_bytes(raw)
+    elif text is not None:
+        p.write_text(text)
+    else:
+        return False
+    return True
+
+
 def profile_cases(tmp: Path) -> list[Case]:
     cases: list[Case] = []
     d = tmp / "profiles"
@@ -133,11 +144,7 @@ def profile_cases(tmp: Path) -> list[Case]:
     def add(name, mutate=None, *, text=None, raw=None, expect="error", names=None, path=None,
             check=None):
         p = path or d / ("valid.json" if name == "valid" else f"p{len(cases)}.json")
-        if raw is not None:
-            p.write_bytes(raw)
-        elif text is not None:
-            p.write_text(text)
-        elif path is None:
+        if not _put(p, text, raw) and path is None:
             data = base_profile()
             if mutate:
                 mutate(data)
@@ -215,10 +222,7 @@ def csv_cases(tmp: Path) -> list[Case]:
 
     def add(name, text=None, *, raw=None, expect="error", names=None, path=None):
         p = path or d / f"c{len(cases)}.csv"
-        if raw is not None:
-            p.write_bytes(raw)
-        elif text is not None:
-            p.write_text(text)
+        _put(p, text, raw)
         out = tmp / "csv-out" / f"{len(cases)}.json"
         cases.append(Case("CSV import", name, ["profiles", "import", str(p), "--format", "csv",
                                                "--device", "toy", "-o", str(out)],
@@ -278,10 +282,7 @@ def log_cases(tmp: Path) -> list[Case]:
 
     def add(name, text=None, *, raw=None, expect="error", names=None, path=None, extra=()):
         p = path or d / f"l{len(cases)}.log"
-        if raw is not None:
-            p.write_bytes(raw)
-        elif text is not None:
-            p.write_text(text)
+        _put(p, text, raw)
         out = tmp / "log-out" / f"{len(cases)}.json"
         cases.append(Case("benchmark_model logs", name,
                           ["profiles", "import", str(p), "--format", "benchmark-log", "--model",

@@ -1,8 +1,8 @@
 """One measured inference of a stored layer graph, in this fresh process (see ``measure``).
 
-Usage: ``python -m workbench.memory._probe ROOT bulk|on-demand|BUDGET_MB REPS PRELOAD(0|1)``. Prints one
-JSON line with the fields of :class:`workbench.memory.measure.Measurement`. Imports numpy and the
-layer executor only.
+Usage: ``python -m workbench.memory._probe ROOT bulk|on-demand|BUDGET_MB REPS PRELOAD(0|1)``.
+Prints one JSON line with the fields of :class:`workbench.memory.measure.Measurement`. Imports
+numpy and the layer executor only.
 """
 
 import json
@@ -47,7 +47,7 @@ def main(argv: list[str]) -> int:
         for ly in g.layers:
             if ly.weights:
                 ly.weights = read_weights(root, ly)
-        run, planned, budget = g.run, g.bulk_peak_bytes(), None
+        run, planned = g.run, g.bulk_peak_bytes()
     elif mode == "on-demand":  # each layer's weights read just before it runs, freed after
         run, planned = (lambda x: F.run_on_demand(g, root, x)), F.on_demand_peak_bytes(g)
     else:

@@ -187,9 +187,9 @@ def measure(graph: LayerGraph, *, budget_mb: float | None = None, reps: int = 5,
         root = tmp.name
     try:
         prepare(graph, root, budget_mb=budget_mb)
+        mode = "on-demand" if on_demand else "bulk"
         cmd = [sys.executable, "-m", "workbench.memory._probe", str(root),
-               ("on-demand" if on_demand else "bulk") if budget_mb is None
-               else repr(float(budget_mb)), str(reps),
+               mode if budget_mb is None else repr(float(budget_mb)), str(reps),
                "1" if preload else "0"]
         # One BLAS thread, as the executor's timings elsewhere: the peak is the model's, not a
         # thread pool's.
@@ -209,12 +209,10 @@ def measure(graph: LayerGraph, *, budget_mb: float | None = None, reps: int = 5,
                                             swap_bytes=int(swap_mb * 1e6), env=env,
                                             timeout=timeout)
                 code, stdout, stderr = seen.returncode, seen.stdout, seen.stderr
-                how = (("on-demand" if on_demand else "bulk") if budget_mb is None
-                       else f"planned at {budget_mb:g} MB")
                 if seen.oom_killed:
+                    how = mode if budget_mb is None else f"planned at {budget_mb:g} MB"
                     raise KilledByLimit(
-                        f"the kernel killed {graph.name} "
-                        f"({how}) "
+                        f"the kernel killed {graph.name} ({how}) "
                         f"for its {limit_mb:g} MB memory limit"
                         + (f" with {swap_mb:g} MB of swap" if swap_mb else " (no swap)"),
                         limit_mb=limit_mb, swap_mb=swap_mb)

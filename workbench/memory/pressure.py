@@ -105,6 +105,27 @@ def _write(path: Path, value: str) -> None:
         fh.write(value)
 
 
+def _pids(group: Path) -> list[int]:
+    try:
+        return [int(p) for p in (group / "cgroup.procs").read_text().split()]
+    except OSError:
+        return []
+
+
+def _keyed_ints(path: Path) -> dict[str, int]:
+    """A kernel file of ``name value`` lines (``memory.stat``, ``memory.events``,
+    ``memory.oom_control``, ``/proc/vmstat``) as a dict; unreadable -> empty."""
+    out = {}
+    try:
+        for line in path.read_text().splitlines():
+            k, _, v = line.partition(" ")
+            if v.strip().lstrip("-").isdigit():
+                out[k] = int(v)
+    except OSError:
+        pass
+    return out
+
+
 def _read_int(path: Path) -> int | None:
     try:
         text = path.read_text().strip()
@@ -130,10 +151,7 @@ class MemoryGroup:
         _write(self.path / "cgroup.procs", str(os.getpid()))
 
     def pids(self) -> list[int]:
-        try:
-            return [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
-        except OSError:
-            return []
+        return _pids(self.path)
 
     # -- limits and readings ------------------------------------------------------------------
     def limit(self, limit_bytes: int, *, swap_bytes: int | None = 0) -> None:
@@ -158,28 +176,13 @@ class MemoryGroup:
 
     def stat(self) -> dict[str, int]:
         """``memory.stat`` as a dict (the kernel's names)."""
-        out = {}
-        try:
-            for line in (self.path / "memory.stat").read_text().splitlines():
-                k, _, v = line.partition(" ")
-                if v.strip().lstrip("-").isdigit():
-                    out[k] = int(v)
-        except OSError:
-            pass
-        return out
+        return _keyed_ints(self.path / "memory.stat")
 
     def oom_kills(self) -> int:
         """Processes the kernel killed for this group's limit (v1 reads ``oom_kill`` of
         ``memory.oom_control``, v2 ``memory.events``)."""
         name = "memory.oom_control" if self.version == "v1" else "memory.events"
-        try:
-            for line in (self.path / name).read_text().splitlines():
-                k, _, v = line.partition(" ")
-                if k == "oom_kill":
-                    return int(v)
-        except OSError:
-            pass
-        return 0
+        return _keyed_ints(self.path / name).get("oom_kill", 0)
 
     # -- removal ------------------------------------------------------------------------------
     def remove(self, *, timeout: float = 10.0) -> None:
@@ -190,10 +193,7 @@ class MemoryGroup:
 def _remove_group(path: Path, *, timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
     while path.exists():
-        try:
-            pids = [int(p) for p in (path / "cgroup.procs").read_text().split()]
-        except OSError:
-            pids = []
+        pids = _pids(path)
         for pid in pids:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
@@ -354,17 +354,6 @@ class Limited:
         return d
 
 
-def _vmstat(key: str) -> int:
-    try:
-        for line in Path("/proc/vmstat").read_text().splitlines():
-            k, _, v = line.partition(" ")
-            if k == key:
-                return int(v)
-    except OSError:
-        pass
-    return 0
-
-
 def run_limited(cmd: Sequence[str], *, limit_bytes: int, swap_bytes: int | None = 0,
                 env: dict[str, str] | None = None, timeout: float = 600.0) -> Limited:
     """Run ``cmd`` in a fresh memory group capped at ``limit_bytes`` and return what the kernel
@@ -376,7 +365,7 @@ def run_limited(cmd: Sequence[str], *, limit_bytes: int, swap_bytes: int | None 
         subprocess.TimeoutExpired: the command ran past ``timeout`` (it is killed).
     """
     with memory_group(limit_bytes, swap_bytes=swap_bytes) as g:
-        sw0 = _vmstat("pswpout")
+        sw0 = _keyed_ints(Path("/proc/vmstat")).get("pswpout", 0)
         t0 = time.perf_counter()
         p = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True, env=env, preexec_fn=g.preexec)
@@ -390,4 +379,4 @@ def run_limited(cmd: Sequence[str], *, limit_bytes: int, swap_bytes: int | None 
         st = g.stat()
         return Limited(p.returncode, out, err, limit_bytes, swap_bytes, g.peak_bytes(),
                        g.oom_kills(), st.get("total_pgmajfault", st.get("pgmajfault", 0)),
-                       _vmstat("pswpout") - sw0, wall)
+                       _keyed_ints(Path("/proc/vmstat")).get("pswpout", 0) - sw0, wall)

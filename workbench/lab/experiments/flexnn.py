@@ -319,6 +319,7 @@ def under_pressure(graph: LayerGraph, *, budget_mb: float, swap_mb: float, reps:
     rows = []
     with tempfile.TemporaryDirectory(prefix="wb-pressure-") as tmp:
         where = Path(root or tmp)
+        # Under a limit far above any run: what the plan is charged when nothing presses.
         free = measure(graph, budget_mb=budget_mb, reps=1, root=where, limit_mb=1e6 - 1)
         assert free.group_peak_mb is not None
         limit = round(free.group_peak_mb * 1.15 + 8, 1)  # the plan's charge and some headroom
