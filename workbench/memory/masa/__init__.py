@@ -17,11 +17,11 @@ modelled, and reports say so; everything else in a real run is measured.
 """
 
 from .drivers import calibrate_overhead, run_real, simulate
-from .model import POLICIES, SWAP_BPS, Job, LayerCost, NetProfile, Policy, RunResult, Task
+from .model import ADMISSIONS, POLICIES, SWAP_BPS, Job, LayerCost, NetProfile, Policy, RunResult, Task
 from .profiling import profile_network
 from .scheduler import Scheduler
 from .workloads import context_jobs, periodic_jobs, stochastic_jobs
 
-__all__ = ["POLICIES", "SWAP_BPS", "Job", "LayerCost", "NetProfile", "Policy", "RunResult",
+__all__ = ["ADMISSIONS", "POLICIES", "SWAP_BPS", "Job", "LayerCost", "NetProfile", "Policy", "RunResult",
            "Scheduler", "Task", "calibrate_overhead", "context_jobs", "periodic_jobs",
            "profile_network", "run_real", "simulate", "stochastic_jobs"]

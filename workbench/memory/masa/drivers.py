@@ -19,13 +19,14 @@ from .scheduler import Scheduler
 
 def simulate(nets: dict[str, NetProfile], jobs: list[Job], *, policy: str | Policy = Policy.MASA,
              budget: int, workers: int = 2, swap_bps: float = SWAP_BPS,
-             overhead_s: float = 0.0) -> RunResult:
+             overhead_s: float = 0.0, admission: str = "on-arrival") -> RunResult:
     """Discrete-event run with task durations from the profiles (+ modelled paging).
 
     ``overhead_s`` is added to every task: the real runner's dispatch cost per task (see
     :func:`calibrate_overhead`)."""
     jobs = [_fresh(j) for j in jobs]
-    s = Scheduler(nets, policy=policy, budget=budget, workers=workers, swap_bps=swap_bps)
+    s = Scheduler(nets, policy=policy, budget=budget, workers=workers, swap_bps=swap_bps,
+                  admission=admission)
     events: list = []
     tie = itertools.count()
     for j in jobs:
@@ -53,14 +54,16 @@ def _fresh(j: Job) -> Job:
 
 def run_real(graphs: dict, roots: dict[str, Path], jobs: list[Job], *, policy: str | Policy = Policy.MASA,
              budget: int, workers: int = 2, nets: dict[str, NetProfile],
-             swap_bps: float = SWAP_BPS, x: np.ndarray | None = None) -> RunResult:
+             swap_bps: float = SWAP_BPS, x: np.ndarray | None = None,
+             admission: str = "on-arrival") -> RunResult:
     """Run for real: ``workers`` threads read layer weights from ``roots[net]`` and execute the
     layers of ``graphs[net]`` (LayerGraph); the paging penalty is slept. Arrival times are
     seconds from the start. Each job's network outputs are kept in ``job.outputs``."""
     from ..graph import read_weights
 
     jobs = [_fresh(j) for j in jobs]
-    s = Scheduler(nets, policy=policy, budget=budget, workers=workers, swap_bps=swap_bps)
+    s = Scheduler(nets, policy=policy, budget=budget, workers=workers, swap_bps=swap_bps,
+                  admission=admission)
     state: dict[tuple, dict] = {}  # (job, net) -> {"w": {layer: weights}, "a": {layer: out}}
     lock = threading.Lock()
     done_q: queue.Queue = queue.Queue()

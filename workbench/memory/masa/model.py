@@ -33,6 +33,9 @@ class Policy(StrEnum):
 
 
 POLICIES = tuple(p.value for p in Policy)
+# When an arrived job's tasks become ready: MASA Alg. 1 read literally, or this workbench's
+# extension (see Scheduler).
+ADMISSIONS = ("on-arrival", "when-idle")
 
 
 @dataclass

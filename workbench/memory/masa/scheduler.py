@@ -6,24 +6,33 @@ from __future__ import annotations
 import itertools
 
 from ...errors import InputError
-from .model import POLICIES, SWAP_BPS, Job, NetProfile, Policy, RunResult, Task
+from .model import ADMISSIONS, POLICIES, SWAP_BPS, Job, NetProfile, Policy, RunResult, Task
 
 
 class Scheduler:
     """The shared state and policies. Drivers call :meth:`submit`, :meth:`dispatch` and
-    :meth:`complete`; memory is accounted in bytes against ``budget``."""
+    :meth:`complete`; memory is accounted in bytes against ``budget``.
+
+    ``admission`` says when an arrived job's tasks join the ready group: ``"on-arrival"`` (MASA
+    Alg. 1 read literally: the scheduler pulls every job from the arrival queue as it comes) or
+    ``"when-idle"`` (this workbench's extension: the next job is pulled only when no task at
+    all is ready, so small loads of later jobs cannot lock memory the running ones need)."""
 
     def __init__(self, nets: dict[str, NetProfile], *, policy: str | Policy = Policy.MASA,
-                 budget: int, workers: int = 2, swap_bps: float = SWAP_BPS):
+                 budget: int, workers: int = 2, swap_bps: float = SWAP_BPS,
+                 admission: str = "on-arrival"):
         if policy not in POLICIES:
             raise InputError(f"unknown policy; known: {', '.join(POLICIES)}", where="policy",
                              value=policy)
+        if admission not in ADMISSIONS:
+            raise InputError(f"unknown admission rule; known: {', '.join(ADMISSIONS)}",
+                             where="admission", value=admission)
         if workers < 1:
             raise InputError("at least one worker is needed", where="workers", value=workers)
         if budget <= 0:
             raise InputError("the memory budget must be positive", where="budget", value=budget)
         self.nets, self.policy, self.budget = nets, Policy(policy), int(budget)
-        self.workers, self.swap_bps = workers, swap_bps
+        self.workers, self.swap_bps, self.admission = workers, swap_bps, admission
         self.used = 0
         self.peak = 0
         self.busy = 0
@@ -38,20 +47,30 @@ class Scheduler:
         self.waiting_children: dict[tuple, list[int]] = {}
         self.aborted_nets: set[tuple] = set()
         self.backlog: list[Job] = []  # arrived, not yet pulled by the scheduler
+        self.fifo: list[tuple] = []  # (job id, net) not finished, in order of activation
+        self.depth: dict[tuple, int] = {}  # (job id, net) -> upstream networks above it
 
     # -- building tasks ---------------------------------------------------------------------
     def submit(self, job: Job, now: float) -> None:
-        """A job arrives: it waits in the arrival queue until a worker has nothing valid to do
-        (MASA's scheduler pulls jobs from the arrival queue; pulling every job at once would let
-        small loads of later jobs lock memory the running ones need)."""
+        """A job arrives: its tasks become ready at once (``on-arrival``) or it waits in the
+        arrival queue until no task is ready (``when-idle``)."""
         job.done_at = None
         if any(n not in self.nets for n in job.nets):
             bad = next(n for n in job.nets if n not in self.nets)
             raise InputError("job names an unprofiled network", where=f"job {job.id}", value=bad)
-        self.backlog.append(job)
+        if self.admission == "on-arrival":
+            self._activate(job)
+        else:
+            self.backlog.append(job)
 
     def _activate(self, job: Job) -> None:
         self.open_nets[job.id] = set(range(len(job.nets)))
+        for i in range(len(job.nets)):
+            d, p = 0, job.parents.get(i)
+            while p is not None:
+                d, p = d + 1, job.parents.get(p)
+            self.depth[(job.id, i)] = d
+            self.fifo.append((job.id, i))
         for i in range(len(job.nets)):
             parent = job.parents.get(i)
             if self.policy is Policy.CA_WAIT and parent is not None:
@@ -125,8 +144,8 @@ class Scheduler:
         started = []
         for _ in range(idle):
             t = self._pick()
-            # Pull the next job only when nothing is ready at all: when ready tasks wait for
-            # memory, more jobs would only lock more of it.
+            # when-idle: pull the next job only when nothing is ready at all (when ready tasks
+            # wait for memory, more jobs would only lock more of it).
             while t is None and not self.ready and self.backlog:
                 self._activate(self.backlog.pop(0))
                 t = self._pick()
@@ -140,13 +159,30 @@ class Scheduler:
     def _pick(self) -> Task | None:
         if not self.ready:
             return None
-        if not self.policy.layerwise:  # Bulk, DeepEye: FIFO, memory-unaware
-            return min(self.ready, key=lambda t: (t.job.arrival, t.job.id, t.net, t.seq))
+        if self.policy is Policy.BULK:
+            # "Bulk executes one DNN at a time by first loading all layers at once and then
+            # executing them" (MASA 5.1): only the oldest unfinished network's tasks may start.
+            head = self.fifo[:1]
+            return next((t for t in sorted(self.ready, key=lambda t: t.seq)
+                         if (t.job.id, t.net) in head), None)
+        if self.policy is Policy.DEEPEYE:
+            # DeepEye runs one network's layers at a time and overlaps loading with them: the
+            # oldest network executes; its loads and the next network's loads may run beside
+            # it (memory-unaware, first come first served).
+            head = self.fifo[:2]
+            ok = [t for t in self.ready if (t.job.id, t.net) in head
+                  and (t.kind != "exec" or (t.job.id, t.net) == head[0])]
+            return min(ok, key=lambda t: (self.fifo.index((t.job.id, t.net)), t.seq),
+                       default=None)
         # MASA Alg. 1: execution before loading, each by increasing memory; a task is valid when
-        # it fits the free memory or no worker is busy (progress guarantee).
+        # it fits the free memory or no worker is busy (progress guarantee). CA-PREEMPT starts
+        # upstream networks first (MASA 4.5) and lets downstream ones run beside them when
+        # memory allows.
+        upstream_first = self.policy is Policy.CA_PREEMPT
         for kind in ("exec", "load"):
             group = sorted((t for t in self.ready if t.kind == kind),
-                           key=lambda t: (t.req, t.job.arrival, t.seq))
+                           key=lambda t: (self.depth[(t.job.id, t.net)] if upstream_first else 0,
+                                          t.req, t.job.arrival, t.seq))
             for t in group:
                 if self.busy == 0 or t.req <= self.free:
                     return t
@@ -219,6 +255,7 @@ class Scheduler:
 
     def _finish_net(self, job: Job, i: int, now: float) -> None:
         self._release_net((job.id, i))
+        self._unqueue((job.id, i))
         self.open_nets[job.id].discard(i)
         children = [c for c, p in job.parents.items() if p == i]
         if self.policy.context_aware and children:
@@ -237,6 +274,7 @@ class Scheduler:
         key = (job.id, i)
         self.waiting_children.pop(key, None)
         self.aborted_nets.add(key)
+        self._unqueue(key)
         self.open_nets[job.id].discard(i)
         for t in self.net_tasks.get(key, []):
             if t.start is None:
@@ -247,6 +285,10 @@ class Scheduler:
         for c, p in job.parents.items():
             if p == i:
                 self._abort(job, c)
+
+    def _unqueue(self, key: tuple) -> None:
+        if key in self.fifo:
+            self.fifo.remove(key)
 
     def result(self, jobs: list[Job], wall: float = 0.0) -> RunResult:
         return RunResult(self.policy, self.budget, self.workers, jobs, self.tasks, self.peak,
