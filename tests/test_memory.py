@@ -568,3 +568,61 @@ def test_on_demand_loading_is_measured_between_the_plan_and_bulk():
     assert pts["flexnn"].model_mb < pts["on-demand"].model_mb < pts["bulk"].model_mb
     assert pts["bulk"].memory_reduction_pct == 0 and pts["bulk"].latency_increase_pct == 0
     assert pts["flexnn"].memory_reduction_pct > 75
+
+
+def test_masa_runs_for_real_in_a_memory_group(tmp_path):
+    """A MASA run under real pressure: a fresh process in a memory cgroup, layers read from
+    their files and executed, every job answered, the group's charge within its limit, and the
+    same jobs per policy so their times compare."""
+    import pickle
+    import shutil
+
+    from workbench.lab.experiments import masa_pressure as mp
+    from workbench.lab.experiments.memory import Nets
+    from workbench.memory import pressure
+    from workbench.memory.measure import SKELETON, skeleton
+
+    have = pressure.support()
+    if have.cgroup is None:
+        pytest.skip(f"no memory cgroup: {have.why_not}")
+    g = from_keras(zoo.fc_net((64, 64, 1), 10, convs=(16, 32, 64), fcs=(1024, 256),
+                              name="fc64"))
+    prof = M.profile_network(g, tmp_path / "fc64", repeats=1, sample_rss=False)
+    (tmp_path / "fc64" / SKELETON).write_bytes(pickle.dumps(skeleton(g)))
+    for role in ("a", "b"):
+        shutil.copytree(tmp_path / "fc64", tmp_path / role)
+    nets = Nets({r: g for r in "ab"}, {r: tmp_path / r for r in "ab"},
+                {r: M.NetProfile(r, prof.layers) for r in "ab"}, trained=False)
+    jobs = M.periodic_jobs(["a", "b"], n=3, interval=0.0)
+    budget = int(prof.layer_peak_bytes * 1.5)
+    assert budget < 2 * prof.bulk_bytes
+    for variant in ("bulk", "masa"):
+        r = mp.run_limited(nets, jobs, variant, budget=budget, swap_mb=0, workdir=tmp_path,
+                           timeout=120)
+        assert r.finished, r
+        assert r.policy == variant and r.mean_response_ms > 0 and r.makespan_s > 0
+        assert r.limit_mb == pytest.approx(budget / 1e6 + mp.ALLOWANCE_MB)
+        assert r.group_peak_mb is not None and 0 < r.group_peak_mb <= r.limit_mb
+        assert r.base_mb > 0
+    assert not list(tmp_path.glob("spec-*"))  # the job file is removed
+
+
+def test_the_simulator_paging_fit_recovers_known_parameters(toy):
+    """fit_swap on runs made by the simulator itself at a known paging bandwidth and page-cache
+    charge finds them again, with no error: the fit searches what it claims to."""
+    from workbench.lab.experiments import masa_pressure as mp
+    from workbench.lab.experiments.masa import run
+    from workbench.lab.experiments.memory import Nets
+
+    nets = Nets({}, {}, toy, trained=False)
+    jobs = mp.jobs_for(nets, n=20)
+    tight = int(max(p.layer_peak_bytes for p in toy.values()) * 1.1)
+    rows = []
+    for pol in ("bulk", "deepeye", "masa"):
+        ms = run(toy, jobs, pol, budget=tight, swap_bps=2e6, cache_factor=1.0).mean_response
+        rows.append(mp.PressureRun("by total", 512, tight / 1e6, 0, 0, pol, 0, True, ms * 1e3,
+                                   None, 0, None, None, None, None, None))
+    fit = mp.fit_swap(nets, rows, n=20, swap_grid=(5e5, 2e6, 8e6), cache_grid=(0.0, 1.0))
+    assert {(f.swap_mb_per_s, f.cache_factor) for f in fit} == {(2.0, 1.0)}
+    assert all(abs(f.error_pct) < 1e-6 for f in fit)
+    assert mp.fit_swap(nets, [], n=20) == []

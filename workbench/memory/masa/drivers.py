@@ -19,14 +19,15 @@ from .scheduler import Scheduler
 
 def simulate(nets: dict[str, NetProfile], jobs: list[Job], *, policy: str | Policy = Policy.MASA,
              budget: int, workers: int = 2, swap_bps: float = SWAP_BPS,
-             overhead_s: float = 0.0, admission: str = "on-arrival") -> RunResult:
+             overhead_s: float = 0.0, admission: str = "on-arrival",
+             cache_factor: float = 0.0) -> RunResult:
     """Discrete-event run with task durations from the profiles (+ modelled paging).
 
     ``overhead_s`` is added to every task: the real runner's dispatch cost per task (see
     :func:`calibrate_overhead`)."""
     jobs = [_fresh(j) for j in jobs]
     s = Scheduler(nets, policy=policy, budget=budget, workers=workers, swap_bps=swap_bps,
-                  admission=admission)
+                  admission=admission, cache_factor=cache_factor)
     events: list = []
     tie = itertools.count()
     for j in jobs:
@@ -54,11 +55,14 @@ def _fresh(j: Job) -> Job:
 
 def run_real(graphs: dict, roots: dict[str, Path], jobs: list[Job], *, policy: str | Policy = Policy.MASA,
              budget: int, workers: int = 2, nets: dict[str, NetProfile],
-             swap_bps: float = SWAP_BPS, x: np.ndarray | None = None,
+             swap_bps: float = SWAP_BPS, x: np.ndarray | dict | None = None,
              admission: str = "on-arrival") -> RunResult:
     """Run for real: ``workers`` threads read layer weights from ``roots[net]`` and execute the
-    layers of ``graphs[net]`` (LayerGraph); the paging penalty is slept. Arrival times are
-    seconds from the start. Each job's network outputs are kept in ``job.outputs``."""
+    layers of ``graphs[net]`` (LayerGraph); the modelled paging penalty is slept (pass
+    ``swap_bps=math.inf`` when the run's paging is real, under a memory limit). Arrival times
+    are seconds from the start. ``x`` is the input of every network, or one per network name
+    (default: zeros of each network's input shape). Each job's network outputs are kept in
+    ``job.outputs``."""
     from ..graph import read_weights
 
     jobs = [_fresh(j) for j in jobs]
@@ -83,7 +87,8 @@ def run_real(graphs: dict, roots: dict[str, Path], jobs: list[Job], *, policy: s
         else:
             k = t.layers[0]
             ly = g.layers[k]
-            xin = [st["a"][g.index[n]] if n != "input" else xs for n in ly.inputs]
+            xin = [st["a"][g.index[n]] if n != "input" else xs[t.job.nets[t.net]]
+                   for n in ly.inputs]
             out = np.empty((1,) + ly.shape, np.float32)
             ly.compute(xin, out, w=st["w"].get(k) if ly.weights else None)
             with lock:
@@ -108,8 +113,8 @@ def run_real(graphs: dict, roots: dict[str, Path], jobs: list[Job], *, policy: s
             t.worker = wid
             done_q.put((t, err))
 
-    xs = x if x is not None else np.zeros((1,) + tuple(next(iter(graphs.values())).input_shape),
-                                          np.float32)
+    xs = {k: (x[k] if isinstance(x, dict) else x) if x is not None
+          else np.zeros((1,) + tuple(g.input_shape), np.float32) for k, g in graphs.items()}
     threads = [threading.Thread(target=worker, args=(w,), daemon=True) for w in range(workers)]
     for th in threads:
         th.start()

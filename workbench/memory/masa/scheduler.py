@@ -20,7 +20,7 @@ class Scheduler:
 
     def __init__(self, nets: dict[str, NetProfile], *, policy: str | Policy = Policy.MASA,
                  budget: int, workers: int = 2, swap_bps: float = SWAP_BPS,
-                 admission: str = "on-arrival"):
+                 admission: str = "on-arrival", cache_factor: float = 0.0):
         if policy not in POLICIES:
             raise InputError(f"unknown policy; known: {', '.join(POLICIES)}", where="policy",
                              value=policy)
@@ -33,6 +33,9 @@ class Scheduler:
             raise InputError("the memory budget must be positive", where="budget", value=budget)
         self.nets, self.policy, self.budget = nets, Policy(policy), int(budget)
         self.workers, self.swap_bps, self.admission = workers, swap_bps, admission
+        # A load reads its file through the page cache: the kernel charges the cached copy
+        # beside the array while it reads (cache_factor x the weights; fitted, see masa docs).
+        self.cache_factor = cache_factor
         self.used = 0
         self.peak = 0
         self.busy = 0
@@ -208,7 +211,11 @@ class Scheduler:
                            .weight_bytes)
         over = max(0, self.used - self.budget)
         t.overcommit = over
-        t.penalty = 2 * min(over, self._working_set(t)) / self.swap_bps if over else 0.0
+        ws = self._working_set(t)
+        if t.kind != "exec":
+            over = max(0, int(self.used + self.cache_factor * t.req) - self.budget)
+            ws = int(ws * (1 + self.cache_factor))
+        t.penalty = 2 * min(over, ws) / self.swap_bps if over else 0.0
         t.start = now
 
     def _hold(self, key, nbytes: int) -> None:
