@@ -22,6 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
+from workbench.timing import blas_threads_env
+
 ROOT = Path(__file__).resolve().parents[1]
 
 PEAK_PROBE = """
@@ -40,8 +42,7 @@ print(best)
 
 def numpy_peak_flops(threads: int) -> float:
     """Peak float32 FLOP/s of a numpy matmul on ``threads`` cores (fresh process, BLAS pinned)."""
-    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
-               MKL_NUM_THREADS=str(threads))
+    env = blas_threads_env(threads)
     cores = ",".join(str(c) for c in sorted(os.sched_getaffinity(0))[:threads])
     r = subprocess.run(["taskset", "-c", cores, sys.executable, "-c", PEAK_PROBE], env=env,
                        capture_output=True, text=True, check=True)

@@ -4,6 +4,7 @@ the runtime may import it."""
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections.abc import Callable
@@ -69,3 +70,11 @@ class Stopwatch:
 
     def __exit__(self, *exc: object) -> None:
         self.ms = self.lap()
+
+
+def blas_threads_env(threads: int = 1) -> dict[str, str]:
+    """This process's environment with every BLAS a child may load (OpenBLAS, OpenMP, MKL)
+    pinned to ``threads`` threads: a child's timings and memory are then its own work's, not a
+    thread pool's."""
+    n = str(threads)
+    return dict(os.environ, OPENBLAS_NUM_THREADS=n, OMP_NUM_THREADS=n, MKL_NUM_THREADS=n)

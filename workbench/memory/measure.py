@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError, WorkbenchError
+from ..timing import blas_threads_env
 from .graph import LayerGraph, write_weights
 
 SKELETON = "skeleton.pkl"
@@ -193,8 +194,7 @@ def measure(graph: LayerGraph, *, budget_mb: float | None = None, reps: int = 5,
                "1" if preload else "0"]
         # One BLAS thread, as the executor's timings elsewhere: the peak is the model's, not a
         # thread pool's.
-        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
-                   MKL_NUM_THREADS="1")
+        env = blas_threads_env(1)
         with contextlib.ExitStack() as stack:
             if swap_mb:
                 stack.enter_context(pressure.swap_file(int(swap_mb * 1e6)))

@@ -26,9 +26,15 @@ VARIANTS = {"bulk": ("bulk", "on-arrival"), "deepeye": ("deepeye", "on-arrival")
             "masa": ("masa", "on-arrival"), "masa-idle": ("masa", "when-idle")}
 
 
+def scheduler_of(variant: str) -> tuple[str, str]:
+    """(policy, admission) of a compared scheduler: a key of :data:`VARIANTS` or a policy name
+    (admitted on arrival, as Alg. 1 reads)."""
+    return VARIANTS.get(variant, (variant, "on-arrival"))
+
+
 def run(profiles, jobs, variant: str, **kw) -> M.RunResult:
-    """Simulate one compared scheduler (a key of :data:`VARIANTS` or a policy name)."""
-    policy, admission = VARIANTS.get(variant, (variant, "on-arrival"))
+    """Simulate one compared scheduler (see :func:`scheduler_of`)."""
+    policy, admission = scheduler_of(variant)
     return M.simulate(profiles, jobs, policy=policy, admission=admission, **kw)
 
 
@@ -267,7 +273,7 @@ def real_vs_sim(nets: Nets, *, n: int = 30, intensity: float = 1.2, workers: int
     over = M.calibrate_overhead(nets.graphs, nets.roots, nets.profiles, "GenderNet")
     rows = []
     for pol in policies:
-        policy, admission = VARIANTS.get(pol, (pol, "on-arrival"))
+        policy, admission = scheduler_of(pol)
         real = M.run_real(nets.graphs, nets.roots, jobs, policy=policy, budget=b,
                           workers=workers, nets=nets.profiles, admission=admission)
         with Stopwatch() as sw:

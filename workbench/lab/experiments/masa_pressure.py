@@ -18,6 +18,7 @@ The simulator's paging penalty (``swap_bps``) is then *fitted* to these runs
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import pickle
 import shutil
@@ -32,7 +33,8 @@ import numpy as np
 
 from ...memory import masa as M
 from ...memory.graph import LayerGraph
-from .masa import VARIANTS
+from ...timing import blas_threads_env
+from .masa import scheduler_of
 from .memory import PAPER_BUDGETS_MB, PAPER_MEMORY_MB, Nets
 
 # Paper role -> architecture built here.
@@ -162,19 +164,19 @@ class PressureRun:
 def run_limited(nets: Nets, jobs: list[M.Job], variant: str, *, budget: int, swap_mb: float,
                 workers: int = 2, timeout: float = 300.0, scaling: str = "",
                 paper_budget_mb: int = 0, round: int = 0, workdir: Path) -> PressureRun:
-    """One real run of ``variant`` (a key of :data:`~.masa.VARIANTS`) in a fresh process held
+    """One real run of ``variant`` (see :func:`~.masa.scheduler_of`) in a fresh process held
     to ``budget`` + :data:`ALLOWANCE_MB` by a memory cgroup that may use ``swap_mb`` of swap
     (the swap file must be on)."""
     from ...memory import pressure
 
-    policy, admission = VARIANTS[variant]
+    policy, admission = scheduler_of(variant)
     spec = workdir / f"spec-{os.getpid()}.pkl"
     with open(spec, "wb") as fh:
         pickle.dump({"roots": {k: str(v) for k, v in nets.roots.items()}, "jobs": jobs,
                      "profiles": nets.profiles, "policy": policy, "admission": admission,
                      "budget": budget, "workers": workers}, fh)
     limit_mb = budget / 1e6 + ALLOWANCE_MB
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    env = blas_threads_env(1)
     cmd = [sys.executable, "-m", "workbench.memory.masa._run", str(spec)]
     row = (scaling, paper_budget_mb, budget / 1e6, limit_mb, float(swap_mb), variant, round)
     try:
@@ -192,8 +194,6 @@ def run_limited(nets: Nets, jobs: list[M.Job], variant: str, *, budget: int, swa
         return PressureRun(*row, finished=False, mean_response_ms=None, makespan_s=None,
                            wall_s=seen.wall_s, group_peak_mb=peak, major_faults=seen.major_faults,
                            swapped_mb=swapped, base_mb=None, overcommitted_tasks=None)
-    import json
-
     out = json.loads(seen.stdout.strip().splitlines()[-1])
     return PressureRun(*row, finished=True, mean_response_ms=out["mean_response_s"] * 1e3,
                        makespan_s=out["makespan_s"], wall_s=out["wall_s"], group_peak_mb=peak,

@@ -10,10 +10,12 @@ its file and execute it with the NumPy kernels).
 Memory model (MASA section 3.4): a load task holds the layer's weights from its start until the
 layer's execution ends (locked memory); an execution task holds its output from its start until
 every consumer has run, and its scratch while it runs. Bulk and DeepEye hold a network's weights
-until the network finishes. Policies that overcommit the budget pay a *modelled* paging penalty:
-a task that starts with ``O`` bytes in use beyond the budget is slowed by ``2*min(O, its working
-set)/swap_bps`` (page out and back in). This host has no memory pressure (24 GiB), so paging is
-modelled, and reports say so; everything else in a real run is measured.
+until the network finishes. In the simulator, policies that overcommit the budget pay a
+*modelled* paging penalty: a task that starts with ``O`` bytes in use beyond the budget is slowed
+by ``2*min(O, its working set)/swap_bps`` (page out and back in), a load also by the page-cache
+copy of its file (``cache_factor``). :func:`run_real` sleeps that penalty unless
+``swap_bps=math.inf``, as it runs under a real memory limit
+(``workbench.lab.experiments.masa_pressure``), where the kernel pages and paging is measured.
 """
 
 from .drivers import calibrate_overhead, run_real, simulate

@@ -166,8 +166,8 @@ class Scheduler:
             # "Bulk executes one DNN at a time by first loading all layers at once and then
             # executing them" (MASA 5.1): only the oldest unfinished network's tasks may start.
             head = self.fifo[:1]
-            return next((t for t in sorted(self.ready, key=lambda t: t.seq)
-                         if (t.job.id, t.net) in head), None)
+            return min((t for t in self.ready if (t.job.id, t.net) in head),
+                       key=lambda t: t.seq, default=None)
         if self.policy is Policy.DEEPEYE:
             # DeepEye runs one network's layers at a time and overlaps loading with them: the
             # oldest network executes; its loads and the next network's loads may run beside
