@@ -349,18 +349,99 @@ def test_memory_mode_rows_let_dm_keep_the_accurate_model(models, tmp_path):
     assert dm.objectives["A"] == 99 and "[planned@" in dm.labels[0]
 
 
-def test_bundling_refuses_memory_mode_rows(models, tmp_path):
+@pytest.fixture(scope="module")
+def memory_rows(models, tmp_path_factory):
+    """Measured planned and streamed rows of the fc model (as profile dicts) and its graph."""
+    from conftest import make_profile
+
+    from workbench.memory.modes import add_memory_modes
+
+    g = from_keras(models["fc"])
+    prof = make_profile([dict(id="fc0", model="fc", processor="CPU[0]", threads=1, A=99, L=3.0,
+                              MF=4.0), dict(id="other", processor="CPU[0,1]", L=1.0, A=1.0)])
+    aug = add_memory_modes(prof, {"fc": g}, task="t", root=tmp_path_factory.mktemp("rows"),
+                           reps=3, budgets_mb=[0.3])
+    rows = [c.model_dump(mode="json", exclude_none=True) for c in aug.configs
+            if c.memory_mode in ("planned", "streamed")]
+    return g, rows
+
+
+def _memory_bundle(memory_rows, mode, out):
     from conftest import make_profile
 
     from workbench.bundling import make_bundle
     from workbench.moo.problem import DiscreteProblem
     from workbench.solvers import solve
 
-    prof = make_profile([dict(id="p", model="fc", processor="CPU[0,1]", threads=1, A=99, L=2.0,
-                              MF=0.3, memory_mode="planned", memory_budget_mb=0.3)])
-    prob = DiscreteProblem(prof, "max A", tasks=["t"])
-    with pytest.raises(InputError, match="memory-mode"):
+    g, rows = memory_rows
+    prof = make_profile([r for r in rows if r["memory_mode"] == mode])
+    prob = DiscreteProblem(prof, "max A; min MF", tasks=["t"])
+    return make_bundle(solve(prob, "rass"), prob, out, models=out.parent / "no-zoo",
+                       graphs={"fc": g})
+
+
+@pytest.mark.parametrize("mode", ["planned", "streamed"])
+def test_the_runtime_serves_a_memory_mode_bundle_without_losing_a_request(memory_rows, mode,
+                                                                          tmp_path):
+    from workbench.runtime import RuntimeManager, load_bundle
+    from workbench.runtime.programs import Program
+
+    g, _ = memory_rows
+    m = _memory_bundle(memory_rows, mode, tmp_path / "b")
+    (cfg,) = {c["memory"]["mode"] for c in m["configs"].values()}
+    assert cfg == mode
+    c = next(iter(m["configs"].values()))
+    prog = Program.from_bytes((tmp_path / "b" / c["file"]).read_bytes())
+    assert prog.budget_bytes <= c["memory"]["budget_mb"] * 1e6
+    if mode == "planned":  # the per-slice weight files, each listed and checked
+        assert prog.buffer_bytes <= prog.budget_bytes and len(c["memory"]["weights"]) >= 5
+    b = load_bundle(tmp_path / "b")
+    xs = np.random.default_rng(2).normal(size=(12, 1, 32, 32, 1)).astype(np.float32)
+    with RuntimeManager(b, preload="none") as rm:
+        futs = [rm.submit("t", x) for x in xs]
+        ys = [f.result(timeout=60) for f in futs]
+    assert rm.stats["served"] == len(xs) and rm.stats["rejected"] == 0
+    for x, y in zip(xs, ys):
+        np.testing.assert_allclose(y, g.run(x), atol=1e-4, rtol=1e-3)
+
+
+def test_a_changed_weight_file_takes_the_memory_design_out_of_service(memory_rows, tmp_path):
+    from workbench.runtime import BundleError, load_bundle
+
+    m = _memory_bundle(memory_rows, "planned", tmp_path / "b")
+    c = next(iter(m["configs"].values()))
+    w = tmp_path / "b" / c["memory"]["weights"][0]
+    w.write_bytes(b"\0" * w.stat().st_size)
+    with pytest.raises(BundleError, match="checksum mismatch"):
+        load_bundle(tmp_path / "b")  # its only design needs that file
+
+
+def test_the_workbench_run_command_serves_a_planned_bundle(memory_rows, tmp_path, capsys):
+    from workbench.runtime.run import main
+
+    _memory_bundle(memory_rows, "planned", tmp_path / "b")
+    assert main(["check", str(tmp_path / "b")]) == 0
+    assert "[planned@0.3MB]  [ok]" in capsys.readouterr().out
+    assert main(["run", str(tmp_path / "b"), "--duration", "0.5", "--rate", "20"]) == 0
+    out = capsys.readouterr().out
+    assert " 0 rejected, 0 lost" in out
+    assert int(out.split(" served")[0].rsplit(" ", 1)[1]) > 0
+
+
+def test_bundling_a_memory_row_without_a_layer_graph_names_the_configuration(memory_rows,
+                                                                             tmp_path):
+    from conftest import make_profile
+
+    from workbench.bundling import make_bundle
+    from workbench.moo.problem import DiscreteProblem
+    from workbench.solvers import solve
+
+    _, rows = memory_rows
+    row = dict(next(r for r in rows if r["memory_mode"] == "planned"), model="nowhere-net")
+    prob = DiscreteProblem(make_profile([row]), "max A", tasks=["t"])
+    with pytest.raises(InputError, match="no layer graph.*nowhere-net"):
         make_bundle(solve(prob, "rass"), prob, tmp_path / "b", models=tmp_path)
+    assert not (tmp_path / "b").exists()
 
 
 @pytest.mark.slow  # trains AgeNet-S

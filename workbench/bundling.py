@@ -53,7 +53,8 @@ class Storage:
     def to_dict(self) -> dict[str, Any]:
         return {"designs_mb": round(self.designs_mb, 4), "all_candidates_mb": round(self.all_mb, 4),
                 "n_design_models": self.n_design_models, "n_all_models": self.n_all_models,
-                "reduction": round(self.reduction, 3)}
+                # None when the profile gives no sizes (S): nothing to compare.
+                "reduction": round(self.reduction, 3) if _finite(self.reduction) else None}
 
 
 def _finite(v: Any) -> bool:
@@ -103,9 +104,46 @@ def model_files(zoo: str | os.PathLike | None = None) -> dict[tuple[str, str, st
     return files
 
 
+def _write_programs(configs: list, tmp: Path, model_info: dict[str, dict[str, Any]],
+                    graphs: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each memory-mode configuration as a layer program with its weight files under ``tmp``
+    (entries added to ``model_info``); per configuration: its program's path and the manifest's
+    ``memory`` field (mode, budget, weight files)."""
+    if not configs:
+        return {}
+    from .memory.modes import graph_of
+    from .memory.programs import PROGRAM, program_for, write_program
+
+    out = {}
+    for c in configs:
+        w = f"configs[{c.id!r}]"
+        if c.memory_budget_mb is None:
+            raise InputError("a planned or streamed configuration needs memory_budget_mb",
+                             where=w, value=c.label())
+        g = graphs.get(c.model)
+        if g is None:
+            try:
+                g = graphs[c.model] = graph_of(c.model)
+            except InputError as e:
+                raise InputError(f"no layer graph for the memory-mode configuration: {e}",
+                                 where=w, value=c.label()) from None
+        folder = (f"models/{_part(c.task, w + '.task')}/{_part(c.model, w + '.model')}/"
+                  f"{c.memory_mode}@{c.memory_budget_mb:g}MB")
+        prog = program_for(g, c.memory_mode, c.memory_budget_mb)
+        rels = []
+        for f in write_program(g, prog, tmp / folder):
+            rel = f"{folder}/{f.name}"
+            model_info[rel] = {"sha256": sha256_of(f), "bytes": f.stat().st_size}
+            rels.append(rel)
+        out[c.id] = {"program": f"{folder}/{PROGRAM}", "mode": c.memory_mode,
+                     "budget_mb": c.memory_budget_mb,
+                     "weights": sorted(r for r in rels if not r.endswith("/" + PROGRAM))}
+    return out
+
+
 def make_bundle(result: SolveResult, problem: DiscreteProblem, out: str | os.PathLike, *,
                 models: str | os.PathLike | None = None, include: str = "designs",
-                overwrite: bool = False) -> dict[str, Any]:
+                overwrite: bool = False, graphs: dict[str, Any] | None = None) -> dict[str, Any]:
     """Write a bundle folder for a solved problem.
 
     Args:
@@ -116,13 +154,18 @@ def make_bundle(result: SolveResult, problem: DiscreteProblem, out: str | os.Pat
             registered with ``workbench models add`` are always found.
         include: ``"designs"`` (only what the designs need) or ``"all"`` (every candidate).
         overwrite: Replace an existing bundle folder.
+        graphs: Layer graphs (``workbench.memory.graph.LayerGraph``) by model name for the
+            memory-mode configurations (``planned``/``streamed``); a model not here is found by
+            name in the zoo or the model registry. Each such configuration is bundled as a layer
+            program (its plan) with its per-layer or per-slice weight files.
 
     Returns:
         The manifest that was written.
 
     Raises:
         InputError: The result is infeasible, a configuration has no model file (a modelled
-            phone profile has none), or ``out`` exists and ``overwrite`` is False.
+            phone profile has none), a memory-mode configuration's model has no layer graph or
+            its budget no longer fits, or ``out`` exists and ``overwrite`` is False.
     """
     if include not in ("designs", "all"):
         raise InputError("include must be 'designs' or 'all'", where="include", value=include)
@@ -138,14 +181,9 @@ def make_bundle(result: SolveResult, problem: DiscreteProblem, out: str | os.Pat
     else:
         seen = dict.fromkeys(cid for d in result.designs.values() for cid in d.configs)
         configs = [prof.config(cid) for cid in seen]
-    streamed = [c for c in configs if c.memory_mode not in (None, "bulk")]
-    if streamed:
-        # They run on workbench.memory's NumPy executor; the LiteRT runtime would silently run
-        # them in bulk, so refuse rather than deploy a different memory footprint.
-        raise InputError("memory-mode (streamed/planned) configurations cannot be deployed by "
-                         "workbench.runtime yet; solve on a profile without them",
-                         where=f"configs[{streamed[0].id!r}]", value=streamed[0].label())
-    missing = [c for c in configs if _model_key(c) not in files]
+    programs = [c for c in configs if c.memory_mode in ("planned", "streamed")]
+    prog_ids = {c.id for c in programs}
+    missing = [c for c in configs if _model_key(c) not in files and c.id not in prog_ids]
     if missing:
         c = missing[0]
         why = (f"the {prof.source} profile of {prof.device.name} has no model files here"
@@ -159,21 +197,28 @@ def make_bundle(result: SolveResult, problem: DiscreteProblem, out: str | os.Pat
     try:
         model_info: dict[str, dict[str, Any]] = {}
         cfg_out: dict[str, dict[str, Any]] = {}
+        mem = _write_programs(programs, tmp, model_info, graphs or {})
         for c in configs:
-            src = files[_model_key(c)]
             w = f"configs[{c.id!r}]"
-            rel = f"models/{_part(c.task, w + '.task')}/{_part(c.model, w + '.model')}/{src.name}"
-            if rel not in model_info:
-                dst = tmp / rel
-                dst.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(src, dst)
-                model_info[rel] = {"sha256": sha256_of(dst), "bytes": dst.stat().st_size}
+            if c.id in prog_ids:
+                rel = mem[c.id]["program"]
+            else:
+                src = files[_model_key(c)]
+                rel = (f"models/{_part(c.task, w + '.task')}/{_part(c.model, w + '.model')}/"
+                       f"{src.name}")
+                if rel not in model_info:
+                    dst = tmp / rel
+                    dst.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(src, dst)
+                    model_info[rel] = {"sha256": sha256_of(dst), "bytes": dst.stat().st_size}
             cfg_out[c.id] = {
                 "task": c.task, "model": c.model, "precision": c.precision,
                 "processor": c.processor, "threads": c.threads or 1,
                 "xnnpack": bool(c.xnnpack) if c.xnnpack is not None else True,
                 "batch": c.batch, "file": rel, "label": c.label(),
                 "expected": {k: getattr(c, k) for k in EXPECTED if _finite(getattr(c, k))}}
+            if c.id in prog_ids:
+                cfg_out[c.id]["memory"] = {k: v for k, v in mem[c.id].items() if k != "program"}
         order = sorted(result.designs.values(), key=lambda d: -d.optimality)
         tasks = [{"name": t.name, "batch": t.batch,
                   "metric": t.metric, "higher_is_better": t.higher_is_better}

@@ -12,9 +12,9 @@ from ._format import positive_mb, table, whole
 
 def plan(args: argparse.Namespace) -> int:
     from ..memory import flexnn as F
-    from ..memory.modes import zoo_graph
+    from ..memory.modes import graph_of
 
-    g = zoo_graph(args.model, train=args.train)
+    g = graph_of(args.model, train=args.train)
     budget = int(args.budget * 1e6)
     print(f"{g.name}: {len(g.layers)} layers, weights {g.weight_bytes / 1e6:.3f} MB, bulk peak "
           f"{g.bulk_peak_bytes() / 1e6:.3f} MB, {g.flops / 1e6:.1f} MFLOPs")
@@ -33,40 +33,14 @@ def plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def _graph_of(name: str, *, train: bool = False):
-    """A zoo model name, a registered Keras model, or a Keras file, as a layer graph."""
-    from ..memory.graph import from_keras
-    from ..memory.modes import zoo_graph
-
-    path = Path(name).expanduser()
-    if path.suffix in (".keras", ".h5") or path.is_file():
-        if not path.is_file():
-            raise WorkbenchError(f"{path}: no such Keras file")
-        from ..host import zoo
-
-        try:
-            model = zoo._keras().models.load_model(path, compile=False)
-        except Exception as exc:  # Keras raises many types for a file that is not a model
-            raise WorkbenchError(f"{path}: not a Keras model ({type(exc).__name__})") from None
-        return from_keras(model, name=path.stem)
-    from ..host import registry
-
-    if (registry.model_dir(name) / registry.RECORD).is_file():
-        rec = registry.get(name)
-        if rec.kind != "keras":
-            raise WorkbenchError(f"{name}: the layer executor needs a Keras model; this one is "
-                                 f"{rec.kind}")
-        return _graph_of(str(registry.model_dir(name) / rec.file))
-    return zoo_graph(name, train=train)
-
-
 def run(args: argparse.Namespace) -> int:
     import json
 
     from ..memory.flexnn import EXECUTOR_RESERVE
     from ..memory.measure import measure
+    from ..memory.modes import graph_of
 
-    g = _graph_of(args.model, train=args.train)
+    g = graph_of(args.model, train=args.train)
     m = measure(g, budget_mb=args.budget, reps=args.reps, preload=not args.no_preload,
                 limit_mb=args.limit, swap_mb=args.swap or 0.0, cold=args.cold)
     if args.json:
@@ -97,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
 def modes(args: argparse.Namespace) -> int:
     import tempfile
 
-    from ..memory.modes import add_memory_modes, zoo_graph
+    from ..memory.modes import add_memory_modes, graph_of
     from ..profiles import load_profile, save_profile
 
     budgets = None
@@ -108,7 +82,7 @@ def modes(args: argparse.Namespace) -> int:
             raise WorkbenchError(f"--budgets must be MB numbers separated by commas, got "
                                  f"{args.budgets!r}") from None
     prof = load_profile(args.profile)
-    graphs = {m: zoo_graph(m, train=args.train) for m in args.model}
+    graphs = {m: graph_of(m, train=args.train) for m in args.model}
     with tempfile.TemporaryDirectory(prefix="wb-memory-") as tmp:
         out = add_memory_modes(prof, graphs, task=args.task, root=tmp, budgets_mb=budgets,
                                reps=args.reps,

@@ -1,7 +1,7 @@
 """Layer graphs: a model as layers with their weights, activations, scratch and FLOPs.
 
 ``from_keras`` turns a Keras model into a :class:`LayerGraph` whose layers run with the NumPy
-kernels of :mod:`workbench.memory.kernels` (BatchNormalization and activations folded into the
+kernels of :mod:`workbench.runtime.kernels` (BatchNormalization and activations folded into the
 layer before them, as inference engines do). ``LayerGraph.run`` executes it in bulk (every weight
 resident) and is the reference the streamed executors must equal; ``store`` writes each layer's
 weights to a file of its own, the layout MASA's and FlexNN's executors load from.
@@ -18,18 +18,19 @@ import numpy as np
 
 from ..errors import InputError
 from ..fileio import atomic_write_json
-from . import kernels as K
+from ..runtime.layers import F32, LayerOps
 
-F32 = 4
 WEIGHTED = ("conv", "dwconv", "dense", "affine")
 
 
 @dataclass
-class Layer:
+class Layer(LayerOps):
     """One layer: its op, input layer names, output shape (without batch) and weights.
 
     Conv weights are stored pre-transformed as a ``(C*kh*kw, Cout)`` matrix (the im2col layout),
     depthwise as ``(kh, kw, C)``, dense as ``(in, out)``; ``b`` is the bias (BatchNorm folded).
+    Sizes and execution come from :class:`workbench.runtime.layers.LayerOps`, which the device's
+    memory-mode programs share.
     """
 
     name: str
@@ -41,55 +42,13 @@ class Layer:
     in_shapes: list[tuple[int, ...]] = field(default_factory=list)
 
     @property
-    def weight_bytes(self) -> int:
-        return sum(int(w.nbytes) for w in self.weights.values())
-
-    @property
-    def out_elems(self) -> int:
-        return math.prod(self.shape)
-
-    def out_bytes(self, batch: int = 1) -> int:
-        return batch * self.out_elems * F32
-
-    @property
-    def cout(self) -> int:
-        return self.shape[-1]
+    def weight_shapes(self) -> dict[str, tuple[int, ...]]:
+        return {k: tuple(w.shape) for k, w in self.weights.items()}
 
     @property
     def kind(self) -> str:
         """``conv`` or ``fc`` for weighted layers (DeepEye's granularity), else ``other``."""
         return {"conv": "conv", "dwconv": "conv", "dense": "fc"}.get(self.op, "other")
-
-    def geometry(self):
-        h, w, c = self.in_shapes[0]
-        return K.conv_geometry(h, w, self.attrs["k"], self.attrs["s"], self.attrs["padding"])
-
-    def pad_bytes(self, batch: int = 1) -> int:
-        """Scratch for the zero-padded input of a ``same`` convolution (0 when none needed)."""
-        if self.op not in ("conv", "dwconv"):
-            return 0
-        h, w, c = self.in_shapes[0]
-        _, _, (pt, pb, pl, pr) = self.geometry()
-        if not (pt or pb or pl or pr):
-            return 0
-        return batch * (h + pt + pb) * (w + pl + pr) * c * F32
-
-    def band_bytes(self, rows: int | None = None, batch: int = 1) -> int:
-        """im2col scratch for ``rows`` output rows (all rows by default) of a convolution."""
-        ho, wo, _ = self.geometry()
-        kk = self.weights["w"].shape[0]
-        return batch * min(rows or ho, ho) * wo * kk * F32
-
-    def scratch_bytes(self, batch: int = 1, *, rows: int | None = None,
-                      kernel: str = "im2col") -> int:
-        """Intermediates (not weights, not activations) the layer needs while it runs."""
-        if self.op == "conv":
-            if kernel == "direct":
-                return self.pad_bytes(batch) + self.out_bytes(batch)
-            return self.pad_bytes(batch) + self.band_bytes(rows, batch)
-        if self.op == "dwconv":
-            return self.pad_bytes(batch) + self.out_bytes(batch)
-        return 0
 
     @property
     def flops(self) -> int:
@@ -112,78 +71,10 @@ class Layer:
             return out
         return [np.ascontiguousarray(w) for w in self.weights.values()]
 
-    def slice_bytes(self, c0: int, c1: int) -> int:
-        if self.op in ("conv", "dense"):
-            rows = self.weights["w"].shape[0]
-            return (rows + ("b" in self.weights)) * (c1 - c0) * F32
-        return self.weight_bytes
-
-    def views(self, flat: np.ndarray, c0: int, c1: int) -> dict[str, np.ndarray]:
-        """Weight arrays over a flat float32 buffer holding ``weight_slice(c0, c1)``."""
-        if self.op in ("conv", "dense"):
-            rows, n = self.weights["w"].shape[0], c1 - c0
-            v = {"w": flat[: rows * n].reshape(rows, n)}
-            if "b" in self.weights:
-                v["b"] = flat[rows * n: rows * n + n]
-            return v
-        v, at = {}, 0
-        for key, w in self.weights.items():
-            v[key] = flat[at: at + w.size].reshape(w.shape)
-            at += w.size
-        return v
-
     def compute(self, xs: list[np.ndarray], out: np.ndarray, *, w: dict | None = None,
-                cols: tuple[int, int] | None = None, scratch: np.ndarray | None = None,
-                rows: int | None = None, kernel: str = "im2col", build: bool = True) -> None:
-        """Run the layer (or the output-channel block ``cols``) into ``out``.
-
-        ``scratch`` is a flat float32 array of at least ``scratch_bytes`` (allocated here when
-        None); ``w`` the weights (default: the layer's own).
-        """
-        w = self.weights if w is None else w
-        a = self.attrs
-        batch = xs[0].shape[0]
-        if scratch is None:
-            scratch = np.empty(self.scratch_bytes(batch, rows=rows, kernel=kernel) // F32 + 1,
-                               np.float32)
-        pad_n = self.pad_bytes(batch) // F32
-        pad, rest = scratch[:pad_n], scratch[pad_n:]
-        if self.op == "conv":
-            if kernel == "direct":
-                kh, kw = a["k"]
-                c = self.in_shapes[0][-1]
-                w4 = w["w"].reshape(c, kh, kw, -1).transpose(1, 2, 0, 3)
-                K.conv_direct(xs[0], w4, w.get("b"), k=a["k"], s=a["s"], padding=a["padding"],
-                              act=a.get("act"), out=out, tmp=rest, pad=pad, cols=cols)
-            else:
-                K.conv_im2col(xs[0], w["w"], w.get("b"), k=a["k"], s=a["s"],
-                              padding=a["padding"], act=a.get("act"), out=out, col=rest, pad=pad,
-                              rows=rows, cols=cols, build=build)
-        elif self.op == "dwconv":
-            K.dwconv(xs[0], w["w"], w.get("b"), k=a["k"], s=a["s"], padding=a["padding"],
-                     act=a.get("act"), out=out, tmp=rest, pad=pad)
-        elif self.op == "dense":
-            K.dense(xs[0].reshape(batch, -1), w["w"], w.get("b"), act=a.get("act"), out=out,
-                    cols=cols)
-            if a.get("act") == "softmax" and (cols is None or cols[1] == self.cout):
-                K.activate(out, "softmax")
-        elif self.op == "pool":
-            K.pool(xs[0], kind=a["kind"], k=a["k"], s=a["s"], padding=a["padding"], out=out)
-        elif self.op == "gap":
-            K.gap(xs[0], out=out)
-        elif self.op == "flatten":
-            np.copyto(out, xs[0].reshape(out.shape))
-        elif self.op == "zeropad":
-            K.padded(xs[0], a["pads"], out)
-        elif self.op == "add":
-            K.add(xs[0], xs[1], act=a.get("act"), out=out)
-        elif self.op == "affine":
-            K.affine(xs[0], w["scale"], w["shift"], act=a.get("act"), out=out)
-        elif self.op == "act":
-            np.copyto(out, xs[0])
-            K.activate(out, a.get("act"))
-        else:  # pragma: no cover
-            raise ValueError(self.op)
+                **kw) -> None:
+        """:meth:`LayerOps.compute` with the layer's own weights unless ``w`` is given."""
+        super().compute(xs, out, w=self.weights if w is None else w, **kw)
 
 
 @dataclass

@@ -6,22 +6,26 @@ tested) and say how they were made in ``memory_mode``, ``memory_budget_mb`` and 
 them to a profile lets RASS's memory design d_m (argmin MF) keep an accurate model under a
 memory issue instead of falling back to a smaller one.
 
-They run on the NumPy layer executor of :mod:`workbench.memory` (one compute thread; FlexNN adds
-a loader thread), not on LiteRT: ``workbench.runtime`` cannot deploy them yet.
+The streamed and planned rows are measured running the layer programs a bundle carries
+(:mod:`workbench.memory.programs`) with the device runtime's own runners (one compute thread and
+a loader thread, :mod:`workbench.runtime.programs`): what ``workbench run`` deploys is what was
+measured. Bulk rows run the layer graph with every weight resident.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import InputError
+from ..runtime.programs import PlanRunner, StreamRunner
 from ..timing import samples_ms
 from . import flexnn as F
-from . import masa as M
 from .graph import LayerGraph
+from .programs import program_for, stream_min_budget, write_weight_files
 
 
 def _median_ms(fn, x, reps: int) -> tuple[float, list[float]]:
@@ -65,32 +69,34 @@ def memory_mode_rows(graph: LayerGraph, base: dict, *, root: str | Path,
         row("bulk", "CPU[0]", L, s, bulk_b / 1e6,
             "NumPy layer executor, every weight resident; MF = weights + peak activations and "
             "intermediates")
-        # MASA streaming of one network: per-layer load/execute tasks on 2 workers.
-        prof = M.profile_network(graph, root / "masa", repeats=3, sample_rss=False)
-        budget = int(prof.layer_peak_bytes * 1.1)  # tight: stream rather than hold everything
-        job = [M.Job(0, 0.0, [graph.name])]
-        ts, peak = [], 0
-        for _ in range(max(3, reps // 4)):
-            r = M.run_real({graph.name: graph}, {graph.name: root / "masa"}, job, policy="masa",
-                           budget=budget, workers=2, nets={graph.name: prof}, x=x)
-            np.testing.assert_allclose(r.jobs[0].outputs[0], ref, atol=1e-4, rtol=1e-3)
-            ts.append(r.makespan * 1e3)
-            peak = max(peak, r.peak_bytes)
-        row("streamed", "CPU[0,1]", statistics.median(ts), ts, peak / 1e6,
-            f"MASA: per-layer load/execute tasks on 2 workers at a {budget / 1e6:.2f} MB budget; "
-            "MF = peak bytes held", round(budget / 1e6, 3))
+        # MASA's schedule of one network, tight: stream rather than hold everything.
+        need = stream_min_budget(graph)
+        b_mb = math.ceil(need * 1.1 / 1e3) / 1e3
+        prog = program_for(graph, "streamed", b_mb)
+        write_weight_files(graph, prog, root / "streamed")
+        runner = StreamRunner(prog, root / "streamed")
+        try:
+            np.testing.assert_allclose(runner.run(x), ref, atol=1e-4, rtol=1e-3)
+            L, s = _median_ms(runner.run, x, reps)
+        finally:
+            runner.close()
+        row("streamed", "CPU[0,1]", L, s, runner.peak_bytes / 1e6,
+            f"MASA's schedule of one network at a {b_mb:g} MB budget: a loader thread reads "
+            "layer weights ahead of the computation as far as the budget allows, each freed "
+            "after its layer; MF = peak bytes held", b_mb)
         for b_mb in budgets_mb:
-            b = int(b_mb * 1e6)
-            p = F.plan(F.slice_graph(graph, b), b)
-            runner = F.FlexRunner(p, root / "flexnn")
+            prog = program_for(graph, "planned", b_mb)
+            write_weight_files(graph, prog, root / "flexnn")
+            planned = PlanRunner(prog, root / "flexnn")
             try:
-                np.testing.assert_allclose(runner.run(x), ref, atol=1e-4, rtol=1e-3)
-                L, s = _median_ms(runner.run, x, reps)
+                np.testing.assert_allclose(planned.run(x), ref, atol=1e-4, rtol=1e-3)
+                L, s = _median_ms(planned.run, x, reps)
             finally:
-                runner.close()
-            row("planned", "CPU[0,1]", L, s, p.buffer_bytes / 1e6,
-                f"FlexNN: {len(p.slicing.steps)} steps, {p.streamed_bytes / 1e6:.2f} MB streamed "
-                "per inference by a loader thread; MF = the planned buffer", b_mb)
+                planned.close()
+            streamed = sum(t.size for t in prog.tensors if t.kind == "weight" and not t.pinned)
+            row("planned", "CPU[0,1]", L, s, prog.buffer_bytes / 1e6,
+                f"FlexNN: {len(prog.steps)} steps, {streamed / 1e6:.2f} MB streamed per "
+                "inference by a loader thread; MF = the planned buffer", b_mb)
     return rows
 
 
@@ -160,3 +166,34 @@ def zoo_graph(name: str, *, train: bool = False) -> LayerGraph:
             raise InputError("not trained yet: run `workbench zoo build`",
                              file=zoo.model_dir(spec), value=name)
     return from_keras(zoo.load_model(spec), name=name)
+
+
+def graph_of(name: str, *, train: bool = False) -> LayerGraph:
+    """A zoo model name, a model registered with ``workbench models add`` (Keras), or a Keras
+    file, as a layer graph.
+
+    Raises:
+        InputError: no such file or model, not a Keras model, or not trained yet.
+    """
+    from .graph import from_keras
+
+    path = Path(name).expanduser()
+    if path.suffix in (".keras", ".h5") or path.is_file():
+        if not path.is_file():
+            raise InputError("no such Keras file", file=path)
+        from ..host import zoo
+
+        try:
+            model = zoo._keras().models.load_model(path, compile=False)
+        except Exception as exc:  # Keras raises many types for a file that is not a model
+            raise InputError(f"not a Keras model ({type(exc).__name__})", file=path) from None
+        return from_keras(model, name=path.stem)
+    from ..host import registry
+
+    if (registry.model_dir(name) / registry.RECORD).is_file():
+        rec = registry.get(name)
+        if rec.kind != "keras":
+            raise InputError(f"the layer executor needs a Keras model; this one is {rec.kind}",
+                             value=name)
+        return graph_of(str(registry.model_dir(name) / rec.file))
+    return zoo_graph(name, train=train)

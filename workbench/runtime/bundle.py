@@ -10,7 +10,9 @@ Manifest (``manifest.json``)::
      "device": {...}, "tasks": [{"name", "batch", "metric", "higher_is_better"}],
      "models": {"h1/MobileNetV2-1.0/FFX8.tflite": {"sha256": "...", "bytes": 123}},
      "configs": {"<config id>": {"task", "model", "precision", "processor", "cores", "threads",
-                                 "xnnpack", "batch", "file", "expected": {"L": ..., "A": ...}}},
+                                 "xnnpack", "batch", "file", "expected": {"L": ..., "A": ...},
+                                 "memory": {"mode": "planned", "budget_mb": 1.5,
+                                            "weights": ["models/.../conv1.0-32.bin", ...]}}},
      "designs": {"d0": {"configs": [...], "labels": [...], "optimality": ..., "trigger": ...}},
      "triggers": ["CPU[0]", ...], "policy": [{"when": {...}, "design": "d1"}],
      "policy_vector": ["d0", "d1", ...], "fallback": ["d0", "d1", "dw", ...],
@@ -126,10 +128,20 @@ class ConfigSpec:
     batch: int
     file: str
     expected: dict[str, float]
+    #: ``planned`` or ``streamed``: ``file`` is a layer program run within ``memory_budget_mb``
+    #: (:mod:`.programs`), reading ``weight_files`` as it runs; None: a LiteRT model.
+    memory_mode: str | None = None
+    memory_budget_mb: float | None = None
+    weight_files: tuple[str, ...] = ()
 
     @property
     def cores(self) -> tuple[int, ...] | None:
         return cores_of(self.processor)
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        """Every bundle file the configuration needs."""
+        return (self.file, *self.weight_files)
 
 
 @dataclass(frozen=True)
@@ -178,6 +190,10 @@ class Bundle:
             info = self.manifest["models"][rel]
             blob = self._blobs[rel] = read_verified(self.root / rel, info["sha256"])
         return blob
+
+    def weights_dir(self, config_id: str) -> Path:
+        """Where a memory-mode configuration's program reads its weight files from."""
+        return (self.root / self.configs[config_id].file).parent
 
     def release(self, keep: set[str]) -> None:
         """Forget the bytes of models no configuration in ``keep`` uses (memory pressure); a
@@ -251,6 +267,25 @@ def _expected(c: dict, file: Path, where: str) -> dict[str, float]:
     return out
 
 
+def _memory(c: dict, models: dict, file: Path, where: str) -> dict[str, Any]:
+    """The optional ``memory`` field of a configuration: {"mode", "budget_mb", "weights"}."""
+    mem = c.get("memory")
+    if mem is None:
+        return {}
+    w = f"{where}.memory"
+    mode = _need(mem, "mode", str, file, w)
+    if mode not in ("planned", "streamed"):
+        raise BundleError("must be planned or streamed", file=file, where=f"{w}.mode", value=mode)
+    budget = mem.get("budget_mb")
+    if not (_number(budget) and budget > 0):
+        raise BundleError("must be a positive number of MB", file=file, where=f"{w}.budget_mb",
+                          value=budget)
+    weights = _list_of(mem, "weights", lambda f: isinstance(f, str) and f in models,
+                       "a file listed under 'models'", file, w)
+    return {"memory_mode": mode, "memory_budget_mb": float(budget),
+            "weight_files": tuple(weights)}
+
+
 def load_bundle(root: str | os.PathLike, *, verify: bool = True) -> Bundle:
     """Read and check a bundle folder.
 
@@ -307,7 +342,7 @@ def load_bundle(root: str | os.PathLike, *, verify: bool = True) -> Bundle:
             processor=_need(c, "processor", str, mpath, w),
             threads=_need(c, "threads", int, mpath, w), xnnpack=_need(c, "xnnpack", bool, mpath, w),
             batch=_need(c, "batch", int, mpath, w), file=_need(c, "file", str, mpath, w),
-            expected=_expected(c, mpath, w))
+            expected=_expected(c, mpath, w), **_memory(c, models, mpath, w))
         if spec.task not in names:
             raise BundleError("unknown task", file=mpath, where=f"{w}.task", value=spec.task)
         if spec.file not in models:
@@ -373,8 +408,9 @@ def load_bundle(root: str | os.PathLike, *, verify: bool = True) -> Bundle:
             except ModelFault as e:
                 b.bad_files[f] = e.reason
         for cid, c in configs.items():
-            if c.file in b.bad_files:
-                b.remove_config(cid, f"{c.file}: {b.bad_files[c.file]}")
+            bad = [f for f in c.files if f in b.bad_files]
+            if bad:
+                b.remove_config(cid, f"{bad[0]}: {b.bad_files[bad[0]]}")
     have = processors.machine_cores()
     for role, d in designs.items():
         for cid in d.configs:

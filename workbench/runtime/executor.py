@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 from typing import Iterable
 
 import numpy as np
 
+from ..errors import InputError
 from .bundle import ConfigSpec, cores_of
 from .interpreter import fill_batch, from_output, open_interpreter, to_input
 
@@ -107,3 +109,80 @@ class Executor:
 
     def close(self) -> None:
         self.it = None
+
+
+class ProgramExecutor(Executor):
+    """A memory-mode configuration (``planned``/``streamed``): its layer program run by the NumPy
+    kernels within the configuration's budget, reading its weight files while it runs
+    (:mod:`.programs`). Same interface as the LiteRT executor.
+
+    The program's bytes are the verified ones the bundle read; its weight files were checked
+    against their sha256 when the bundle was loaded and are read again on every inference (that
+    is the point: they are not held), so a weight file changed afterwards is caught only by size.
+    """
+
+    def __init__(self, spec: ConfigSpec, program: bytes, root: os.PathLike | str) -> None:
+        super().__init__(spec, program)
+        self.root = Path(root)
+        self.runner = None
+
+    def load(self) -> "ProgramExecutor":
+        from .programs import Program, open_program
+
+        t0 = time.perf_counter()
+        assert isinstance(self.model, bytes)
+        try:
+            prog = Program.from_bytes(self.model, file=self.path)
+            if prog.mode != self.spec.memory_mode:
+                raise InputError(f"a {prog.mode} program, but the configuration says "
+                                 f"{self.spec.memory_mode}", file=self.path, where="mode")
+            budget = self.spec.memory_budget_mb or 0.0
+            if prog.budget_bytes > round(budget * 1e6):
+                raise InputError(f"the program needs {prog.budget_bytes / 1e6:g} MB, more than "
+                                 f"the configuration's {budget:g} MB budget", file=self.path,
+                                 where="budget_bytes")
+            folder = str(Path(self.spec.file).parent)
+            unchecked = [f for f in prog.files if f"{folder}/{f}" not in self.spec.weight_files]
+            if unchecked:
+                raise InputError("reads a weight file the manifest does not list (unchecked)",
+                                 file=self.path, where="steps", value=unchecked[0])
+            with Pinned(self.cores):
+                runner = open_program(prog, self.root)
+                runner.run(np.zeros((prog.batch, *prog.input_shape), np.float32))
+        except OSError as e:
+            raise ExecutorError(f"{self.spec.id}: cannot run {self.path}: {e}") from None
+        except (InputError, ValueError, RuntimeError) as e:
+            raise ExecutorError(f"{self.spec.id}: cannot load {self.path}: {e}") from None
+        self.prog, self.runner = prog, runner
+        self.batch = prog.batch
+        self.load_ms = (time.perf_counter() - t0) * 1e3
+        return self
+
+    @property
+    def input_shape(self) -> tuple[int, ...]:
+        return self.prog.input_shape
+
+    def run(self, x: np.ndarray | None, slowdown: float = 1.0) -> tuple[np.ndarray, float]:
+        if self.runner is None:
+            raise ExecutorError(f"{self.spec.id}: not loaded")
+        n = self.batch if x is None else len(x)
+        shape = (self.batch, *self.prog.input_shape)
+        xb = np.zeros(shape, np.float32) if x is None else fill_batch(
+            np.asarray(x, np.float32), self.batch)
+        t0 = time.perf_counter()
+        try:
+            y = self.runner.run(xb)
+        except OSError as e:  # a weight file gone or truncated since the bundle was loaded
+            raise ExecutorError(f"{self.spec.id}: {e}") from None
+        except InputError as e:
+            raise ExecutorError(f"{self.spec.id}: {e}") from None
+        dt = time.perf_counter() - t0
+        if slowdown > 1.0:
+            spin(dt * (slowdown - 1.0))
+            dt *= slowdown
+        return y[:n], dt * 1e3
+
+    def close(self) -> None:
+        if self.runner is not None:
+            self.runner.close()
+            self.runner = None

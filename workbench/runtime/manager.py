@@ -27,7 +27,7 @@ import numpy as np
 from . import events as ev
 from .bundle import Bundle, ModelFault
 from .device import DeviceMonitor
-from .executor import Executor, ExecutorError
+from .executor import Executor, ExecutorError, ProgramExecutor
 from .monitor import rss_mb
 from .options import RuntimeOptions
 from .policy import Choice, DeviceState, Policy, SwitchingPolicy
@@ -231,7 +231,10 @@ class RuntimeManager:
             blob = self.bundle.model_bytes(cid)
         except ModelFault as e:
             raise ExecutorError(f"{cid}: {e}") from None
-        return Executor(self.bundle.configs[cid], blob).load()
+        spec = self.bundle.configs[cid]
+        if spec.memory_mode:
+            return ProgramExecutor(spec, blob, self.bundle.weights_dir(cid)).load()
+        return Executor(spec, blob).load()
 
     def _executor(self, cid: str) -> Executor:
         ex = self._loaded.get(cid)
