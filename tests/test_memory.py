@@ -1,6 +1,7 @@
 """Layer graphs, FlexNN slicing/planning/execution and MASA scheduling (issue 6)."""
 
 import json
+import math
 import tempfile
 from pathlib import Path
 
@@ -644,11 +645,31 @@ def test_on_demand_loading_is_measured_between_the_plan_and_bulk():
     rows = fx.measured_tradeoff(g, fracs=(0.1,), rounds=2, reps=1)
     assert [r.mode for r in rows[:4]] == ["bulk", "on-demand", "flexnn", "flexnn w.o. preload"]
     assert {r.round for r in rows} == {0, 1}
-    pts = {p.mode: p for p in fx.measured_points(rows)}
+    # each mode at its smallest budget (FlexNN also runs at the smallest that fits unsliced)
+    pts = {p.mode: p for p in sorted(fx.measured_points(rows), key=lambda p: -(p.budget_mb or 0))}
     # on-demand holds one layer's weights at a time: the biggest FC layer (16.8 MB), not all
     assert pts["flexnn"].model_mb < pts["on-demand"].model_mb < pts["bulk"].model_mb
     assert pts["bulk"].memory_reduction_pct == 0 and pts["bulk"].latency_increase_pct == 0
     assert pts["flexnn"].memory_reduction_pct > 75
+    # FlexNN without slicing (every layer whole) runs only where the largest layer fits whole,
+    # and its measured peak stays within the budget there too.
+    whole = [r for r in rows if r.mode == "flexnn w.o. slicing"]
+    assert whole and min(r.budget_mb for r in whole) > min(r.budget_mb for r in rows
+                                                            if r.mode == "flexnn")
+    assert all(r.model_mb <= r.budget_mb for r in whole)
+
+
+def test_without_slicing_every_layer_is_one_whole_step(models):
+    g = from_keras(models["conv"])
+    low, whole = F.min_budget(g), F.min_budget(g, sliced=False)
+    assert whole > low
+    s = F.slice_graph(g, whole, sliced=False)
+    assert len(s.steps) == len(g.layers) and not any(st.cols for st in s.steps)
+    assert all(st.rows == g.layers[st.layer].geometry()[0] for st in s.steps
+               if g.layers[st.layer].op == "conv")
+    F.plan(s, whole)  # plans at its own minimum
+    with pytest.raises(F.CannotFit, match=f"minimum feasible budget is {math.ceil(whole / 1e3) / 1e3:.3f}"):
+        F.plan(F.slice_graph(g, low, sliced=False), low)
 
 
 def test_masa_runs_for_real_in_a_memory_group(tmp_path):

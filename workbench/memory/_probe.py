@@ -1,6 +1,7 @@
 """One measured inference of a stored layer graph, in this fresh process (see ``measure``).
 
-Usage: ``python -m workbench.memory._probe ROOT bulk|on-demand|BUDGET_MB REPS PRELOAD(0|1)``.
+Usage: ``python -m workbench.memory._probe ROOT bulk|on-demand|BUDGET_MB REPS PRELOAD(0|1)
+SLICED(0|1)``.
 Prints one JSON line with the fields of :class:`workbench.memory.measure.Measurement`. Imports
 numpy and the layer executor only.
 """
@@ -17,6 +18,7 @@ from workbench.procfs import status_kb
 
 def main(argv: list[str]) -> int:
     root, mode, reps, preload = Path(argv[0]), argv[1], int(argv[2]), argv[3] == "1"
+    sliced = len(argv) < 5 or argv[4] == "1"
     import numpy as np
 
     from workbench.memory.graph import read_weights
@@ -35,7 +37,7 @@ def main(argv: list[str]) -> int:
     F.warm_up()
     # The plan is made before the baseline: FlexNN plans offline and the device loads the plan.
     budget = None if mode in ("bulk", "on-demand") else float(mode)
-    p = None if budget is None else F.plan_within(g, int(budget * 1e6))
+    p = None if budget is None else F.plan_within(g, int(budget * 1e6), sliced=sliced)
     # Reset the kernel's peak counter so that it covers the model alone (Linux: "5").
     try:
         Path("/proc/self/clear_refs").write_text("5")
@@ -71,6 +73,7 @@ def main(argv: list[str]) -> int:
         "base_mb": base * mb, "peak_mb": peak * mb, "model_mb": model_mb,
         "planned_mb": planned / 1e6,
         "within_budget": None if budget is None else model_mb <= budget, "preload": preload,
+        "sliced": sliced,
         "load_ms": (t1 - t_load) * 1e3, "first_ms": (t2 - t1) * 1e3}))
     return 0
 

@@ -51,6 +51,7 @@ class Measurement:
             computed, for comparison with ``model_mb``.
         within_budget: ``model_mb <= budget_mb`` (None for bulk).
         preload: Whether the loader thread preloaded weights (planned runs).
+        sliced: Whether layers were sliced (planned runs; False: FlexNN "w.o. slicing").
         load_ms: Reading the weights before the first inference (bulk: all of them; planned:
             the pinned ones) and setting up.
         first_ms: The first inference (reads every streamed weight; cold when ``cold``).
@@ -74,6 +75,7 @@ class Measurement:
     planned_mb: float
     within_budget: bool | None
     preload: bool = True
+    sliced: bool = True
     load_ms: float = 0.0
     first_ms: float = 0.0
     cold: bool = False
@@ -98,27 +100,26 @@ class KilledByLimit(WorkbenchError):
 def skeleton(graph: LayerGraph) -> dict[str, Any]:
     """The graph without its weight values: layers with each weight's shape only."""
     return {"name": graph.name, "input_shape": tuple(graph.input_shape),
-            "layers": [{"name": ly.name, "op": ly.op, "inputs": list(ly.inputs),
-                        "shape": tuple(ly.shape), "attrs": ly.attrs,
-                        "in_shapes": [tuple(s) for s in ly.in_shapes],
-                        "weights": {k: tuple(w.shape) for k, w in ly.weights.items()}}
-                       for ly in graph.layers]}
+            "layers": [ly.spec() for ly in graph.layers]}
 
 
 def from_skeleton(data: dict[str, Any]) -> LayerGraph:
     """A graph whose weights take no memory (zero-strided placeholders of the right shape and
     byte count): the executor reads the real ones from their files."""
+    from ..runtime.layers import LayerSpec
     from .graph import Layer
 
     zero = np.zeros(1, np.float32)
-    layers = [Layer(d["name"], d["op"], d["inputs"], tuple(d["shape"]), d["attrs"],
-                    {k: np.broadcast_to(zero[0], s) for k, s in d["weights"].items()},
-                    [tuple(s) for s in d["in_shapes"]])
-              for d in data["layers"]]
+    specs = [LayerSpec.from_spec(d) for d in data["layers"]]
+    layers = [Layer(s.name, s.op, s.inputs, s.shape, s.attrs,
+                    {k: np.broadcast_to(zero[0], sh) for k, sh in s.weight_shapes.items()},
+                    s.in_shapes)
+              for s in specs]
     return LayerGraph(data["name"], tuple(data["input_shape"]), layers)
 
 
-def prepare(graph: LayerGraph, root: str | Path, *, budget_mb: float | None = None) -> Path:
+def prepare(graph: LayerGraph, root: str | Path, *, budget_mb: float | None = None,
+            sliced: bool = True) -> Path:
     """Write what the probe reads: the skeleton, and the weight files of the bulk run or of the
     plan at ``budget_mb`` (slices)."""
     from . import flexnn as F
@@ -132,7 +133,7 @@ def prepare(graph: LayerGraph, root: str | Path, *, budget_mb: float | None = No
             if ly.weights:
                 write_weights(root, ly)
     else:
-        s = F.plan_within(graph, int(budget_mb * 1e6)).slicing
+        s = F.plan_within(graph, int(budget_mb * 1e6), sliced=sliced).slicing
         for st in s.steps:
             if st.weight_bytes:
                 ly = graph.layers[st.layer]
@@ -144,7 +145,7 @@ def prepare(graph: LayerGraph, root: str | Path, *, budget_mb: float | None = No
 def measure(graph: LayerGraph, *, budget_mb: float | None = None, reps: int = 5,
             preload: bool = True, root: str | Path | None = None, limit_mb: float | None = None,
             swap_mb: float = 0.0, cold: bool = False, on_demand: bool = False,
-            timeout: float = 600.0) -> Measurement:
+            sliced: bool = True, timeout: float = 600.0) -> Measurement:
     """One measured run of ``graph`` in a fresh process (see the module docstring).
 
     Args:
@@ -160,6 +161,7 @@ def measure(graph: LayerGraph, *, budget_mb: float | None = None, reps: int = 5,
         cold: Drop the page cache before the run, so the weights are read from disk.
         on_demand: Without a budget: load each layer's weights just before it runs and free
             them after (FlexNN's On-Demand baseline) instead of holding all of them.
+        sliced: Planned runs: False keeps every layer whole (FlexNN "w.o. slicing").
 
     Raises:
         CannotFit: The budget is below the plan's minimum (says the minimum).
@@ -187,11 +189,11 @@ def measure(graph: LayerGraph, *, budget_mb: float | None = None, reps: int = 5,
         tmp = tempfile.TemporaryDirectory(prefix="wb-measure-")
         root = tmp.name
     try:
-        prepare(graph, root, budget_mb=budget_mb)
+        prepare(graph, root, budget_mb=budget_mb, sliced=sliced)
         mode = "on-demand" if on_demand else "bulk"
         cmd = [sys.executable, "-m", "workbench.memory._probe", str(root),
                mode if budget_mb is None else repr(float(budget_mb)), str(reps),
-               "1" if preload else "0"]
+               "1" if preload else "0", "1" if sliced else "0"]
         # One BLAS thread, as the executor's timings elsewhere: the peak is the model's, not a
         # thread pool's.
         env = blas_threads_env(1)

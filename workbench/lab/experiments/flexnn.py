@@ -227,7 +227,7 @@ class MeasuredRow:
     ran back to back (compare within a round: this machine drifts)."""
 
     model: str
-    mode: str  # bulk | on-demand | flexnn | flexnn w.o. preload
+    mode: str  # bulk | on-demand | flexnn | flexnn w.o. preload | flexnn w.o. slicing
     budget_mb: float | None
     round: int
     model_mb: float
@@ -238,19 +238,27 @@ class MeasuredRow:
 
 
 def measured_tradeoff(graph: LayerGraph, *, fracs=(0.1, 0.2), rounds: int = 3, reps: int = 3,
-                      root: Path | None = None, progress=None) -> list[MeasuredRow]:
+                      root: Path | None = None, progress=None,
+                      ablation: bool = True) -> list[MeasuredRow]:
     """FlexNN Fig. 10 and Fig. 13 measured: bulk, on-demand loading and FlexNN at budgets
-    (fractions of the computed bulk peak, raised to the smallest feasible) with preloading on
-    and off, each a fresh process, interleaved over ``rounds``."""
+    (fractions of the computed bulk peak, raised to the smallest feasible), each a fresh
+    process, interleaved over ``rounds``. With ``ablation``, FlexNN also runs without preloading
+    and without slicing (every layer whole) at each budget where that fits, and at the smallest
+    budget that fits without slicing (so the two compare at one budget)."""
     from ...memory.measure import measure
 
     bulk_mb = graph.bulk_peak_bytes() / 1e6
     low = (F.min_budget(graph) + F.EXECUTOR_RESERVE) / 1e6 * 1.001
+    whole_mb = (F.min_budget(graph, sliced=False) + F.EXECUTOR_RESERVE) / 1e6 * 1.001
+    budgets = sorted({round(max(f * bulk_mb, low), 3) for f in fracs}
+                     | ({round(whole_mb, 3)} if ablation and whole_mb < bulk_mb else set()))
     runs: list[tuple[str, dict]] = [("bulk", {}), ("on-demand", {"on_demand": True})]
-    for f in fracs:
-        b = round(max(f * bulk_mb, low), 3)
-        runs += [("flexnn", {"budget_mb": b}),
-                 ("flexnn w.o. preload", {"budget_mb": b, "preload": False})]
+    for b in budgets:
+        runs.append(("flexnn", {"budget_mb": b}))
+        if ablation:
+            runs.append(("flexnn w.o. preload", {"budget_mb": b, "preload": False}))
+            if b >= round(whole_mb, 3):
+                runs.append(("flexnn w.o. slicing", {"budget_mb": b, "sliced": False}))
     rows = []
     with tempfile.TemporaryDirectory(prefix="wb-flexnn-") as tmp:
         where = Path(root or tmp)

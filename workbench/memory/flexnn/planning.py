@@ -17,16 +17,18 @@ from ..graph import F32, LayerGraph
 from .slicing import ALIGN, CannotFit, Slicing, _al, _slice, lower_bound
 
 
-def min_budget(graph: LayerGraph, *, batch: int = 1, tol: float = 0.01) -> int:
-    """The smallest budget (bytes, within ``tol``) for which slicing and planning succeed."""
+def min_budget(graph: LayerGraph, *, batch: int = 1, tol: float = 0.01,
+               sliced: bool = True) -> int:
+    """The smallest budget (bytes, within ``tol``) for which slicing and planning succeed
+    (``sliced=False``: with every layer whole)."""
     def ok(b):
         try:
-            _plan(_slice(graph, b, batch=batch), b)
+            _plan(_slice(graph, b, batch=batch, sliced=sliced), b)
             return True
         except CannotFit:
             return False
 
-    lo = lower_bound(graph, batch=batch)
+    lo = lower_bound(graph, batch=batch, sliced=sliced)
     if ok(lo):
         return lo
     hi = max(lo * 2, _al(graph.bulk_peak_bytes(batch)) * 2)
@@ -41,23 +43,30 @@ def min_budget(graph: LayerGraph, *, batch: int = 1, tol: float = 0.01) -> int:
     return _al(hi)
 
 
-def _with_min_budget(graph: LayerGraph, batch: int, fn):
+def _with_min_budget(graph: LayerGraph, batch: int, fn, sliced: bool = True):
     try:
         return fn()
     except CannotFit as e:
         if e.min_budget is not None:
             raise
         raise CannotFit(e.message.split(": ", 1)[-1], budget=e.budget,
-                        min_budget=min_budget(graph, batch=batch), where=e.where) from None
+                        min_budget=min_budget(graph, batch=batch, sliced=sliced),
+                        where=e.where) from None
 
 
-def slice_graph(graph: LayerGraph, budget: int, *, batch: int = 1) -> Slicing:
+def slice_graph(graph: LayerGraph, budget: int, *, batch: int = 1,
+                sliced: bool = True) -> Slicing:
     """Bottleneck-aware layer slicing of ``graph`` for a budget of ``budget`` bytes.
+
+    Args:
+        sliced: False keeps every layer whole (no weight slices, no im2col bands): FlexNN's
+            "w.o. slicing" ablation, which needs the largest layer to fit with its whole im2col.
 
     Raises:
         CannotFit: when even the finest slicing does not fit (says the minimum budget).
     """
-    return _with_min_budget(graph, batch, lambda: _slice(graph, budget, batch=batch))
+    return _with_min_budget(graph, batch, lambda: _slice(graph, budget, batch=batch,
+                                                         sliced=sliced), sliced)
 
 
 def plan(slicing: Slicing, budget: int | None = None, *, preload: bool = True) -> Plan:
@@ -68,7 +77,7 @@ def plan(slicing: Slicing, budget: int | None = None, *, preload: bool = True) -
         CannotFit: when a step fails even without preloading (says the minimum budget).
     """
     return _with_min_budget(slicing.graph, slicing.batch,
-                            lambda: _plan(slicing, budget, preload=preload))
+                            lambda: _plan(slicing, budget, preload=preload), slicing.sliced)
 
 
 

@@ -33,7 +33,7 @@ def warm_up() -> None:
     t.join()
 
 
-def plan_within(graph: LayerGraph, budget: int, *, batch: int = 1) -> Plan:
+def plan_within(graph: LayerGraph, budget: int, *, batch: int = 1, sliced: bool = True) -> Plan:
     """Slice and plan ``graph`` so that the executor's whole footprint (the plan's buffer plus
     :data:`EXECUTOR_RESERVE`) fits in ``budget`` bytes: what a process budget means.
 
@@ -45,9 +45,9 @@ def plan_within(graph: LayerGraph, budget: int, *, batch: int = 1) -> Plan:
             raise CannotFit("the executor alone needs the reserve", budget=budget,
                             min_budget=None)
         tensors = budget - EXECUTOR_RESERVE
-        return plan(slice_graph(graph, tensors, batch=batch), tensors)
+        return plan(slice_graph(graph, tensors, batch=batch, sliced=sliced), tensors)
     except CannotFit as e:
-        need = (e.min_budget or min_budget(graph, batch=batch)) + EXECUTOR_RESERVE
+        need = (e.min_budget or min_budget(graph, batch=batch, sliced=sliced)) + EXECUTOR_RESERVE
         raise CannotFit(f"the plan's buffer and the executor's {EXECUTOR_RESERVE / 1e6:.3f} MB "
                         "reserve do not fit", budget=budget, min_budget=need,
                         where=e.where) from None

@@ -54,6 +54,7 @@ class Slicing:
     steps: list[Step]
     budget: int
     batch: int = 1
+    sliced: bool = True  # False: FlexNN "w.o. slicing" (every layer whole: no weight or input slices)
 
     def summary(self) -> list[dict]:
         out = []
@@ -66,11 +67,14 @@ class Slicing:
         return out
 
 
-def _layer_options(ly: Layer, batch: int):
-    """(kernel, rows, scratch_bytes) choices for a layer, fastest first."""
+def _layer_options(ly: Layer, batch: int, sliced: bool = True):
+    """(kernel, rows, scratch_bytes) choices for a layer, fastest first (without slicing: the
+    whole im2col matrix only)."""
     if ly.op != "conv":
         return [(None, None, _al(ly.scratch_bytes(batch)))]
     ho = ly.geometry()[0]
+    if not sliced:
+        return [("im2col", ho, _al(ly.scratch_bytes(batch, rows=ho)))]
     full = ly.band_bytes(None, batch)
     per_row = max(1, full // ho)
     rows = max(1, min(ho, BAND_TARGET // per_row))
@@ -92,7 +96,7 @@ def _slices(cout: int, n: int) -> list[tuple[int, int]]:
     return [(c, min(cout, c + step)) for c in range(0, cout, step)]
 
 
-def _slice(graph: LayerGraph, budget: int, *, batch: int = 1) -> Slicing:
+def _slice(graph: LayerGraph, budget: int, *, batch: int = 1, sliced: bool = True) -> Slicing:
     budget = int(budget)
     acts = graph.live_activation_bytes(batch, size=_al)
     steps: list[Step] = []
@@ -100,8 +104,8 @@ def _slice(graph: LayerGraph, budget: int, *, batch: int = 1) -> Slicing:
         avail = budget - acts[i]
         # (kernel, band rows, scratch bytes, weight column blocks; [None] = not sliced)
         choice: tuple[str | None, int | None, int, list[tuple[int, int] | None]] | None = None
-        sliceable = ly.op in ("conv", "dense")
-        for kernel, rows, scratch in _layer_options(ly, batch):
+        sliceable = sliced and ly.op in ("conv", "dense")
+        for kernel, rows, scratch in _layer_options(ly, batch, sliced):
             room = avail - scratch
             if room <= 0 and ly.weights:
                 continue
@@ -142,17 +146,19 @@ def _slice(graph: LayerGraph, budget: int, *, batch: int = 1) -> Slicing:
             steps.append(Step(len(steps), i, b if len(chosen) > 1 else None, rows,
                               kernel or "-", wb if ly.weights else 0, scratch, j == 0,
                               j == len(chosen) - 1, shared))
-    return Slicing(graph, steps, budget, batch)
+    return Slicing(graph, steps, budget, batch, sliced)
 
 
-def lower_bound(graph: LayerGraph, *, batch: int = 1) -> int:
+def lower_bound(graph: LayerGraph, *, batch: int = 1, sliced: bool = True) -> int:
     """Largest footprint of any layer at its finest slicing: no budget below this can work."""
     acts = graph.live_activation_bytes(batch, size=_al)
     need = 0
     for i, ly in enumerate(graph.layers):
-        opts = _layer_options(ly, batch)
+        opts = _layer_options(ly, batch, sliced)
         w = 0
-        if ly.weights:
+        if ly.weights and not sliced:
+            w = _al(ly.weight_bytes)
+        elif ly.weights:
             w = _al(ly.slice_bytes(0, min(MIN_COLS, ly.cout))) if ly.op in ("conv", "dense") \
                 else _al(ly.weight_bytes)
         need = max(need, acts[i] + min(s for _, _, s in opts) + w)
