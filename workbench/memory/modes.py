@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ..runtime.programs import PlanRunner, StreamRunner
+from ..runtime.programs import open_program
 from ..timing import samples_ms
 from . import flexnn as F
 from .graph import LayerGraph
@@ -31,6 +31,19 @@ from .programs import program_for, stream_min_budget, write_weight_files
 def _median_ms(fn, x, reps: int) -> tuple[float, list[float]]:
     ts = samples_ms(fn, x, runs=reps, warmup=1)
     return statistics.median(ts), ts
+
+
+def _run_program(graph: LayerGraph, prog, folder: Path, x, ref, reps: int):
+    """Median latency and samples of ``prog`` run by the runtime's runner (its output checked
+    against the bulk reference first), and the closed runner."""
+    write_weight_files(graph, prog, folder)
+    runner = open_program(prog, folder)
+    try:
+        np.testing.assert_allclose(runner.run(x), ref, atol=1e-4, rtol=1e-3)
+        L, s = _median_ms(runner.run, x, reps)
+    finally:
+        runner.close()
+    return L, s, runner
 
 
 def memory_mode_rows(graph: LayerGraph, base: dict, *, root: str | Path,
@@ -72,27 +85,15 @@ def memory_mode_rows(graph: LayerGraph, base: dict, *, root: str | Path,
         # MASA's schedule of one network, tight: stream rather than hold everything.
         need = stream_min_budget(graph)
         b_mb = math.ceil(need * 1.1 / 1e3) / 1e3
-        prog = program_for(graph, "streamed", b_mb)
-        write_weight_files(graph, prog, root / "streamed")
-        runner = StreamRunner(prog, root / "streamed")
-        try:
-            np.testing.assert_allclose(runner.run(x), ref, atol=1e-4, rtol=1e-3)
-            L, s = _median_ms(runner.run, x, reps)
-        finally:
-            runner.close()
+        L, s, runner = _run_program(graph, program_for(graph, "streamed", b_mb),
+                                    root / "streamed", x, ref, reps)
         row("streamed", "CPU[0,1]", L, s, runner.peak_bytes / 1e6,
             f"MASA's schedule of one network at a {b_mb:g} MB budget: a loader thread reads "
             "layer weights ahead of the computation as far as the budget allows, each freed "
             "after its layer; MF = peak bytes held", b_mb)
         for b_mb in budgets_mb:
             prog = program_for(graph, "planned", b_mb)
-            write_weight_files(graph, prog, root / "flexnn")
-            planned = PlanRunner(prog, root / "flexnn")
-            try:
-                np.testing.assert_allclose(planned.run(x), ref, atol=1e-4, rtol=1e-3)
-                L, s = _median_ms(planned.run, x, reps)
-            finally:
-                planned.close()
+            L, s, _ = _run_program(graph, prog, root / "flexnn", x, ref, reps)
             streamed = sum(t.size for t in prog.tensors if t.kind == "weight" and not t.pinned)
             row("planned", "CPU[0,1]", L, s, prog.buffer_bytes / 1e6,
                 f"FlexNN: {len(prog.steps)} steps, {streamed / 1e6:.2f} MB streamed per "
