@@ -9,7 +9,6 @@ weights to a file of its own, the layout MASA's and FlexNN's executors load from
 
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +17,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..fileio import atomic_write_json
-from ..runtime.layers import F32, LayerOps
+from ..runtime.layers import LayerOps, last_use, live_activation_bytes
 
 WEIGHTED = ("conv", "dwconv", "dense", "affine")
 
@@ -99,13 +98,7 @@ class LayerGraph:
     def last_use(self) -> dict[str, int]:
         """For each layer output (and ``input``): the index of the last layer reading it (the
         model output lives to the end)."""
-        last = {"input": 0}
-        for i, ly in enumerate(self.layers):
-            last.setdefault(ly.name, i)
-            for src in ly.inputs:
-                last[src] = max(last.get(src, i), i)
-        last[self.layers[-1].name] = len(self.layers)
-        return last
+        return last_use(self.layers)
 
     def table(self, batch: int = 1) -> list[dict]:
         """Per layer: op, weights, output activation, intermediates (full im2col) and FLOPs."""
@@ -122,17 +115,7 @@ class LayerGraph:
     def live_activation_bytes(self, batch: int = 1, *, size=None) -> list[int]:
         """Per layer: bytes of the activations live while it runs (inputs still needed later,
         its output). ``size`` maps a tensor's bytes to what it occupies (e.g. aligned)."""
-        size = size or (lambda n: n)
-        last = self.last_use()
-        live = {"input": size(batch * math.prod(self.input_shape) * F32)}
-        out = []
-        for i, ly in enumerate(self.layers):
-            live[ly.name] = size(ly.out_bytes(batch))
-            out.append(sum(live.values()))
-            for src in set(ly.inputs):
-                if last[src] == i:
-                    live.pop(src, None)
-        return out
+        return live_activation_bytes(self.layers, tuple(self.input_shape), batch, size=size)
 
     def activation_peak_bytes(self, batch: int = 1, *, with_scratch: bool = False,
                               weights: bool = False) -> int:

@@ -29,6 +29,7 @@ import numpy as np
 from ..errors import InputError, WorkbenchError
 from ..timing import blas_threads_env
 from .graph import LayerGraph, write_weights
+from .programs import planned_program, write_weight_files
 
 SKELETON = "skeleton.pkl"
 
@@ -133,12 +134,8 @@ def prepare(graph: LayerGraph, root: str | Path, *, budget_mb: float | None = No
             if ly.weights:
                 write_weights(root, ly)
     else:
-        s = F.plan_within(graph, int(budget_mb * 1e6), sliced=sliced).slicing
-        for st in s.steps:
-            if st.weight_bytes:
-                ly = graph.layers[st.layer]
-                c0, c1 = st.cols or (0, ly.cout)
-                write_weights(root, ly, c0, c1)
+        p = F.plan_within(graph, int(budget_mb * 1e6), sliced=sliced)
+        write_weight_files(graph, planned_program(p), root)
     return root
 
 

@@ -9,6 +9,7 @@ device's memory-mode programs (:class:`LayerSpec`, read from a bundle). numpy + 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -164,6 +165,35 @@ class LayerOps:
                 "attrs": {k: list(v) if isinstance(v, tuple) else v
                           for k, v in self.attrs.items()},
                 "weights": {k: list(s) for k, s in self.weight_shapes.items()}}
+
+
+def last_use(layers: Sequence[LayerOps]) -> dict[str, int]:
+    """For each layer output (and ``input``): the index of the last layer reading it (the model
+    output lives to the end)."""
+    last = {"input": 0}
+    for i, ly in enumerate(layers):
+        last.setdefault(ly.name, i)
+        for src in ly.inputs:
+            last[src] = max(last.get(src, i), i)
+    last[layers[-1].name] = len(layers)
+    return last
+
+
+def live_activation_bytes(layers: Sequence[LayerOps], input_shape: tuple[int, ...], batch: int = 1,
+                          *, size=None) -> list[int]:
+    """Per layer: bytes of the activations live while it runs (inputs still needed later, its
+    output). ``size`` maps a tensor's bytes to what it occupies (e.g. aligned)."""
+    size = size or (lambda n: n)
+    last = last_use(layers)
+    live = {"input": size(batch * math.prod(input_shape) * F32)}
+    out = []
+    for i, ly in enumerate(layers):
+        live[ly.name] = size(ly.out_bytes(batch))
+        out.append(sum(live.values()))
+        for src in set(ly.inputs):
+            if last[src] == i:
+                live.pop(src, None)
+    return out
 
 
 @dataclass

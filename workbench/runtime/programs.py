@@ -31,7 +31,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..fileio import parse_json
-from .layers import F32, OPS, LayerSpec
+from .layers import F32, OPS, LayerSpec, last_use, live_activation_bytes
 
 FORMAT = "workbench-layer-program"
 VERSION = 1
@@ -83,9 +83,8 @@ class Program:
         return sorted({s.file for s in self.steps if s.file})
 
     def file_bytes(self, s: PStep) -> int:
-        ly = self.layers[s.layer]
-        c0, c1 = s.cols or (0, ly.cout)
-        return ly.slice_bytes(c0, c1)
+        """Bytes of a step's weight file."""
+        return _file_bytes(self.layers, s)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -318,6 +317,7 @@ class PlanRunner:
         self.files = _Files(prog, self.root)
         self.buf = np.zeros(prog.buffer_bytes, np.uint8)  # committed now: RSS shows the budget
         self.acts = {t.name: t for t in prog.tensors if t.kind == "activation"}
+        self.shapes = {"input": prog.input_shape, **{ly.name: ly.shape for ly in prog.layers}}
         self.w = {t.step: t for t in prog.tensors if t.kind == "weight"}
         self.m = {t.step: t for t in prog.tensors if t.kind == "intermediate"}
         steps = prog.steps
@@ -349,11 +349,6 @@ class PlanRunner:
         s = self.program.steps[t.step]  # type: ignore[index]
         self.files.read(s.file, self.buf.data[t.addr: t.addr + t.size],  # type: ignore[arg-type]
                         self.program.file_bytes(s))
-
-    def _shape(self, n: str, batch: int) -> tuple[int, ...]:
-        p = self.program
-        return (batch,) + (p.input_shape if n == "input" else
-                           next(ly.shape for ly in p.layers if ly.name == n))
 
     def run(self, x: np.ndarray, *, timings: list | None = None) -> np.ndarray:
         """One inference of ``program.batch`` samples. ``timings`` (a list) receives (step,
@@ -405,7 +400,7 @@ class PlanRunner:
                             raise err[0]
                     c0, c1 = s.cols or (0, ly.cout)
                     w = ly.views(self._view(wt), c0, c1)
-                xs = [self._view(self.acts[n], self._shape(n, batch)) for n in ly.inputs]
+                xs = [self._view(self.acts[n], (batch,) + self.shapes[n]) for n in ly.inputs]
                 out = self._view(self.acts[ly.name], (batch,) + ly.shape)
                 scratch = self._view(self.m[i]) if i in self.m else None
                 t0 = time.perf_counter()
@@ -433,21 +428,8 @@ def stream_needs(layers: list[LayerSpec], input_shape: tuple[int, ...],
                  batch: int = 1) -> list[int]:
     """Per layer: bytes besides weights while it runs in ``streamed`` mode (the activations live
     then, its output and its scratch)."""
-    last: dict[str, int] = {"input": 0}
-    for i, ly in enumerate(layers):
-        last.setdefault(ly.name, i)
-        for s in ly.inputs:
-            last[s] = max(last.get(s, i), i)
-    last[layers[-1].name] = len(layers)
-    live = {"input": batch * math.prod(input_shape) * F32}
-    out = []
-    for i, ly in enumerate(layers):
-        live[ly.name] = ly.out_bytes(batch)
-        out.append(sum(live.values()) + ly.scratch_bytes(batch))
-        for s in set(ly.inputs):
-            if last[s] == i:
-                live.pop(s, None)
-    return out
+    return [a + ly.scratch_bytes(batch)
+            for a, ly in zip(live_activation_bytes(layers, input_shape, batch), layers)]
 
 
 def stream_min_budget(layers: list[LayerSpec], input_shape: tuple[int, ...],
@@ -476,6 +458,7 @@ class StreamRunner:
         self.root = Path(root)
         self.files = _Files(prog, self.root)
         self.needs = stream_needs(prog.layers, prog.input_shape, prog.batch)
+        self.last = last_use(prog.layers)
         self.peak_bytes = 0
 
     def close(self) -> None:
@@ -521,10 +504,6 @@ class StreamRunner:
                     err.append(e)
                     cv.notify_all()
 
-        last: dict[str, int] = {}
-        for i, ly in enumerate(layers):
-            for s in ly.inputs:
-                last[s] = i
         th = threading.Thread(target=loader, daemon=True)
         acts = {"input": x}
         with cv:
@@ -543,7 +522,7 @@ class StreamRunner:
                 ly.compute([acts[s] for s in ly.inputs], out, w=w)
                 acts[ly.name] = out
                 for s in set(ly.inputs):
-                    if last.get(s) == i:
+                    if self.last[s] == i:
                         acts.pop(s, None)
                 if w is not None:
                     del w

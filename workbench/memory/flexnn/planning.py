@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..graph import F32, LayerGraph
+from ...runtime.layers import F32
+from ..graph import LayerGraph
 from .slicing import ALIGN, CannotFit, Slicing, _al, _slice, lower_bound
 
 
