@@ -20,7 +20,8 @@ first use): FlexNN-planned against bulk on an FC-heavy and a conv-heavy model at
 (target: >= 50% lower mean response than Bulk; paging modelled); simulator speed per what-if
 (target <= 50 ms) and its error against real runs.
 
-Run: ``python benchmarks/bench_memory.py [--quick] [--only measured|masa|legacy]``.
+Run: ``python benchmarks/bench_memory.py [--quick] [--only measured|masa|masa-fit|legacy]``
+(``masa-fit`` refits the simulator to the runs ``--only masa`` kept in scratch/, without re-running).
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ from workbench.lab.experiments import memory as mx
 from workbench.lab.notebook_format import round_floats
 
 OUT = Path(__file__).resolve().parents[1] / "reports" / "bench" / "memory.json"
+# The MASA pressure runs' raw data (profiles the scheduler planned with, and every run), kept so
+# that the simulator can be refitted to the same runs (``--only masa-fit``) without re-running.
+RAW = Path(__file__).resolve().parents[1] / "scratch" / "masa_pressure_raw.pkl"
 
 
 def _cpu() -> str:
@@ -88,13 +92,18 @@ def measured(quick: bool) -> dict:
     }
 
 
-def masa_pressure(quick: bool) -> dict:
-    import statistics
+def masa_pressure(quick: bool, *, refit: bool = False) -> dict:
+    import pickle
     import tempfile
 
     from workbench.lab.experiments import masa_pressure as mp
     from workbench.memory import pressure
 
+    if refit:
+        with open(RAW, "rb") as fh:
+            raw = pickle.load(fh)
+        nets = mx.Nets({}, {}, raw["profiles"], trained=False)
+        return masa_summary(nets, raw["rows"], n=raw["jobs"], quick=raw["quick"], cpu=raw["cpu"])
     n = 12 if quick else 30
     with tempfile.TemporaryDirectory(prefix="wb-masa-nets-") as root:
         nets = mp.prepare(root, repeats=2 if quick else 3, progress=print)
@@ -107,11 +116,27 @@ def masa_pressure(quick: bool) -> dict:
         except pressure.PressureUnavailable as e:
             print(f"MASA under real pressure skipped: {e}")
             return {"skipped": str(e)}
-        fit = mp.fit_swap(nets, rows, n=n)
-        table = [{"role": k, "architecture": mp.TABLE1[k], "weights_mb": p.weight_bytes / 1e6,
-                  "bulk_mb": p.bulk_bytes / 1e6, "largest_layer_mb": p.layer_peak_bytes / 1e6,
-                  "bulk_ms": p.bulk_seconds * 1e3, "paper_memory_mb": mx.PAPER_MEMORY_MB[k]}
-                 for k, p in nets.profiles.items()]
+    RAW.parent.mkdir(exist_ok=True)
+    with open(RAW, "wb") as fh:
+        pickle.dump({"profiles": nets.profiles, "rows": rows, "jobs": n, "quick": quick,
+                     "cpu": _cpu()}, fh)
+    return masa_summary(nets, rows, n=n, quick=quick, cpu=_cpu())
+
+
+def masa_summary(nets, rows, *, n: int, quick: bool, cpu: str) -> dict:
+    """The pressure runs against Bulk, and the simulator fitted to them."""
+    import statistics
+
+    from workbench.lab.experiments import masa_pressure as mp
+
+    fit = mp.fit_paging(nets, rows, n=n)
+    # Out of sample: fitted on one scaling's runs, checked on the other's.
+    held_out = [f for s in ("by total", "by largest layer")
+                for f in mp.fit_paging(nets, rows, n=n, fitted_on=s) if f.scaling != s]
+    table = [{"role": k, "architecture": mp.TABLE1[k], "weights_mb": p.weight_bytes / 1e6,
+              "bulk_mb": p.bulk_bytes / 1e6, "largest_layer_mb": p.layer_peak_bytes / 1e6,
+              "bulk_ms": p.bulk_seconds * 1e3, "paper_memory_mb": mx.PAPER_MEMORY_MB[k]}
+             for k, p in nets.profiles.items()]
     gains = {}
     for scaling in dict.fromkeys(r.scaling for r in rows):
         by = {}
@@ -123,8 +148,9 @@ def masa_pressure(quick: bool) -> dict:
             gains[scaling] = {k: 100 * (1 - v / med["bulk"]) for k, v in med.items()
                               if k != "bulk"}
     errs = [abs(f.error_pct) for f in fit]
+    held = [abs(f.error_pct) for f in held_out]
     return {
-        "cpu": _cpu(), "quick": quick, "jobs": n,
+        "cpu": cpu, "quick": quick, "jobs": n,
         "data": "measured: mean response times of real runs (worker threads reading each "
                 "layer's weights from its file and executing it), each policy a fresh process "
                 "in a memory cgroup (limit = budget + 64 MB) with a swap file; paging is the "
@@ -136,9 +162,18 @@ def masa_pressure(quick: bool) -> dict:
         "target": ">= 50% lower mean response than Bulk at the tightest budget, intensity 1.2, "
                   "under real memory pressure (MASA: up to 90%)",
         "target_met": {s: {k: v >= 50 for k, v in g.items()} for s, g in gains.items()},
+        "fit_data": "modelled: the simulator (workbench.memory.masa.paging: LRU residency, "
+                    "page-out + page-in over a bandwidth, page cache beside the arrays) with its "
+                    "three paging parameters fitted to the runs; the slack a limit leaves beside "
+                    "the budget is measured per run. Each row is one (scaling, policy) against "
+                    "the median of its rounds. 'held_out' rows were fitted on the other scaling.",
         "fit": [asdict(f) for f in fit],
         "fit_median_abs_error_pct": statistics.median(errs) if errs else None,
         "fit_within_15pct": sum(e <= 15 for e in errs),
+        "fit_configurations": len(errs),
+        "held_out": [asdict(f) for f in held_out],
+        "held_out_median_abs_error_pct": statistics.median(held) if held else None,
+        "held_out_within_15pct": sum(e <= 15 for e in held),
         "whatif_ms_max": max((f.whatif_ms for f in fit), default=None),
     }
 
@@ -146,7 +181,7 @@ def masa_pressure(quick: bool) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", choices=("measured", "masa", "legacy"), default=None,
+    ap.add_argument("--only", choices=("measured", "masa", "masa-fit", "legacy"), default=None,
                     help="run one part and keep the other part of the existing report")
     ap.add_argument("--out", default=str(OUT))
     a = ap.parse_args(argv)
@@ -158,8 +193,9 @@ def main(argv=None) -> int:
                (round(p["memory_reduction_pct"], 1), round(p["latency_increase_pct"], 1))
                for p in out["measured"]["points"]})
         return 0
-    if a.only == "masa":
-        out = {**old, "masa_pressure": round_floats(masa_pressure(a.quick))}
+    if a.only in ("masa", "masa-fit"):
+        out = {**old, "masa_pressure": round_floats(masa_pressure(a.quick,
+                                                                  refit=a.only == "masa-fit"))}
         atomic_write_json(Path(a.out), out)
         print(out["masa_pressure"].get("gain_vs_bulk_pct"),
               out["masa_pressure"].get("fit_median_abs_error_pct"))

@@ -710,8 +710,9 @@ def test_masa_runs_for_real_in_a_memory_group(tmp_path):
 
 
 def test_the_simulator_paging_fit_recovers_known_parameters(toy):
-    """fit_swap on runs made by the simulator itself at a known paging bandwidth and page-cache
-    charge finds them again, with no error: the fit searches what it claims to."""
+    """fit_paging on runs made by the simulator itself at known paging parameters finds them
+    again, with no error: the fit searches what it claims to, and the measured slack beside
+    the budget reaches the simulator."""
     from workbench.lab.experiments import masa_pressure as mp
     from workbench.lab.experiments.masa import run
     from workbench.lab.experiments.memory import Nets
@@ -719,12 +720,55 @@ def test_the_simulator_paging_fit_recovers_known_parameters(toy):
     nets = Nets({}, {}, toy, trained=False)
     jobs = mp.jobs_for(nets, n=20)
     tight = int(max(p.layer_peak_bytes for p in toy.values()) * 1.1)
+    slack, base = 0.05, 0.01  # MB: limit - base - budget
     rows = []
     for pol in ("bulk", "deepeye", "masa"):
-        ms = run(toy, jobs, pol, budget=tight, swap_bps=2e6, cache_factor=1.0).mean_response
-        rows.append(mp.PressureRun("by total", 512, tight / 1e6, 0, 0, pol, 0, True, ms * 1e3,
-                                   None, 0, None, None, None, None, None))
-    fit = mp.fit_swap(nets, rows, n=20, swap_grid=(5e5, 2e6, 8e6), cache_grid=(0.0, 1.0))
-    assert {(f.swap_mb_per_s, f.cache_factor) for f in fit} == {(2.0, 1.0)}
+        ms = run(toy, jobs, pol, budget=tight, swap_bps=2e6, cache_factor=1.0, anon_share=0.5,
+                 slack_bytes=int(slack * 1e6)).mean_response
+        for rnd in (0, 1):  # two rounds: one row per configuration, against their median
+            rows.append(mp.PressureRun("by total", 512, tight / 1e6, tight / 1e6 + slack + base,
+                                       0, pol, rnd, True, ms * 1e3, None, 0, None, None, None,
+                                       base, None))
+    grid = {"swap_mb_per_s": (0.5, 2.0, 8.0), "cache_factor": (0.0, 1.0),
+            "anon_share": (0.5, 1.0)}
+    fit = mp.fit_paging(nets, rows, n=20, grid=grid)
+    assert len(fit) == 3 and {f.rounds for f in fit} == {2}
+    assert {(f.swap_mb_per_s, f.cache_factor, f.anon_share) for f in fit} == {(2.0, 1.0, 0.5)}
     assert all(abs(f.error_pct) < 1e-6 for f in fit)
-    assert mp.fit_swap(nets, [], n=20) == []
+    assert fit[0].slack_mb == pytest.approx(slack, abs=1e-6)
+    assert mp.fit_paging(nets, [], n=20) == []
+
+
+def test_paging_charges_idle_memory_over_the_budget_once():
+    """The residency model: memory over the capacity that no task touches is paged out once;
+    tasks that touch only resident memory pay nothing; touching paged-out memory pages it back
+    (and something else out); clean page cache goes first, for free, as anon_share allows."""
+    from workbench.memory.masa.paging import Residency
+
+    m = Residency(100)
+    assert m.use([("new", "a", 80)]) == (0, 0)
+    assert m.use([("new", "b", 50)]) == (0, 30)  # a's oldest 30 bytes go out
+    assert m.swapped == {"a": 30}
+    for _ in range(3):
+        assert m.use([("touch", "b", 0)]) == (0, 0)  # idle overcommit is not charged again
+    assert m.use([("touch", "a", 0)]) == (30, 30)  # a back in, b's oldest out
+    assert (m.paged_in, m.paged_out) == (30, 60)
+    m.free("a")
+    m.free("b")
+    assert m.anon_bytes == 0 and not m.swapped
+
+    c = Residency(100, anon_share=0.0)
+    c.use([("new", "w1", 60), ("file", "f1", 30)])
+    assert c.use([("new", "w2", 30)]) == (0, 0)  # the page cache is dropped, not paged out
+    assert c.cache_bytes == 10 and c.anon_bytes == 90
+    both = Residency(100, anon_share=1.0)
+    both.use([("new", "w1", 60), ("file", "f1", 30)])
+    assert both.use([("new", "w2", 30)]) == (0, 20)  # anon goes first while cache remains
+
+
+def test_a_working_set_larger_than_memory_pays_for_what_it_pushes_out():
+    from workbench.memory.masa.paging import Residency
+
+    m = Residency(100)
+    # 70 then 60: 30 of the task's own first allocation goes out and comes back in.
+    assert m.use([("new", "w", 70), ("new", "out", 60)]) == (30, 30)

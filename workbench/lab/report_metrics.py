@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from ..errors import InputError
 from ..fileio import atomic_write_json
 from .experiments.carin import MethodRow, PaperGainRow, SolveTimeRow, VersusRow, VersusSummary
-from .experiments.flexnn import AdaptationRow, DmRow, TradeoffRow
+from .experiments.flexnn import AdaptationRow, DmRow, MeasuredPoint, PressureRow, TradeoffRow
 from .experiments.masa import (
     BatchRow,
     ContextRow,
@@ -25,6 +25,7 @@ from .experiments.masa import (
     RealVsSimRow,
     ResponseRow,
 )
+from .experiments.masa_pressure import FitRow, PressureRun
 from .experiments.real_scale import ScaleRow, SolverRow
 from .experiments.runtime import RunSummary
 
@@ -148,6 +149,12 @@ class MasaMetrics:
     optimality: list[OptimalityRow]
     workers: list[ResponseRow]
     paper: dict[str, Any] = field(default_factory=dict)
+    # Table 1's networks under a real memory limit (benchmarks/bench_memory.py --only masa) and
+    # the simulator fitted to them: "" and empty when the benchmark has not run.
+    pressure_source: str = ""
+    pressure: list[PressureRun] = field(default_factory=list)
+    pressure_gain_vs_bulk_pct: dict[str, dict[str, float]] = field(default_factory=dict)
+    pressure_fit: list[FitRow] = field(default_factory=list)
 
 
 @dataclass
@@ -160,6 +167,11 @@ class FlexnnMetrics:
     adaptations: list[AdaptationRow]
     dm_memory_modes: list[DmRow]
     paper: dict[str, Any] = field(default_factory=dict)
+    # Full-size networks measured in fresh processes (benchmarks/bench_memory.py): "" and empty
+    # when the benchmark has not run.
+    full_size_source: str = ""
+    full_size: list[MeasuredPoint] = field(default_factory=list)
+    full_size_pressure: list[PressureRow] = field(default_factory=list)
 
 
 @dataclass

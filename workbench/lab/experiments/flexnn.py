@@ -346,3 +346,35 @@ def under_pressure(graph: LayerGraph, *, budget_mb: float, swap_mb: float, reps:
                                         m.latency_ms, m.first_ms, m.group_peak_mb,
                                         m.major_faults, m.swapped_mb))
     return rows
+
+
+@dataclass(frozen=True)
+class MeasuredStudy:
+    """What ``benchmarks/bench_memory.py --only measured`` measured, read back typed."""
+
+    cpu: str
+    data: str
+    rows: list[MeasuredRow]
+    points: list[MeasuredPoint]
+    pressure: list[PressureRow]
+    pressure_data: str
+
+
+def load_measured(path: str | Path | None = None) -> MeasuredStudy | None:
+    """The full-size measurements committed in ``reports/bench/memory.json`` (see
+    :func:`.memory.bench_section`), or None when the benchmark has not run."""
+    from ...errors import InputError
+    from .memory import bench_section
+
+    m = bench_section("measured", path)
+    if m is None:
+        return None
+    try:
+        press = m.get("pressure") or {}
+        return MeasuredStudy(m["cpu"], m["data"], [MeasuredRow(**r) for r in m["rows"]],
+                             [MeasuredPoint(**p) for p in m["points"]],
+                             [PressureRow(**r) for r in press.get("rows", [])],
+                             press.get("data", ""))
+    except (KeyError, TypeError) as e:
+        raise InputError(f"the benchmark's 'measured' section does not match this version: {e}",
+                         file=path or "reports/bench/memory.json") from None

@@ -11,8 +11,8 @@ files.
 Every run is a fresh process (``python -m workbench.memory.masa._run``) in a memory cgroup whose
 limit is the scheduler's budget plus :data:`ALLOWANCE_MB` for the interpreter, with a swap file:
 a policy that holds more than the budget is paged by the kernel, so paging cost is measured.
-The simulator's paging penalty (``swap_bps``) is then *fitted* to these runs
-(:func:`fit_swap`), and labelled as fitted wherever it is shown.
+The simulator's paging model (``workbench.memory.masa.paging``) is then *fitted* to these runs
+(:func:`fit_paging`), and labelled as fitted wherever it is shown.
 """
 
 from __future__ import annotations
@@ -241,46 +241,156 @@ def under_pressure(nets: Nets, *, n: int = 30, intensity: float = 1.2, swap_mb: 
 
 
 @dataclass(frozen=True)
+class Paging:
+    """The simulator's paging parameters (modelled, see ``workbench.memory.masa.paging``):
+    page-out + page-in bandwidth, page cache charged per weight byte a load reads, and the share
+    of reclaim taken from anonymous memory while page cache remains."""
+
+    swap_mb_per_s: float
+    cache_factor: float
+    anon_share: float
+
+
+@dataclass(frozen=True)
 class FitRow:
-    """The simulator against one measured run, with its two paging parameters fitted to all
-    runs (modelled: ``swap_mb_per_s`` and ``cache_factor`` are parameters of the simulator,
-    not measurements). ``whatif_ms`` is the simulation's own time."""
+    """The simulator against one measured configuration (a scaling and policy; the median of
+    its rounds, their spread beside it), with paging parameters fitted to the runs named by
+    ``fitted_on`` (modelled: the parameters are the simulator's, not measurements).
+    ``whatif_ms`` is the simulation's own time."""
 
     scaling: str
     policy: str
-    measured_ms: float
+    rounds: int
+    measured_ms: float  # median over rounds
+    measured_min_ms: float
+    measured_max_ms: float
     simulated_ms: float
     error_pct: float
+    fitted_on: str  # "all" | "by total" | "by largest layer"
     swap_mb_per_s: float
     cache_factor: float
+    anon_share: float
+    slack_mb: float
     whatif_ms: float
+    # A check the fit does not use: bytes the kernel swapped out during the runs (median over
+    # rounds, measured) against what the simulator's paging model pages out (modelled).
+    measured_swapped_mb: float | None = None
+    simulated_paged_out_mb: float | None = None
 
 
-def fit_swap(nets: Nets, rows: list[PressureRun], *, n: int = 30, intensity: float = 1.2,
-             swap_grid=None, cache_grid=(0.0, 0.5, 1.0, 1.5, 2.0)) -> list[FitRow]:
-    """The simulator's paging bandwidth (``swap_bps``) and page-cache charge of a load
-    (``cache_factor``) that best match the finished runs of ``rows`` (least median absolute
-    error), and the simulator's error at them per run."""
+#: The grid the fit searches (each axis a parameter of :class:`Paging`).
+PAGING_GRID = {"swap_mb_per_s": tuple(float(v) for v in np.round(np.geomspace(50, 3200, 13))),
+               "cache_factor": (0.0, 0.5, 1.0),
+               "anon_share": (0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0)}
+
+
+def fit_paging(nets: Nets, rows: list[PressureRun], *, n: int = 30, intensity: float = 1.2,
+               grid: dict | None = None, fitted_on: str = "all",
+               only: Paging | None = None) -> list[FitRow]:
+    """The simulator against the finished runs of ``rows``, one row per (scaling, policy), at
+    the paging parameters that best match the runs of ``fitted_on`` ("all" or one scaling):
+    least sum of squared log ratios of simulated to measured (median over rounds). ``only``
+    skips the search. The memory a real limit leaves beside the budget (limit - baseline -
+    budget) is measured per run and given to the simulator, not fitted."""
+    import statistics
+
     from ...timing import Stopwatch
     from .masa import run
 
     jobs = jobs_for(nets, n=n, intensity=intensity)
-    done = [(r, r.mean_response_ms) for r in rows if r.finished and r.mean_response_ms]
+    done: dict[tuple[str, str], list[PressureRun]] = {}
+    responses: dict[tuple[str, str], list[float]] = {}
+    for r in rows:
+        if r.finished and r.mean_response_ms:
+            done.setdefault((r.scaling, r.policy), []).append(r)
+            responses.setdefault((r.scaling, r.policy), []).append(r.mean_response_ms)
     if not done:
         return []
-    swap_grid = list(swap_grid if swap_grid is not None else np.geomspace(20e6, 5e9, 25))
+    grid = {**PAGING_GRID, **(grid or {})}
 
-    def sim(r: PressureRun, bps: float, cf: float) -> float:
-        return run(nets.profiles, jobs, r.policy, budget=int(r.budget_mb * 1e6), swap_bps=bps,
-                   cache_factor=cf).mean_response * 1e3
+    def slack(rs: list[PressureRun]) -> int:
+        return int(statistics.median(r.limit_mb - (r.base_mb or 0.0) - r.budget_mb for r in rs)
+                   * 1e6)
 
-    def score(p) -> float:
-        return float(np.median([abs(sim(r, *p) / m - 1) for r, m in done]))
+    def simulate(rs: list[PressureRun], p: Paging):
+        r = rs[0]
+        return run(nets.profiles, jobs, r.policy, budget=int(r.budget_mb * 1e6),
+                   swap_bps=p.swap_mb_per_s * 1e6, cache_factor=p.cache_factor,
+                   anon_share=p.anon_share, slack_bytes=slack(rs))
 
-    bps, cf = min(((b, c) for c in cache_grid for b in swap_grid), key=score)
+    def sim(rs: list[PressureRun], p: Paging) -> float:
+        return simulate(rs, p).mean_response * 1e3
+
+    measured = {k: statistics.median(v) for k, v in responses.items()}
+    fit_keys = [k for k in done if fitted_on == "all" or k[0] == fitted_on]
+
+    def loss(p: Paging) -> float:
+        return sum(np.log(sim(done[k], p) / measured[k]) ** 2 for k in fit_keys)
+
+    if only is None:
+        candidates = [Paging(b, c, a) for b in grid["swap_mb_per_s"]
+                      for c in grid["cache_factor"] for a in grid["anon_share"]]
+        best = min(candidates, key=loss)
+    else:
+        best = only
     out = []
-    for r, m in done:
+    for k, rs in done.items():
         with Stopwatch() as sw:
-            ms = sim(r, bps, cf)
-        out.append(FitRow(r.scaling, r.policy, m, ms, 100 * (ms / m - 1), bps / 1e6, cf, sw.ms))
+            res = simulate(rs, best)
+        ms = res.mean_response * 1e3
+        ms_r = responses[k]
+        swapped = [r.swapped_mb for r in rs if r.swapped_mb is not None]
+        out.append(FitRow(k[0], k[1], len(rs), measured[k], min(ms_r), max(ms_r), ms,
+                          100 * (ms / measured[k] - 1), fitted_on, best.swap_mb_per_s,
+                          best.cache_factor, best.anon_share, slack(rs) / 1e6, sw.ms,
+                          statistics.median(swapped) if swapped else None,
+                          res.paged_out_bytes / 1e6))
     return out
+
+
+@dataclass(frozen=True)
+class NetworkSize:
+    """One Table 1 role as built here (measured) beside the paper's memory."""
+
+    role: str
+    architecture: str
+    weights_mb: float
+    bulk_mb: float
+    largest_layer_mb: float
+    bulk_ms: float
+    paper_memory_mb: float
+
+
+@dataclass(frozen=True)
+class PressureStudy:
+    """What ``benchmarks/bench_memory.py --only masa`` measured and fitted, read back typed."""
+
+    cpu: str
+    data: str
+    fit_data: str
+    jobs: int
+    networks: list[NetworkSize]
+    rows: list[PressureRun]
+    gain_vs_bulk_pct: dict[str, dict[str, float]]
+    fit: list[FitRow]
+    held_out: list[FitRow]
+
+
+def load_pressure(path: str | Path | None = None) -> PressureStudy | None:
+    """The real-pressure runs committed in ``reports/bench/memory.json`` (see
+    :func:`.memory.bench_section`), or None when the benchmark has not run."""
+    from ...errors import InputError
+    from .memory import bench_section
+
+    m = bench_section("masa_pressure", path)
+    if m is None:
+        return None
+    try:
+        return PressureStudy(m["cpu"], m["data"], m.get("fit_data", ""), m["jobs"],
+                             [NetworkSize(**r) for r in m["networks"]],
+                             [PressureRun(**r) for r in m["rows"]], m["gain_vs_bulk_pct"],
+                             [FitRow(**r) for r in m["fit"]],
+                             [FitRow(**r) for r in m.get("held_out", [])])
+    except (KeyError, TypeError) as e:
+        raise InputError(f"the benchmark's 'masa_pressure' section does not match this version: "
+                         f"{e}", file=path or "reports/bench/memory.json") from None

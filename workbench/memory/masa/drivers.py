@@ -13,21 +13,25 @@ from pathlib import Path
 
 import numpy as np
 
-from .model import SWAP_BPS, Job, NetProfile, Policy, RunResult, Task
+from .model import ANON_SHARE, CACHE_FACTOR, SWAP_BPS, Job, NetProfile, Policy, RunResult, Task
 from .scheduler import Scheduler
 
 
 def simulate(nets: dict[str, NetProfile], jobs: list[Job], *, policy: str | Policy = Policy.MASA,
              budget: int, workers: int = 2, swap_bps: float = SWAP_BPS,
              overhead_s: float = 0.0, admission: str = "on-arrival",
-             cache_factor: float = 0.0) -> RunResult:
-    """Discrete-event run with task durations from the profiles (+ modelled paging).
+             cache_factor: float = CACHE_FACTOR, anon_share: float = ANON_SHARE,
+             slack_bytes: int = 0) -> RunResult:
+    """Discrete-event run with task durations from the profiles (+ modelled paging, see
+    :mod:`.paging`: ``swap_bps``, ``cache_factor``, ``anon_share``, and ``slack_bytes`` of
+    memory beside the budget before the kernel reclaims).
 
     ``overhead_s`` is added to every task: the real runner's dispatch cost per task (see
     :func:`calibrate_overhead`)."""
     jobs = [_fresh(j) for j in jobs]
     s = Scheduler(nets, policy=policy, budget=budget, workers=workers, swap_bps=swap_bps,
-                  admission=admission, cache_factor=cache_factor)
+                  admission=admission, cache_factor=cache_factor, anon_share=anon_share,
+                  slack_bytes=slack_bytes)
     events: list = []
     tie = itertools.count()
     for j in jobs:

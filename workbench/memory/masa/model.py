@@ -7,7 +7,12 @@ from enum import StrEnum
 
 import numpy as np
 
-SWAP_BPS = 400e6  # modelled swap bandwidth (bytes/s): an eMMC/SD-class device relative to this CPU
+# The simulator's paging model (see .paging), modelled: fitted to MASA runs under a real memory
+# limit on this machine (Table 1's networks, a swap file on its disk; Intel Xeon, 2026-11;
+# benchmarks/bench_memory.py --only masa, reports/bench/memory.json "masa_pressure.fit").
+SWAP_BPS = 141e6  # bytes/s paged out plus paged in
+CACHE_FACTOR = 0.5  # reclaimable bytes a load leaves charged per weight byte it reads
+ANON_SHARE = 0.35  # share of reclaim taken from anonymous memory while page cache remains
 
 
 class Policy(StrEnum):
@@ -123,6 +128,7 @@ class RunResult:
     overcommit_tasks: int
     aborted_tasks: int
     wall_s: float = 0.0
+    paged_out_bytes: int = 0  # simulated runs: what the paging model paged out (modelled)
 
     @property
     def response(self) -> np.ndarray:

@@ -4,9 +4,11 @@ state (ready tasks, memory held, jobs) that both drivers (simulated and real) ad
 from __future__ import annotations
 
 import itertools
+import math
 
 from ...errors import InputError
-from .model import ADMISSIONS, POLICIES, SWAP_BPS, Job, NetProfile, Policy, RunResult, Task
+from .model import ADMISSIONS, ANON_SHARE, CACHE_FACTOR, POLICIES, SWAP_BPS, Job, NetProfile, Policy, RunResult, Task
+from .paging import Residency
 
 
 class Scheduler:
@@ -20,7 +22,8 @@ class Scheduler:
 
     def __init__(self, nets: dict[str, NetProfile], *, policy: str | Policy = Policy.MASA,
                  budget: int, workers: int = 2, swap_bps: float = SWAP_BPS,
-                 admission: str = "on-arrival", cache_factor: float = 0.0):
+                 admission: str = "on-arrival", cache_factor: float = CACHE_FACTOR,
+                 anon_share: float = ANON_SHARE, slack_bytes: int = 0):
         if policy not in POLICIES:
             raise InputError(f"unknown policy; known: {', '.join(POLICIES)}", where="policy",
                              value=policy)
@@ -33,9 +36,13 @@ class Scheduler:
             raise InputError("the memory budget must be positive", where="budget", value=budget)
         self.nets, self.policy, self.budget = nets, Policy(policy), int(budget)
         self.workers, self.swap_bps, self.admission = workers, swap_bps, admission
-        # A load reads its file through the page cache: the kernel charges the cached copy
-        # beside the array while it reads (cache_factor x the weights; fitted, see masa docs).
+        # Paging is modelled (see .paging): what is resident, least recently used first, in
+        # the budget plus the slack a real limit leaves beside it; a load's file goes through
+        # the page cache (cache_factor x its weights). Off when swap_bps is infinite (a real
+        # run under a real limit, where the kernel pages).
         self.cache_factor = cache_factor
+        self.mem = (Residency(self.budget + int(slack_bytes), anon_share=anon_share)
+                    if math.isfinite(swap_bps) else None)
         self.used = 0
         self.peak = 0
         self.busy = 0
@@ -191,31 +198,33 @@ class Scheduler:
                     return t
         return None
 
-    def _working_set(self, t: Task) -> int:
-        if t.kind == "exec":
-            k = t.layers[0]
-            return t.req + self.nets[t.job.nets[t.net]].layers[k].weight_bytes
-        return t.req
-
     def _start(self, t: Task, now: float) -> None:
         self.busy += 1
         key = (t.job.id, t.net)
-        k = t.layers[0]
+        name = t.job.nets[t.net]
+        layers = self.nets[name].layers
+        ops: list[tuple[str, tuple, int]] = []
         if t.kind == "exec":
-            lc = self.nets[t.job.nets[t.net]].layers[k]
-            self._hold((*key, "out", k), lc.out_bytes)
-            self._hold((*key, "scratch", k), lc.scratch_bytes)
+            k = t.layers[0]
+            lc = layers[k]
+            if (*key, "w", k) in self.hold:
+                ops.append(("touch", (*key, "w", k), 0))
+            ops += [("touch", (*key, "out", src), 0) for src in set(lc.inputs) if src >= 0]
+            for what, n in (("out", lc.out_bytes), ("scratch", lc.scratch_bytes)):
+                self._hold((*key, what, k), n)
+                ops.append(("new", (*key, what, k), n))
         else:
             for layer in t.layers:
-                self._hold((*key, "w", layer), self.nets[t.job.nets[t.net]].layers[layer]
-                           .weight_bytes)
-        over = max(0, self.used - self.budget)
-        t.overcommit = over
-        ws = self._working_set(t)
-        if t.kind != "exec":
-            over = max(0, int(self.used + self.cache_factor * t.req) - self.budget)
-            ws = int(ws * (1 + self.cache_factor))
-        t.penalty = 2 * min(over, ws) / self.swap_bps if over else 0.0
+                n = layers[layer].weight_bytes
+                self._hold((*key, "w", layer), n)
+                ops += [("file", (name, layer), int(self.cache_factor * n)),
+                        ("new", (*key, "w", layer), n)]
+        t.overcommit = max(0, self.used - self.budget)
+        if self.mem is not None:
+            paged_in, paged_out = self.mem.use(ops)
+            t.penalty = (paged_in + paged_out) / self.swap_bps
+        else:
+            t.penalty = 0.0
         t.start = now
 
     def _hold(self, key, nbytes: int) -> None:
@@ -226,6 +235,8 @@ class Scheduler:
 
     def _release(self, key) -> None:
         self.used -= self.hold.pop(key, 0)
+        if self.mem is not None:
+            self.mem.free(key)
 
     def _release_net(self, key) -> None:
         for h in [h for h in self.hold if h[:2] == key]:
@@ -300,4 +311,5 @@ class Scheduler:
     def result(self, jobs: list[Job], wall: float = 0.0) -> RunResult:
         return RunResult(self.policy, self.budget, self.workers, jobs, self.tasks, self.peak,
                          sum(1 for t in self.tasks if t.overcommit), sum(
-                             1 for t in self.tasks if t.aborted), wall)
+                             1 for t in self.tasks if t.aborted), wall,
+                         paged_out_bytes=self.mem.paged_out if self.mem is not None else 0)
