@@ -123,7 +123,8 @@ def simulator_speed(nets: Nets, graph: LayerGraph, *, root: Path | None = None) 
     pool = [p for p in PAPER_MEMORY_MB if p in nets.profiles]
     jobs = M.stochastic_jobs(pool, nets.profiles, scenario=1, intensity=1.2, n=150)
     b = budgets_for(nets, pool)[512]
-    ts = samples_ms(lambda: M.simulate(nets.profiles, jobs, policy="masa", budget=b), runs=5)
+    ts = samples_ms(lambda: M.simulate(nets.profiles, jobs, policy="masa", budget=b), runs=10,
+                    warmup=1)
     root = Path(root or tempfile.mkdtemp(prefix="wb-flexnn-"))
     lt = F.measure_layer_times(graph, root, repeats=3)
     mb = F.min_budget(graph)

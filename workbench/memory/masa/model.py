@@ -113,6 +113,7 @@ class Task:
     penalty: float = 0.0
     overcommit: int = 0
     aborted: bool = False
+    key: tuple = ()  # the scheduler's order among ready tasks of its kind
 
 
 @dataclass

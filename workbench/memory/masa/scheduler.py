@@ -3,6 +3,7 @@ state (ready tasks, memory held, jobs) that both drivers (simulated and real) ad
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 
@@ -46,7 +47,7 @@ class Scheduler:
         self.used = 0
         self.peak = 0
         self.busy = 0
-        self.ready: list[Task] = []
+        self.ready = _Ready()
         self.tasks: list[Task] = []
         self.seq = itertools.count()
         self.hold: dict[tuple, int] = {}  # (job id, net, what) -> bytes held
@@ -135,9 +136,12 @@ class Scheduler:
         self.remaining[key] = len(execs)
         self.net_tasks[key] = tasks
         self.tasks.extend(tasks)
+        # MASA's order within a kind (see _pick); CA-PREEMPT puts upstream networks first.
+        depth = self.depth[key] if self.policy is Policy.CA_PREEMPT else 0
         for t in tasks:
+            t.key = (depth, t.req, job.arrival, t.seq)
             if t.deps == 0:
-                self.ready.append(t)
+                self.ready.add(t)
 
     @staticmethod
     def _edge(a: Task, b: Task) -> None:
@@ -188,14 +192,11 @@ class Scheduler:
         # it fits the free memory or no worker is busy (progress guarantee). CA-PREEMPT starts
         # upstream networks first (MASA 4.5) and lets downstream ones run beside them when
         # memory allows.
-        upstream_first = self.policy is Policy.CA_PREEMPT
+        free, idle = self.free, self.busy == 0
         for kind in ("exec", "load"):
-            group = sorted((t for t in self.ready if t.kind == kind),
-                           key=lambda t: (self.depth[(t.job.id, t.net)] if upstream_first else 0,
-                                          t.req, t.job.arrival, t.seq))
-            for t in group:
-                if self.busy == 0 or t.req <= self.free:
-                    return t
+            t = self.ready.first(kind, free=None if idle else free)
+            if t is not None:
+                return t
         return None
 
     def _start(self, t: Task, now: float) -> None:
@@ -269,7 +270,7 @@ class Scheduler:
         for s in t.succ:
             s.deps -= 1
             if s.deps == 0:
-                self.ready.append(s)
+                self.ready.add(s)
 
     def _finish_net(self, job: Job, i: int, now: float) -> None:
         self._release_net((job.id, i))
@@ -313,3 +314,44 @@ class Scheduler:
                          sum(1 for t in self.tasks if t.overcommit), sum(
                              1 for t in self.tasks if t.aborted), wall,
                          paged_out_bytes=self.mem.paged_out if self.mem is not None else 0)
+
+
+class _Ready:
+    """The ready tasks, in the order they became ready (Bulk, DeepEye) and, per kind, sorted by
+    MASA's key (kept sorted as tasks come and go: the ready group grows long when jobs queue up,
+    and a pick then looks only as far as the first task that fits)."""
+
+    def __init__(self) -> None:
+        self.tasks: dict[Task, None] = {}
+        self.by_kind: dict[str, list[tuple[tuple, Task]]] = {}
+
+    def add(self, t: Task) -> None:
+        self.tasks[t] = None
+        bisect.insort(self.by_kind.setdefault(t.kind, []), (t.key, t))
+
+    def remove(self, t: Task) -> None:
+        del self.tasks[t]
+        group = self.by_kind[t.kind]
+        del group[bisect.bisect_left(group, (t.key,))]  # keys are unique (they end in seq)
+
+    def first(self, kind: str, *, free: int | None) -> Task | None:
+        """The first task of ``kind`` in key order that needs at most ``free`` bytes (None: any).
+        Keys run (depth, req, ...): within a depth the first task needs the least, so only the
+        first task of each depth needs looking at."""
+        group = self.by_kind.get(kind)
+        i = 0
+        while group and i < len(group):
+            key, t = group[i]
+            if free is None or t.req <= free:
+                return t
+            i = bisect.bisect_left(group, ((key[0] + 1,),))  # the next depth
+        return None
+
+    def __contains__(self, t: object) -> bool:
+        return t in self.tasks
+
+    def __iter__(self):
+        return iter(self.tasks)
+
+    def __bool__(self) -> bool:
+        return bool(self.tasks)
