@@ -256,6 +256,35 @@ def test_the_limiter_under_a_burst_loses_nothing_and_respects_the_share(mode):
         assert work[inside].sum() <= 0.5 * (t1 - t0) + 0.5 * 0.5 + 0.02 + 1e-9
 
 
+def test_the_bucket_is_checked_before_a_request_runs_and_charged_what_it_used():
+    """The serving loop's use of the bucket: tokens refill to the burst, a request is charged
+    what it really used (a debt delays the next), when() says when enough has accrued, and a new
+    share shrinks the burst at once."""
+    tb = TokenBucket(0.5, interval=0.2)  # 0.1 s of burst
+    assert tb.tokens_at(10.0) == pytest.approx(0.1)
+    tb.charge(0.15, 10.0)  # ran past what it had: debt
+    assert tb.tokens_at(10.0) == pytest.approx(-0.05)
+    assert tb.when(0.01, 10.0) == pytest.approx(10.0 + 0.06 / 0.5)
+    assert tb.tokens_at(10.12) == pytest.approx(0.01)
+    assert tb.when(0.01, 10.12) == pytest.approx(10.12)
+    tb.set_share(0.1, 20.0)
+    assert tb.capacity == pytest.approx(0.02) and tb.tokens_at(20.0) == pytest.approx(0.02)
+    with pytest.raises(Exception, match="cost"):
+        tb.charge(-1.0, 20.0)
+    with pytest.raises(Exception, match="share"):
+        tb.set_share(0.0, 20.0)
+
+
+def test_a_tenant_held_back_by_its_limiter_keeps_its_share_and_gets_the_spare():
+    # usage inf: the limiter held it back (more demand than its share); the idle one keeps what
+    # it used and the rest goes to the hungry one.
+    out = redistribute([0.5, 0.5], [0.05, float("inf")], [1, 1])
+    assert out == pytest.approx([0.05, 0.95])
+    # Nobody idle: nothing moves.
+    assert redistribute([0.5, 0.5], [float("inf"), float("inf")], [1, 1]) == pytest.approx(
+        [0.5, 0.5])
+
+
 def test_limiter_rejects_bad_settings():
     with pytest.raises(Exception, match="share"):
         TokenBucket(1.5)

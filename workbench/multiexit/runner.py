@@ -59,11 +59,14 @@ class SegmentedNet:
         return len(self.sessions)
 
     def run(self, x: np.ndarray, should_exit: Callable[[ExitState], bool] | None = None, *,
-            waited_ms: float = 0.0) -> tuple[np.ndarray, int, ExitState]:
+            waited_ms: float = 0.0, cap_ms: float = float("inf"),
+            segment_ms: Sequence[float] | None = None) -> tuple[np.ndarray, int, ExitState]:
         """One sample (batch 1, channels first) through the segments until ``should_exit``
         holds (None: every exit). ``response_time`` counts from the request's arrival
-        (``waited_ms`` in the queue before this call). Returns the softmax, the 0-based exit
-        and the last state (its response_time includes the wait)."""
+        (``waited_ms`` in the queue before this call). With ``cap_ms`` (a resource limiter's
+        remaining budget) and ``segment_ms`` (what each segment is expected to cost), the run
+        also exits before a segment that would take its busy time past the cap. Returns the
+        softmax, the 0-based exit and the last state (its response_time includes the wait)."""
         feat = np.ascontiguousarray(x, dtype=np.float32)
         t0 = time.perf_counter() - waited_ms / 1e3
         last = self.n_exits - 1
@@ -76,6 +79,8 @@ class SegmentedNet:
                               busy * CORE_POWER_W * self.threads, self.flops[k], k + 1)
             if k == last or (should_exit is not None and should_exit(state)):
                 return p, k, state
+            if segment_ms is not None and busy + segment_ms[k + 1] > cap_ms:
+                return p, k, state  # the next segment would not fit the limiter's budget
         raise AssertionError("unreachable")
 
     def run_all(self, x: np.ndarray) -> tuple[list[np.ndarray], list[float]]:

@@ -10,17 +10,20 @@ explicitly ``dropped``; nothing is lost.
 
 from __future__ import annotations
 
-import heapq
+from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ..errors import InputError
-from .criteria import Node, Null
+from .criteria import ExitState, Node, Null
+from .policies import ExitProfile
 from .runner import CORE_POWER_W, SegmentedNet
 from .sharing import CrossAppAdapter, TokenBucket
 
+#: A delayed request waits for this times its expected cost before it starts.
+NEED_MARGIN = 1.25
 #: A policy: (observed request rate /s, time budget per request in ms) -> criteria.
 Policy = Callable[[float, float], Node]
 
@@ -40,7 +43,13 @@ def stepped(rates: list[float], step: float, *, seed: int = 0) -> np.ndarray:
 
 @dataclass
 class App:
-    """A tenant: its model, inputs to cycle through (with labels), policy, weight, cooperation."""
+    """A tenant: its model, inputs to cycle through (with labels), policy, weight, cooperation.
+
+    ``segment_ms`` is what each exit segment is expected to cost (ms; the limiter keeps a
+    request within its remaining budget with it); None takes it from ``profile`` or measures
+    it when serving starts. ``profile`` (the exit profile: each sample's confidence at each
+    exit) lets the limiter know which exit the current criteria will choose, and so what a
+    request will cost before it runs."""
 
     name: str
     net: SegmentedNet
@@ -50,7 +59,8 @@ class App:
     weight: float = 1.0
     cooperative: bool = False
     oracle: bool = False       # take the first exit that is right (needs labels: an upper bound)
-    cost_s: float = 0.0        # the limiter's first charge per request (then: observed mean)
+    segment_ms: list[float] | None = None
+    profile: ExitProfile | None = None
 
 
 @dataclass
@@ -63,6 +73,7 @@ class Record:
     correct: bool
     energy_mj: float
     action: str                # "serve", "delay" or "drop"
+    capped: bool = False       # the limiter's budget, not the policy, chose an earlier exit
 
     @property
     def response_ms(self) -> float:
@@ -73,6 +84,11 @@ class Record:
 class ServeResult:
     records: list[Record]
     shares: list[dict[str, Any]] = field(default_factory=list)
+    #: The limiter per app: share and burst (seconds of accelerator time) it enforced last.
+    limits: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: The most a request ran past its limiter's remaining budget (s): a segment cannot be
+    #: interrupted, so one segment's misestimate is the limiter's only slack.
+    overrun_s: float = 0.0
 
     def summary(self, app: str | None = None, *, t0: float = -np.inf, t1: float = np.inf
                 ) -> dict[str, Any]:
@@ -83,48 +99,138 @@ class ServeResult:
         return {"requests": len(rs), "served": len(done),
                 "dropped": sum(r.action == "drop" for r in rs),
                 "delayed": sum(r.action == "delay" for r in rs),
+                "capped": sum(r.capped for r in done),
                 "accuracy": float(np.mean([r.correct for r in done])) if done else None,
                 "energy_mj": float(np.mean([r.energy_mj for r in done])) if done else None,
                 "response_ms": float(np.mean([r.response_ms for r in done])) if done else None,
                 "throughput": len(done) / span if span > 0 else None,
                 "exits": np.bincount([r.exit for r in done], minlength=n_exits).tolist()}
 
+    def usage(self, app: str, *, window: float = 1.0) -> np.ndarray:
+        """The share of the accelerator ``app`` used in each ``window`` seconds (busy time
+        clipped to the window over its length), from the first arrival to the last finish."""
+        rs = [r for r in self.records if r.action != "drop"]
+        if not rs:
+            return np.zeros(0)
+        t0 = min(r.arrival for r in self.records)
+        n = max(1, int(np.ceil((max(r.finish for r in rs) - t0) / window)))
+        used = np.zeros(n)
+        for r in rs:
+            if r.app != app:
+                continue
+            a, b = r.start - t0, r.finish - t0
+            for w in range(int(a // window), min(n, int(b // window) + 1)):
+                used[w] += max(0.0, min(b, (w + 1) * window) - max(a, w * window))
+        return used / window
+
+    def max_usage(self, app: str, *, window: float = 1.0) -> float:
+        """The largest window usage of ``app`` over windows starting every tenth of a window
+        (the limiter's bound must hold for any window, not only aligned ones)."""
+        best = 0.0
+        for k in range(10):
+            shifted = ServeResult([Record(r.app, r.arrival, r.start + k * window / 10,
+                                          r.finish + k * window / 10, r.exit, r.correct,
+                                          r.energy_mj, r.action) for r in self.records])
+            u = shifted.usage(app, window=window)
+            best = max(best, float(u.max()) if len(u) else 0.0)
+        return best
+
+    def usage_bound(self, app: str, *, window: float = 1.0) -> float:
+        """What the limiter guarantees for any window: its share plus its burst and one
+        segment's overrun, over the window."""
+        lim = self.limits[app]
+        return lim["share"] + (lim["burst_s"] + self.overrun_s) / window
+
+
+def segment_times(net: SegmentedNet, x: np.ndarray, *, repeats: int = 5) -> list[float]:
+    """Each exit segment's time (ms, the median over ``repeats`` runs of one sample)."""
+    runs = [np.diff([0.0, *net.run_all(x[:1])[1]]) for _ in range(repeats)]
+    return [float(v) for v in np.median(runs, axis=0)]
+
+
+def expected_cost_ms(app: App, criteria: Callable[[ExitState], bool],
+                     segment_ms: Sequence[float], *, samples: int = 200) -> float:
+    """What a request of ``app`` will cost (ms) at the exit ``criteria`` choose: the mean over
+    the exit profile's samples (their confidence at each exit, no queueing wait). Without a
+    profile, the cheapest exit."""
+    if app.profile is None:
+        return float(segment_ms[0])
+    cum = np.cumsum(segment_ms)
+    net, conf = app.net, app.profile.confidence[:samples]
+    last = len(cum) - 1
+    total = 0.0
+    for row in conf:
+        for k in range(len(cum)):
+            state = ExitState(float(cum[k]), float(row[k]), net.accuracy[k],
+                              float(cum[k]) * CORE_POWER_W * net.threads, net.flops[k], k + 1)
+            if k == last or criteria(state):
+                total += cum[k]
+                break
+    return total / len(conf)
+
 
 def serve(apps: list[App], traces: dict[str, np.ndarray], *, update_every: float = 1.0,
           limit: dict[str, float] | None = None, limiter_mode: str = "delay",
-          limiter_interval: float = 1.0, adapter: CrossAppAdapter | None = None) -> ServeResult:
+          limiter_interval: float = 1.0, adapter: CrossAppAdapter | None = None,
+          enforce_shares: bool = False, work_conserving: bool = True) -> ServeResult:
     """Serve the traces; policies (and, with ``adapter``, shares) update every ``update_every``
     seconds from the request rates observed over the last window.
+
+    The limiter (a token bucket per limited app: tokens are seconds of accelerator time) is
+    applied when a request is about to run: it runs only when its app has tokens for its
+    cheapest exit, and its policy's criteria are capped by what remains (an exit is taken
+    before a segment that would not fit). Its actual busy time is then charged. A request that
+    finds no tokens waits for them (``"delay"``) or is dropped (``"drop"``); waiting apps do not
+    hold the accelerator from others (first come, first served among the apps that may run).
 
     Args:
         apps: The tenants.
         traces: Arrival times (s) per app name.
         update_every: Seconds between policy updates (Delen: 1 s).
-        limit: A resource limit (share of the accelerator) per app: a token bucket.
+        limit: A resource limit (share of the accelerator) per app.
         limiter_mode: ``"delay"`` or ``"drop"`` requests that find no tokens.
-        adapter: Multi-tenant shares (Alg. 3); default: one share per app from the initial
-            rates (``delen_shares``), equal when alone.
+        limiter_interval: The bucket holds ``share x interval`` seconds (the burst allowance).
+        adapter: Multi-tenant shares (Alg. 3); default: equal shares.
+        enforce_shares: With ``adapter``, every tenant is limited to the share the adapter
+            gives it (updated every window).
+        work_conserving: With ``enforce_shares``, share a tenant leaves unused (it used less
+            and its limiter never held it back) goes to tenants with demand (Delen's
+            work-conserving mode), max-min fairly by weight.
     """
     by_name = {a.name: a for a in apps}
     unknown = set(traces) - set(by_name)
     if unknown:
         raise InputError("traces for unknown apps", value=sorted(unknown))
-    events = [(float(t), k, a) for a, ts in traces.items() for k, t in enumerate(ts)]
-    events.sort()
+    if enforce_shares and adapter is None:
+        raise InputError("enforce_shares needs an adapter (the shares to enforce)",
+                         where="enforce_shares")
     arrivals = {a.name: np.sort(np.asarray(traces.get(a.name, []), float)) for a in apps}
-    buckets = {a: TokenBucket(s, interval=limiter_interval, mode=limiter_mode)
-               for a, s in (limit or {}).items()}
+    events = sorted((float(t), k, a) for a, ts in traces.items() for k, t in enumerate(ts))
+    seg_ms = {a.name: list(a.segment_ms) if a.segment_ms is not None
+              else np.diff([0.0, *a.profile.latency_ms]).tolist() if a.profile is not None
+              else segment_times(a.net, a.x) for a in apps}
     shares = {a.name: 1.0 / len(apps) for a in apps}
+    if adapter is not None:
+        shares.update(dict(zip([t.name for t in adapter.tenants], adapter.initial.tolist())))
+    limited = dict(limit or {})
+    if enforce_shares:
+        limited.update({a.name: shares[a.name] for a in apps})
+    buckets = {a: TokenBucket(max(s, 1e-6), interval=limiter_interval, mode=limiter_mode)
+               for a, s in limited.items()}
     budgets = {a.name: float("inf") for a in apps}
     crit: dict[str, Callable] = {a.name: Null().compile() for a in apps}
+    # Tokens a request needs before it starts (s): delaying, what it will cost at the exit its
+    # criteria choose (so a delayed request is not then cut short); dropping, its cheapest exit
+    # (a request that fits no exit is dropped). The run is capped by what remains either way.
+    need = {a.name: seg_ms[a.name][0] / 1e3 for a in apps}
     share_log: list[dict[str, Any]] = []
     records: list[Record] = []
+    waiting: dict[str, deque] = {a.name: deque() for a in apps}  # (arrival, k, held back)
+    held: dict[str, bool] = {a.name: False for a in apps}  # limiter held it in this window
+    busy_in_window: dict[str, float] = {a.name: 0.0 for a in apps}
+    overrun = 0.0
     clock = 0.0
     next_update = 0.0
-    # (ready time, seq, app, k, action, what the limiter charged on admission)
-    queue: list[tuple[float, int, str, int, str, float]] = []
-    charge = {a.name: a.cost_s for a in apps}
-    seq = 0
     i = 0
 
     def update(now: float) -> None:
@@ -134,59 +240,93 @@ def serve(apps: list[App], traces: dict[str, np.ndarray], *, update_every: float
                           - np.searchsorted(arrivals[a.name], lo, "left")) / update_every
                  for a in apps}
         if adapter is not None:
-            plan = adapter.step(rates)
+            usage = None
+            if enforce_shares and work_conserving and now > 0:
+                # A tenant its limiter held back used all it was given: it has demand.
+                usage = {a.name: (float("inf") if held[a.name]
+                                  else busy_in_window[a.name] / update_every) for a in apps}
+            plan = adapter.step(rates, usage=usage)
             shares.update(plan.shares)
+            if enforce_shares:
+                for a in apps:
+                    buckets[a.name].set_share(max(shares[a.name], 1e-6), now)
         for a in apps:
             r = max(rates[a.name], 1e-9)
             budgets[a.name] = shares[a.name] / r * 1000.0
             crit[a.name] = a.policy(rates[a.name], budgets[a.name]).compile()
+            held[a.name], busy_in_window[a.name] = False, 0.0
+            b = buckets.get(a.name)
+            if b is not None and b.mode == "delay":
+                # A margin over the expected cost: segment times vary by tens of percent, and
+                # a request started on exactly its estimate would often be cut one exit short.
+                need[a.name] = min(NEED_MARGIN * expected_cost_ms(a, crit[a.name],
+                                                                  seg_ms[a.name]) / 1e3,
+                                   b.capacity)
         share_log.append({"t": now, **{f"share[{k}]": v for k, v in shares.items()},
                           **{f"rate[{k}]": v for k, v in rates.items()}})
 
-    if adapter is not None:
-        shares.update(dict(zip([t.name for t in adapter.tenants], adapter.initial.tolist())))
-    while i < len(events) or queue:
-        # Admit every arrival up to now (or the next one, if idle) through the limiter.
-        if not queue and i < len(events):
-            clock = max(clock, events[i][0])
-        while i < len(events) and events[i][0] <= clock:
+    while True:
+        while i < len(events) and events[i][0] <= clock:  # arrivals join their app's queue
             t, k, a = events[i]
+            waiting[a].append((t, k, False))
             i += 1
-            d = buckets[a].request(charge[a], t) if a in buckets else None
-            if d is not None and d.action == "drop":
-                records.append(Record(a, t, t, t, -1, False, 0.0, "drop"))
-                continue
-            ready = t if d is None else d.start
-            heapq.heappush(queue, (ready, seq, a, k, "serve" if d is None else d.action,
-                                   charge[a]))
-            seq += 1
-        if not queue:
-            continue
-        ready, _, a, k, action, charged = heapq.heappop(queue)
-        clock = max(clock, ready)
         while clock >= next_update:
             update(next_update)
             next_update += update_every
-        app = by_name[a]
-        arrival = float(traces[a][k])
+        # First come, first served among the apps whose limiter lets their head run now.
+        best, wake = None, float("inf")
+        for name, q in waiting.items():
+            while q:
+                t, k, was_held = q[0]
+                b = buckets.get(name)
+                if b is None or b.tokens_at(clock) >= need[name] - 1e-12:
+                    if best is None or t < best[0]:
+                        best = (t, name)
+                    break
+                held[name] = True
+                if b.mode == "drop":
+                    q.popleft()
+                    b.counts["drop"] += 1
+                    records.append(Record(name, t, clock, clock, -1, False, 0.0, "drop"))
+                    continue
+                q[0] = (t, k, True)
+                wake = min(wake, b.when(need[name], clock))
+                break
+        if best is None:
+            nxt = events[i][0] if i < len(events) else float("inf")
+            if min(nxt, wake) == float("inf"):
+                break
+            clock = max(clock, min(nxt, wake))
+            continue
+        name = best[1]
+        arrival, k, was_held = waiting[name].popleft()
+        app = by_name[name]
+        b = buckets.get(name)
+        cap_ms = b.tokens_at(clock) * 1e3 if b is not None else float("inf")
         j = k % len(app.x)
         x = app.x[j:j + 1]
         if app.oracle:
             probs, times = app.net.run_all(x)
             ex = next((e for e, p in enumerate(probs) if int(p.argmax()) == int(app.y[j])), 0)
             p, exec_ms = probs[ex], times[ex]
+            capped = False
         else:
             waited = (clock - arrival) * 1e3
-            p, ex, state = app.net.run(x, crit[a], waited_ms=waited)
+            p, ex, state = app.net.run(x, crit[name], waited_ms=waited, cap_ms=cap_ms,
+                                       segment_ms=seg_ms[name] if b is not None else None)
             exec_ms = state.response_time - waited
+            capped = b is not None and ex < app.net.n_exits - 1 and not crit[name](state)
         finish = clock + exec_ms / 1e3
-        if a in buckets:  # charge what it really used, not the estimate it was admitted on
-            buckets[a].settle(exec_ms / 1e3 - charged)
-            # Later admissions are charged what requests really cost: requests admitted on a low
-            # estimate would otherwise queue up work the settlement only catches up with later.
-            charge[a] += 0.2 * (exec_ms / 1e3 - charge[a])
-        records.append(Record(a, arrival, clock, finish, ex, int(p.argmax()) == int(app.y[j]),
-                              exec_ms * CORE_POWER_W * app.net.threads, action))
+        if b is not None:
+            b.charge(exec_ms / 1e3, clock)
+            b.counts["delay" if was_held else "serve"] += 1
+            overrun = max(overrun, exec_ms - cap_ms) if np.isfinite(cap_ms) else overrun
+            if capped:
+                held[name] = True
+        busy_in_window[name] += exec_ms / 1e3
+        records.append(Record(name, arrival, clock, finish, ex, int(p.argmax()) == int(app.y[j]),
+                              exec_ms * CORE_POWER_W * app.net.threads,
+                              "delay" if was_held else "serve", capped))
         clock = finish
-    return ServeResult(records, share_log)
-
+    limits = {a: {"share": bk.share, "burst_s": bk.capacity} for a, bk in buckets.items()}
+    return ServeResult(records, share_log, limits, max(0.0, overrun / 1e3))

@@ -55,7 +55,8 @@ def delen_shares(rates, weights=None, latency_ms=None, *, capacity: float = 1.0)
 
 def redistribute(shares, usage, weights) -> np.ndarray:
     """Work conservation: applications using less than their share keep what they use; the
-    rest is split max-min fairly (by weight) among those that use all of theirs."""
+    rest is split max-min fairly (by weight) among those that use all of theirs (a usage of
+    ``inf`` marks an application with more demand than it was given)."""
     s, u, w = (np.asarray(x, float) for x in (shares, usage, weights))
     under = u < s - 1e-12
     out = np.where(under, u, s)
@@ -175,10 +176,32 @@ class TokenBucket:
         return Decision("delay", start)
 
 
-    def settle(self, extra_s: float) -> None:
-        """Charge what a served request really used beyond (or below) what it was charged on
-        admission; the bucket may go into debt, which delays the next requests."""
-        self.tokens = min(self.capacity, self.tokens - extra_s)
+    # -- the serving loop's use: checked when a request is about to run, charged what it used --
+    def tokens_at(self, now: float) -> float:
+        """Seconds of accelerator time available at ``now`` (negative: debt)."""
+        self._refill(now)
+        return self.tokens
+
+    def when(self, need_s: float, now: float) -> float:
+        """The earliest time from ``now`` at which ``need_s`` seconds are available."""
+        have = self.tokens_at(now)
+        return now if have >= need_s else max(now, self.t) + (need_s - have) / self.share
+
+    def charge(self, used_s: float, now: float) -> None:
+        """A request that starts at ``now`` used ``used_s`` seconds (may leave a debt)."""
+        if used_s < 0:
+            raise InputError("cost must be non-negative", where="cost", value=used_s)
+        self._refill(now)
+        self.tokens -= used_s
+
+    def set_share(self, share: float, now: float) -> None:
+        """A new share from ``now`` on (multi-tenant shares change every window)."""
+        if not 0 < share <= 1:
+            raise InputError("a share is a fraction of the accelerator in (0, 1]",
+                             where="share", value=share)
+        self._refill(now)
+        self.share, self.capacity = share, share * self.interval
+        self.tokens = min(self.tokens, self.capacity)
 
 
 def limit_trace(arrivals, costs, share: float, *, interval: float = 1.0, mode: str = "delay"

@@ -172,7 +172,7 @@ def fig7(b: Built, *, load: float = 1.5, duration: float = 4.0, seed: int = 0
     tr = poisson(rate, duration, seed=seed)
     rows = []
     for name, pol in policies_for(b).items():
-        s = serve([App("a", b.net, b.x, b.y, pol)], {"a": tr}).summary()
+        s = serve([App("a", b.net, b.x, b.y, pol, profile=b.profile)], {"a": tr}).summary()
         rows.append({"policy": name, "rate": rate, **s})
     return rows
 
@@ -239,7 +239,7 @@ def fig11(b: Built, *, loads=(0.5, 1.0, 1.5, 2.0, 2.5), step: float = 2.0, seed:
     pols["pW (exit==1)"] = lambda r, bud: parse_criteria("exit_number == 1")
     rows = []
     for name, pol in pols.items():
-        res = serve([App("a", b.net, b.x, b.y, pol)], {"a": tr})
+        res = serve([App("a", b.net, b.x, b.y, pol, profile=b.profile)], {"a": tr})
         for i, (load, rate) in enumerate(zip(loads, rates)):
             s = res.summary(t0=i * step, t1=(i + 1) * step)
             rows.append({"policy": name, "load": load, "rate": rate, "accuracy": s["accuracy"],
@@ -250,32 +250,48 @@ def fig11(b: Built, *, loads=(0.5, 1.0, 1.5, 2.0, 2.5), step: float = 2.0, seed:
 # --- Fig. 13: the resource limiter --------------------------------------------------------------
 
 def fig13(b: Built, *, limit: float = 0.5, loads=(0.25, 0.5, 1.0, 1.5), duration: float = 3.0,
-          seed: int = 0) -> list[dict[str, Any]]:
-    """Accelerator usage of one app limited to ``limit`` across request rates, per policy."""
+          seed: int = 0, window: float = 1.0, interval: float = 0.1, mode: str = "delay"
+          ) -> list[dict[str, Any]]:
+    """Accelerator usage of one app limited to ``limit`` across request rates, per policy: the
+    mean usage, the largest usage over any ``window`` (the limiter's bound: ``limit`` plus its
+    burst and one segment's overrun, over the window), per-window usage for the figure, and what
+    the limiter did (delayed, dropped, exits it capped). Every count is read from the run;
+    ``lost`` is requests that got no answer and no drop (must be 0)."""
     pols = policies_for(b)
-    keep = {k: v for k, v in pols.items() if k.startswith("pR (C") or k in ("pW", "PF")}
+    keep = {k: v for k, v in pols.items() if k.startswith("pR (C") or k in ("pW", "PF", "full")}
     rows = []
     for load in loads:
         rate = capacity_rate(b, load)
         tr = poisson(rate, duration, seed=seed)
         for name, pol in keep.items():
-            app = App("a", b.net, b.x, b.y, pol, cost_s=float(b.profile.latency_ms.mean()) / 1e3)
-            res = serve([app], {"a": tr}, limit={"a": limit}, limiter_interval=0.1)
+            app = App("a", b.net, b.x, b.y, pol, profile=b.profile)
+            res = serve([app], {"a": tr}, limit={"a": limit}, limiter_interval=interval,
+                        limiter_mode=mode)
+            s = res.summary()
             done = [r for r in res.records if r.action != "drop"]
             busy = sum(r.finish - r.start for r in done)
-            span = max(r.finish for r in done) - min(r.arrival for r in res.records)
-            rows.append({"policy": name, "load": load, "rate": rate, "usage": busy / span,
-                         "limit": limit, "delayed": sum(r.action == "delay" for r in res.records),
-                         "requests": len(res.records), "lost": 0})
+            span = max((r.finish for r in done), default=0.0) - min(r.arrival for r in res.records)
+            rows.append({"policy": name, "load": load, "rate": rate,
+                         "usage": busy / span if span > 0 else 0.0,
+                         "max_window_usage": res.max_usage("a", window=window),
+                         "bound": res.usage_bound("a", window=window), "limit": limit,
+                         "window_s": window, "usage_per_window": res.usage("a", window=window)
+                         .round(4).tolist(), "delayed": s["delayed"], "dropped": s["dropped"],
+                         "capped": s["capped"], "requests": s["requests"], "served": s["served"],
+                         "accuracy": s["accuracy"], "response_ms": s["response_ms"],
+                         "lost": s["requests"] - s["served"] - s["dropped"]})
     return rows
 
 
 # --- Figs 14-15: fair multi-tenancy -----------------------------------------------------------
 
 def fig14_15(builds: list[Built], *, cooperative: bool, phase: float = 3.0, load: float = 0.9,
-             seed: int = 0) -> list[dict[str, Any]]:
-    """Three apps (IMG1, IMG2, AUDIO) with Pareto policies and max-min shares; IMG1's rate
-    doubles in the middle phase. Per app and phase: accuracy, response time, energy, share."""
+             seed: int = 0, work_conserving: bool = True, interval: float = 0.1
+             ) -> list[dict[str, Any]]:
+    """Three apps (IMG1, IMG2, AUDIO) with Pareto policies and max-min shares, each held to its
+    share by its limiter (work-conserving: share an app leaves unused goes to those with
+    demand); IMG1's rate doubles in the middle phase. Per app and phase: accuracy, response
+    time, energy, share, usage and what the limiter delayed or capped."""
     names = ["IMG1", "IMG2", "AUDIO"]
     lat = [float(b.profile.latency_ms[-1]) for b in builds]
     # Initial rates in Delen's 15:15:5 proportion, together loading the CPU ``load`` x.
@@ -294,19 +310,24 @@ def fig14_15(builds: list[Built], *, cooperative: bool, phase: float = 3.0, load
         pp = ParetoPolicy.fit(b.profile, metric="latency")
         apps.append(App(n, b.net, b.x, b.y,
                         (lambda pp: lambda r, bud: pp.criteria(pp.lookup_budget(bud)))(pp),
-                        cooperative=cooperative))
+                        cooperative=cooperative, profile=b.profile))
     adapter = CrossAppAdapter([Tenant(n, float(r), cooperative=cooperative)
                                for n, r in zip(names, rates)])
-    res = serve(apps, traces, adapter=adapter)
+    res = serve(apps, traces, adapter=adapter, enforce_shares=True,
+                work_conserving=work_conserving, limiter_interval=interval)
     rows = []
     for i, label in enumerate(("before", "burst", "after")):
         for n in names:
             s = res.summary(n, t0=i * phase, t1=(i + 1) * phase)
             shares = [x[f"share[{n}]"] for x in res.shares if i * phase <= x["t"] < (i + 1) * phase]
+            used = res.usage(n, window=phase)
             rows.append({"mode": "cooperative" if cooperative else "non-cooperative",
+                         "work_conserving": work_conserving,
                          "phase": label, "app": n, "accuracy": s["accuracy"],
                          "response_ms": s["response_ms"], "energy_mj": s["energy_mj"],
                          "share": float(np.mean(shares)) if shares else None,
+                         "usage": float(used[i]) if i < len(used) else 0.0,
+                         "delayed": s["delayed"], "capped": s["capped"],
                          "served": s["served"], "requests": s["requests"]})
     return rows
 
