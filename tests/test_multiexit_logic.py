@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.multiexit import criteria as C
 from workbench.multiexit.policies import (
     ExitProfile,
     ParetoPolicy,
@@ -31,6 +30,7 @@ from workbench.multiexit.sharing import (
     max_min_shares,
     redistribute,
 )
+from workbench.runtime import criteria as C
 
 STATE = C.ExitState(response_time=25.0, confidence=0.6, accuracy=0.8, energy_used=120.0,
                     flops_used=2e9, exit_number=2)
@@ -290,3 +290,27 @@ def test_limiter_rejects_bad_settings():
         TokenBucket(1.5)
     with pytest.raises(Exception, match="mode"):
         TokenBucket(0.5, mode="queue")
+
+
+def test_modelled_power_draws_idle_plus_busy_and_battery_life_follows_it():
+    """Energy is modelled (no power counters here): a request's dynamic energy is its busy
+    time at the busy power; a battery sees idle plus busy power at the utilisation, so halving
+    the work does not halve the draw."""
+    from workbench.lab.experiments import delen as dx
+    from workbench.power import HOST_CORE, JETSON_NANO, PowerModel
+
+    assert HOST_CORE.busy_mj(2.0) == pytest.approx(10.0)  # 2 ms at 5 W
+    assert JETSON_NANO.average_w(0.0) == pytest.approx(5.0)
+    assert JETSON_NANO.average_w(1.0) == pytest.approx(10.0)
+    assert JETSON_NANO.battery_hours(60.0, 0.5) == pytest.approx(8.0)
+    with pytest.raises(Exception, match="idle_w"):
+        PowerModel("x", idle_w=-1.0, busy_w=1.0, source="")
+    # Two apps; Pareto needs a third of Full's time per request.
+    rows8 = [{"model": m, "policy": p, "latency_ms": ms, "energy_mj": ms * 5.0}
+             for m in ("a", "b") for p, ms in (("full", 3.0), ("per-workload", 2.0),
+                                                 ("Pareto frontier", 1.0))]
+    r10 = {r["policy"]: r for r in dx.fig10(rows8, load=0.9)}
+    assert r10["full"]["utilisation"] == pytest.approx(0.9)
+    assert r10["Pareto frontier"]["utilisation"] == pytest.approx(0.3)
+    assert r10["Pareto frontier"]["vs_full"] == pytest.approx((5 + 4.5) / (5 + 1.5))
+    assert all(r["power_model"].startswith("modelled") for r in r10.values())

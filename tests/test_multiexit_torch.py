@@ -2,6 +2,8 @@
 run them with onnxruntime under exit criteria, measure an exit profile and hand its operating
 points to the optimiser."""
 
+import time
+
 import numpy as np
 import pytest
 
@@ -16,7 +18,6 @@ from conftest import make_profile  # noqa: E402
 from workbench.bundling import storage  # noqa: E402
 from workbench.host import datasets as ds  # noqa: E402
 from workbench.moo.problem import DiscreteProblem  # noqa: E402
-from workbench.multiexit.criteria import parse_criteria  # noqa: E402
 from workbench.multiexit.policies import ParetoPolicy  # noqa: E402
 from workbench.multiexit.profiling import exit_configs, folder_size_mb, measure_exit_profile  # noqa: E402
 from workbench.multiexit.runner import SegmentedNet  # noqa: E402
@@ -29,6 +30,7 @@ from workbench.multiexit.training import (  # noqa: E402
     to_torch,
     train,
 )
+from workbench.runtime.criteria import parse_criteria  # noqa: E402
 from workbench.solvers import rass  # noqa: E402
 
 
@@ -234,3 +236,79 @@ def test_exit_profiles_are_stored_in_a_device_profile(h1, tmp_path):
     (tmp_path / "bad.json").write_text(json.dumps(bad))
     with pytest.raises(InputError, match=r"multi_exit\[0\]\.exits\[1\]\.exit"):
         load_profile(tmp_path / "bad.json")
+
+
+def _multiexit_bundle(h1, tmp_path):
+    """The h1 multi-exit net stored, profiled, solved and bundled (its operating points)."""
+    from workbench.bundling import make_bundle
+    from workbench.multiexit.profiling import multiexit_profile, store_multiexit
+
+    data, net, res, folder, info = h1
+    store_multiexit(folder, arch="ResNet-ME", task="h1", segments=info["segments"],
+                    accuracy=res.exit_accuracy, flops=count_flops(net, (1, 32, 32)),
+                    input_shape=(1, 32, 32))
+    sn = SegmentedNet(folder, info["segments"], accuracy=res.exit_accuracy)
+    x = to_torch(data.x_test, 2).numpy()
+    prof = measure_exit_profile(sn, x[:60], data.y_test[:60], flops=[1.0] * 4, repeats=1)
+    profile = multiexit_profile([{"profile": prof, "name": "ResNet-ME (h1)", "task": "h1",
+                                  "arch": "ResNet-ME",
+                                  "size_mb": folder_size_mb(folder, info["segments"])}])
+    pb = DiscreteProblem(profile, "max A; min L", tasks=["h1"])
+    res = rass(pb)
+    out = tmp_path / "bundle"
+    manifest = make_bundle(res, pb, out, include="all",
+                           multi_exit={("h1", "ResNet-ME"): folder})
+    return out, manifest, x
+
+
+def test_the_runtime_serves_a_multi_exit_bundle_with_early_exit_and_criteria_updates(h1, tmp_path):
+    """A multi-exit bundle carries the stored model's segments once for all its operating
+    points; the runtime answers at the exit the criteria choose, takes a criteria update on the
+    next request, and moves between points of the stored model without loading anything."""
+    from workbench.runtime import load_bundle
+    from workbench.runtime.manager import RuntimeManager
+    from workbench.runtime.multiexit import MultiExitExecutor
+
+    out, manifest, x = _multiexit_bundle(h1, tmp_path)
+    segs = [f for f in manifest["models"] if "/multiexit/" in f]
+    assert len(segs) == 4 and len(manifest["configs"]) > 4  # one copy serves every point
+    assert all(c["multi_exit"]["segments"] == segs for c in manifest["configs"].values())
+    b = load_bundle(out)
+    m = RuntimeManager(b).start()
+    try:
+        ex = m._active["h1"]
+        assert isinstance(ex, MultiExitExecutor)
+        m.set_criteria("h1", "exit_number == 1")
+        m.submit("h1", x[:1]).result(timeout=10)
+        assert ex.last_exits == [0]  # the very next request
+        m.set_criteria("h1", "exit_number == 3")
+        m.submit("h1", x[1:2]).result(timeout=10)
+        assert ex.last_exits == [2]
+        # Another point of the same stored model: its segments are already loaded.
+        other = next(c for c in b.configs if c not in m._loaded)
+        n = len(m._segments)
+        t0 = time.perf_counter()
+        m._executor(other)
+        assert len(m._segments) == n and (time.perf_counter() - t0) < 1.0
+        with pytest.raises(Exception, match="exit_numbr"):
+            m.set_criteria("h1", "exit_numbr == 2")  # refused, the old criteria stay
+        assert ex.criteria_text == "exit_number == 3"
+    finally:
+        st = m.stop()
+    assert st["served"] == st["submitted"] == 2 and st["exits"]["h1"] == {1: 1, 3: 1}
+
+
+def test_workbench_run_serves_a_multi_exit_bundle_and_updates_criteria(h1, tmp_path, capsys):
+    from workbench.runtime.run import main
+
+    out, _, _ = _multiexit_bundle(h1, tmp_path)
+    tl = tmp_path / "timeline.json"
+    code = main(["run", str(out), "--duration", "2", "--rate", "40", "--timeline", str(tl),
+                 "--inject", "0.8:criteria:h1:exit_number == 1, 1.4:criteria:h1:null"])
+    text = capsys.readouterr().out
+    assert code == 0 and ", 0 lost" in text, text
+    import json
+
+    got = json.loads(tl.read_text())["stats"]["exits"]["h1"]
+    assert len(got) >= 2 and "1" in got and "4" in got, got  # early and full exits both used
+    assert "criteria -> exit_number == 1" in text

@@ -141,9 +141,43 @@ def _write_programs(configs: list, tmp: Path, model_info: dict[str, dict[str, An
     return out
 
 
+def _write_multiexit(configs: list, tmp: Path, model_info: dict[str, dict[str, Any]],
+                     stored: dict[tuple[str, str], Path]) -> dict[str, dict[str, Any]]:
+    """Each multi-exit operating point (``ARCH@POINT`` with criteria): the stored model's
+    segments under ``tmp``, written once per stored model however many of its points are
+    bundled (entries added to ``model_info``); per configuration its manifest ``multi_exit``
+    field (segments, criteria, each exit's accuracy and FLOPs, input shape)."""
+    import json
+
+    from .multiexit.profiling import STORED
+
+    out, written = {}, {}
+    for c in configs:
+        w = f"configs[{c.id!r}]"
+        key = (c.task, c.arch)
+        if key not in written:
+            src = stored[key]
+            d = json.loads((src / STORED).read_text(encoding="utf-8"))
+            folder = f"models/{_part(c.task, w + '.task')}/{_part(c.arch, w + '.arch')}/multiexit"
+            rels = []
+            for seg in d["segments"]:
+                rel = f"{folder}/{_part(seg, w + '.segments')}"
+                (tmp / folder).mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(src / seg, tmp / rel)
+                model_info[rel] = {"sha256": sha256_of(tmp / rel),
+                                   "bytes": (tmp / rel).stat().st_size}
+                rels.append(rel)
+            written[key] = {"segments": rels, "accuracy": d["accuracy"], "flops": d["flops"],
+                            "input_shape": d["input_shape"]}
+        out[c.id] = {**written[key], "criteria": c.criteria}
+    return out
+
+
 def make_bundle(result: SolveResult, problem: DiscreteProblem, out: str | os.PathLike, *,
                 models: str | os.PathLike | None = None, include: str = "designs",
-                overwrite: bool = False, graphs: dict[str, Any] | None = None) -> dict[str, Any]:
+                overwrite: bool = False, graphs: dict[str, Any] | None = None,
+                multi_exit: dict[tuple[str, str], str | os.PathLike] | None = None
+                ) -> dict[str, Any]:
     """Write a bundle folder for a solved problem.
 
     Args:
@@ -158,6 +192,10 @@ def make_bundle(result: SolveResult, problem: DiscreteProblem, out: str | os.Pat
             memory-mode configurations (``planned``/``streamed``); a model not here is found by
             name in the zoo or the model registry. Each such configuration is bundled as a layer
             program (its plan) with its per-layer or per-slice weight files.
+        multi_exit: Stored multi-exit models (folders written by ``workbench multiexit build``)
+            by (task, arch), for the multi-exit operating points (``ARCH@POINT`` rows with
+            criteria); default: the zoo's. One copy of a stored model's segments serves every
+            point of it; the runtime runs them with early exit (onnxruntime).
 
     Returns:
         The manifest that was written.
@@ -183,7 +221,22 @@ def make_bundle(result: SolveResult, problem: DiscreteProblem, out: str | os.Pat
         configs = [prof.config(cid) for cid in seen]
     programs = [c for c in configs if c.memory_mode in ("planned", "streamed")]
     prog_ids = {c.id for c in programs}
-    missing = [c for c in configs if _model_key(c) not in files and c.id not in prog_ids]
+    exits = [c for c in configs if c.criteria is not None and c.arch]
+    exit_ids = {c.id for c in exits}
+    if exits:
+        from . import workspace
+        from .multiexit.profiling import stored_multiexit
+
+        stored = stored_multiexit(Path(models) if models is not None else workspace.zoo_dir())
+        stored.update({k: Path(v) for k, v in (multi_exit or {}).items()})
+        lost = [c for c in exits if (c.task, c.arch) not in stored]
+        if lost:
+            c = lost[0]
+            raise InputError(f"no stored multi-exit model {c.arch} for task {c.task} (build it "
+                             "with `workbench multiexit build`, or pass multi_exit=)",
+                             where=f"configs[{c.id!r}]", value=c.label())
+    missing = [c for c in configs if _model_key(c) not in files and c.id not in prog_ids
+               and c.id not in exit_ids]
     if missing:
         c = missing[0]
         why = (f"the {prof.source} profile of {prof.device.name} has no model files here"
@@ -198,10 +251,13 @@ def make_bundle(result: SolveResult, problem: DiscreteProblem, out: str | os.Pat
         model_info: dict[str, dict[str, Any]] = {}
         cfg_out: dict[str, dict[str, Any]] = {}
         mem = _write_programs(programs, tmp, model_info, graphs or {})
+        me = _write_multiexit(exits, tmp, model_info, stored) if exits else {}
         for c in configs:
             w = f"configs[{c.id!r}]"
             if c.id in prog_ids:
                 rel = mem[c.id]["program"]
+            elif c.id in exit_ids:
+                rel = me[c.id]["segments"][0]
             else:
                 src = files[_model_key(c)]
                 rel = (f"models/{_part(c.task, w + '.task')}/{_part(c.model, w + '.model')}/"
@@ -219,6 +275,8 @@ def make_bundle(result: SolveResult, problem: DiscreteProblem, out: str | os.Pat
                 "expected": {k: getattr(c, k) for k in EXPECTED if _finite(getattr(c, k))}}
             if c.id in prog_ids:
                 cfg_out[c.id]["memory"] = {k: v for k, v in mem[c.id].items() if k != "program"}
+            if c.id in exit_ids:
+                cfg_out[c.id]["multi_exit"] = me[c.id]
         order = sorted(result.designs.values(), key=lambda d: -d.optimality)
         tasks = [{"name": t.name, "batch": t.batch,
                   "metric": t.metric, "higher_is_better": t.higher_is_better}

@@ -34,6 +34,7 @@ import numpy as np
 
 from .. import processors
 from ..errors import InputError
+from ..power import HOST_CORE
 from ..profiles.importers import config_id
 from ..profiles.schema import (
     CoExecution,
@@ -52,8 +53,8 @@ from ..timing import samples_ms
 from . import datasets as ds
 
 #: Modelled power of one busy core when RAPL cannot be read (this is a VM: /sys/class/powercap
-#: is absent). A server core at 2-3 GHz draws 4-7 W (e.g. 350 W TDP / 56 cores); we take 5 W.
-MODELLED_CORE_POWER_W = 5.0
+#: is absent); see workbench.power.
+MODELLED_CORE_POWER_W = HOST_CORE.busy_w
 
 
 @dataclass(frozen=True)

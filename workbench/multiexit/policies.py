@@ -5,7 +5,7 @@ run it, and, per sample of a held-out set, each exit's top softmax value (confid
 its answer is right. A policy chooses an exit for every sample and returns an :class:`Outcome`
 (accuracy, mean energy and latency, exit distribution) and the criteria a runtime would apply:
 
-- ``per_request``: any criteria (:mod:`workbench.multiexit.criteria`), evaluated after each exit;
+- ``per_request``: any criteria (:mod:`workbench.runtime.criteria`), evaluated after each exit;
 - ``static_exit``: Delen Alg. 1, the first exit whose error meets a target (else the last);
 - ``dynamic_exit``: per-workload dynamic, the deepest exit whose latency fits the time each
   request may take at the observed rate;
@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from .criteria import Criterion, ExitState, Node, Null, confidence_thresholds
+from ..runtime.criteria import Criterion, ExitState, Node, Null, confidence_thresholds
 
 
 @dataclass

@@ -79,7 +79,8 @@ def exit_configs(p: ExitProfile, *, task: str, arch: str, processor: str, thread
                     "precision": "FP32", "processor": processor, "threads": threads,
                     "batch": 1, "A": r["A"], "L": r["L"], "E": r["E"], "W": r["W"],
                     "S": size_mb, "TP": 1000.0 / r["L"] if r["L"] > 0 else None,
-                    "source": source, "note": f"multi-exit operating point: {r['criteria']}"})
+                    "criteria": r["criteria"], "source": source,
+                    "note": f"multi-exit operating point: {r['criteria']}"})
     return out
 
 
@@ -140,3 +141,37 @@ def multiexit_profile(models: list[dict[str, Any]], *, pareto_points: int = 10,
                      "core_ids": cores}],
         "tasks": list(tasks.values()), "configs": configs, "multi_exit": entries}
     return profile_from_dict(data)
+
+
+#: The description of a stored multi-exit model, beside its segments.
+STORED = "exits.json"
+
+
+def store_multiexit(folder: str | Path, *, arch: str, task: str, segments: Sequence[str],
+                    accuracy: Sequence[float], flops: Sequence[float],
+                    input_shape: Sequence[int]) -> Path:
+    """Describe the exported segments in ``folder`` (:data:`STORED`): what a bundle needs to
+    carry the stored model and run its operating points."""
+    from ..fileio import atomic_write_json
+
+    path = Path(folder) / STORED
+    atomic_write_json(path, {"arch": arch, "task": task, "segments": list(segments),
+                             "accuracy": [float(a) for a in accuracy],
+                             "flops": [float(f) for f in flops],
+                             "input_shape": [int(d) for d in input_shape]})
+    return path
+
+
+def stored_multiexit(root: str | Path) -> dict[tuple[str, str], Path]:
+    """The stored multi-exit models under ``root`` (``<root>/multiexit/<arch>/``), keyed by
+    (task, arch)."""
+    import json
+
+    out = {}
+    for f in sorted(Path(root).glob(f"multiexit/*/{STORED}")):
+        try:
+            d = json.loads(f.read_text(encoding="utf-8"))
+            out[(str(d["task"]), str(d["arch"]))] = f.parent
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # a half-written or foreign folder is not a stored model
+    return out

@@ -10,10 +10,12 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .criteria import ExitState
+from ..power import HOST_CORE
+from ..runtime.criteria import ExitState
 
-#: Modelled power of one busy CPU core (RAPL is unreadable in this VM), as the host profile uses.
-CORE_POWER_W = 5.0
+#: Modelled power of one busy CPU core (RAPL is unreadable in this VM), as the host profile uses
+#: (workbench.power.HOST_CORE): a request's energy is its dynamic energy.
+CORE_POWER_W = HOST_CORE.busy_w
 
 
 def open_session(path: str | Path, threads: int = 1):

@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import InputError
-from .criteria import ExitState, Node, Null
+from ..runtime.criteria import ExitState, Node, Null
 from .policies import ExitProfile
 from .runner import CORE_POWER_W, SegmentedNet
 from .sharing import CrossAppAdapter, TokenBucket

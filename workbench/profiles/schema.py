@@ -160,6 +160,9 @@ class Config(_Strict):
     governor: str | None = None
     memory_mode: MemoryMode | None = None
     memory_budget_mb: float | None = Field(default=None, gt=0)
+    criteria: str | None = Field(
+        default=None, description="A multi-exit operating point's exit criteria (Delen's text "
+        "form, e.g. 'confidence > 0.8'): model is ARCH@POINT, arch the stored model.")
     batch: int = Field(default=1, ge=1, le=MAX_BATCH)
 
     A: float | None = None
@@ -185,6 +188,18 @@ class Config(_Strict):
     @classmethod
     def _known_processor(cls, v: str) -> str:
         processors.kind(v)
+        return v
+
+    @field_validator("criteria")
+    @classmethod
+    def _parsable_criteria(cls, v: str | None) -> str | None:
+        if v is not None:
+            from ..runtime.criteria import parse_criteria
+
+            try:
+                parse_criteria(v)
+            except InputError as e:
+                raise ValueError(e.message) from None
         return v
 
     @field_validator(*COLUMNS)

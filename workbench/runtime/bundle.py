@@ -133,6 +133,13 @@ class ConfigSpec:
     memory_mode: str | None = None
     memory_budget_mb: float | None = None
     weight_files: tuple[str, ...] = ()
+    #: A multi-exit operating point: its criteria (text) and the stored model's exit segments
+    #: (``file`` is the first), run with early exit (:mod:`.multiexit`); None: one model file.
+    criteria: str | None = None
+    segments: tuple[str, ...] = ()
+    exit_accuracy: tuple[float, ...] = ()
+    exit_flops: tuple[float, ...] = ()
+    input_shape: tuple[int, ...] = ()
 
     @property
     def cores(self) -> tuple[int, ...] | None:
@@ -141,7 +148,7 @@ class ConfigSpec:
     @property
     def files(self) -> tuple[str, ...]:
         """Every bundle file the configuration needs."""
-        return (self.file, *self.weight_files)
+        return tuple(dict.fromkeys((self.file, *self.weight_files, *self.segments)))
 
 
 @dataclass(frozen=True)
@@ -184,11 +191,14 @@ class Bundle:
     def model_bytes(self, config_id: str) -> bytes:
         """The configuration's model, read once and verified (cached: every later load runs the
         same bytes). Raises ModelFault if the file is missing or not what the manifest names."""
-        rel = self.configs[config_id].file
+        return self.file_bytes(self.configs[config_id].file)
+
+    def file_bytes(self, rel: str) -> bytes:
+        """Any file the manifest lists, read once and verified (a multi-exit segment)."""
         blob = self._blobs.get(rel)
         if blob is None:
-            info = self.manifest["models"][rel]
-            blob = self._blobs[rel] = read_verified(self.root / rel, info["sha256"])
+            blob = self._blobs[rel] = read_verified(self.root / rel,
+                                                    self.manifest["models"][rel]["sha256"])
         return blob
 
     def weights_dir(self, config_id: str) -> Path:
@@ -198,7 +208,7 @@ class Bundle:
     def release(self, keep: set[str]) -> None:
         """Forget the bytes of models no configuration in ``keep`` uses (memory pressure); a
         later load reads and verifies them again."""
-        files = {self.configs[c].file for c in keep if c in self.configs}
+        files = {f for c in keep if c in self.configs for f in self.configs[c].files}
         for rel in list(self._blobs):  # list(): another thread may be adding a model
             if rel not in files:
                 self._blobs.pop(rel, None)
@@ -286,6 +296,41 @@ def _memory(c: dict, models: dict, file: Path, where: str) -> dict[str, Any]:
             "weight_files": tuple(weights)}
 
 
+def _multi_exit(c: dict, models: dict, file: Path, where: str) -> dict[str, Any]:
+    """The optional ``multi_exit`` field of a configuration: {"segments", "criteria",
+    "accuracy", "flops", "input_shape"}."""
+    from .criteria import parse_criteria
+
+    me = c.get("multi_exit")
+    if me is None:
+        return {}
+    w = f"{where}.multi_exit"
+    segs = _list_of(me, "segments", lambda f: isinstance(f, str) and f in models,
+                    "a file listed under 'models'", file, w)
+    if not segs:
+        raise BundleError("needs at least one segment", file=file, where=f"{w}.segments")
+    text = _need(me, "criteria", str, file, w)
+    try:
+        parse_criteria(text)
+    except InputError as e:
+        raise BundleError(f"not usable criteria: {e.message}", file=file,
+                          where=f"{w}.criteria", value=text) from None
+    out: dict[str, Any] = {"criteria": text, "segments": tuple(segs)}
+    for key, name in (("accuracy", "exit_accuracy"), ("flops", "exit_flops")):
+        v = _list_of(me, key, _number, "a finite number", file, w)
+        if len(v) != len(segs):
+            raise BundleError(f"needs one value per segment ({len(segs)})", file=file,
+                              where=f"{w}.{key}", value=len(v))
+        out[name] = tuple(float(x) for x in v)
+    shape = _list_of(me, "input_shape", lambda d: isinstance(d, int) and not isinstance(d, bool)
+                     and 0 < d <= 1 << 16, "a positive whole number", file, w)
+    out["input_shape"] = tuple(shape)
+    if c.get("file") != segs[0]:
+        raise BundleError("a multi-exit configuration's file is its first segment", file=file,
+                          where=f"{where}.file", value=c.get("file"))
+    return out
+
+
 def load_bundle(root: str | os.PathLike, *, verify: bool = True) -> Bundle:
     """Read and check a bundle folder.
 
@@ -342,7 +387,8 @@ def load_bundle(root: str | os.PathLike, *, verify: bool = True) -> Bundle:
             processor=_need(c, "processor", str, mpath, w),
             threads=_need(c, "threads", int, mpath, w), xnnpack=_need(c, "xnnpack", bool, mpath, w),
             batch=_need(c, "batch", int, mpath, w), file=_need(c, "file", str, mpath, w),
-            expected=_expected(c, mpath, w), **_memory(c, models, mpath, w))
+            expected=_expected(c, mpath, w), **_memory(c, models, mpath, w),
+            **_multi_exit(c, models, mpath, w))
         if spec.task not in names:
             raise BundleError("unknown task", file=mpath, where=f"{w}.task", value=spec.task)
         if spec.file not in models:

@@ -13,6 +13,7 @@ Syntax (``workbench run --inject``): comma-separated ``SECONDS:KIND[:ARG[:ARG]]`
 | ``unslow`` | end every slowdown | injected |
 | ``flag:PROC`` / ``unflag:PROC`` | declare / clear an issue on a processor (e.g. GPU, DSP) | injected |
 | ``memflag`` / ``unmemflag`` | declare / clear a memory issue | injected |
+| ``criteria:TASK:TEXT`` | replace TASK's multi-exit criteria, e.g. ``4:criteria:h1:exit_number == 2`` | real |
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from .monitor import meminfo_mb
 
 _DIGITS = re.compile(r"[0-9]{1,9}")
 KINDS = {"stress": 1, "unstress": 0, "memory": 1, "unmemory": 0, "slow": 2, "unslow": 0,
-         "flag": 1, "unflag": 1, "memflag": 0, "unmemflag": 0}
+         "flag": 1, "unflag": 1, "memflag": 0, "unmemflag": 0, "criteria": 2}
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,10 @@ def parse_events(text: str) -> list[Event]:
             if not _DIGITS.fullmatch(args[0]) or not 1 <= int(args[0]) <= total:
                 raise InputError(f"memory takes whole megabytes, 1..{total} (this machine's RAM)",
                                  where=where, value=args[0])
+        if kind == "criteria":
+            from .criteria import parse_criteria
+
+            parse_criteria(args[1])  # its error names the bad part of the criteria
         if kind in ("slow", "flag", "unflag") and not processors.is_processor(args[0]):
             raise InputError("not a processor name like CPU[0] or GPU", where=where, value=args[0])
         if kind == "slow":

@@ -24,11 +24,14 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InputError
 from . import events as ev
 from .bundle import Bundle, ModelFault
+from .criteria import parse_criteria
 from .device import DeviceMonitor
 from .executor import Executor, ExecutorError, ProgramExecutor
 from .monitor import rss_mb
+from .multiexit import MultiExitExecutor, SegmentCache
 from .options import RuntimeOptions
 from .policy import Choice, DeviceState, Policy, SwitchingPolicy
 from .timeline import Timeline, summarise
@@ -78,11 +81,21 @@ class RuntimeManager:
         self._lock = threading.Lock()
         self._switch_lock = threading.RLock()
         self._loaded: dict[str, Executor] = {}
+        # Multi-exit points of one stored model share its loaded segments; criteria a run
+        # replaced per task (Delen's run-time updates) apply to every point loaded later too.
+        self._segments = SegmentCache()
+        self._criteria: dict[str, str] = {}
+        for e in self.events:
+            if e.kind == "criteria" and e.args[0] not in self.tasks:
+                raise InputError(f"no task {e.args[0]!r} in the bundle (tasks: "
+                                 f"{', '.join(self.tasks)})", where=f"--inject {e}",
+                                 value=e.args[0])
         self._active: dict[str, Executor | None] = {t: None for t in self.tasks}
         self.current: Choice | None = None
         self.state = DeviceState({p: False for p in self.processors}, False)
         self.stats: dict[str, Any] = {"submitted": 0, "served": 0, "rejected": 0,
-                                      "rejected_reasons": {}}
+                                      "rejected_reasons": {},
+                                      "exits": {}}  # multi-exit: task -> {exit number: answers}
         self.timeline = Timeline()
         self.decision_us: list[float] = []
         #: (t, task, invoke ms, design, batch size) of every batch served.
@@ -207,6 +220,11 @@ class RuntimeManager:
                         self._reject(r, f"bad input: {' '.join(str(e).split())[:200]}")
                     break
                 self._samples[task].append(ms)
+                if isinstance(ex, MultiExitExecutor):
+                    with self._lock:
+                        got = self.stats["exits"].setdefault(task, {})
+                        for k in ex.last_exits:
+                            got[k + 1] = got.get(k + 1, 0) + 1
                 cur = self.current
                 self.served_log.append((self.now(), task, ms, cur.name if cur else None,
                                         len(batch)))
@@ -234,7 +252,34 @@ class RuntimeManager:
         spec = self.bundle.configs[cid]
         if spec.memory_mode:
             return ProgramExecutor(spec, blob, self.bundle.weights_dir(cid)).load()
+        if spec.criteria is not None:
+            try:
+                blobs = [self.bundle.file_bytes(f) for f in spec.segments]
+            except ModelFault as e:
+                raise ExecutorError(f"{cid}: {e}") from None
+            me = MultiExitExecutor(spec, blobs, self._segments)
+            if spec.task in self._criteria:
+                me.set_criteria(self._criteria[spec.task])
+            return me.load()
         return Executor(spec, blob).load()
+
+    def set_criteria(self, task: str, text: str) -> None:
+        """Replace the exit criteria of ``task``'s multi-exit designs while serving (Delen's
+        run-time updates): the next request uses them, and so does any point loaded later.
+
+        Raises:
+            InputError: an unknown task or text that is not criteria (nothing changes).
+        """
+        if task not in self.tasks:
+            raise InputError("no such task in the bundle", where="task", value=task)
+        parse_criteria(text)
+        with self._lock:
+            self._criteria[task] = text
+            for ex in list(self._loaded.values()):
+                if isinstance(ex, MultiExitExecutor) and ex.spec.task == task:
+                    ex.set_criteria(text)
+        self.timeline.events.append({"t": self.now(), "kind": "criteria", "task": task,
+                                     "criteria": text})
 
     def _executor(self, cid: str) -> Executor:
         ex = self._loaded.get(cid)
@@ -345,6 +390,9 @@ class RuntimeManager:
 
     def inject(self, event: ev.Event) -> None:
         """Apply an event now (see :mod:`workbench.runtime.events`)."""
+        if event.kind == "criteria":
+            self.set_criteria(*event.args)
+            return
         self.injector.apply(event)
         self.timeline.events.append({"t": self.now(), "kind": event.kind,
                                      "args": list(event.args)})

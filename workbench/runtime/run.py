@@ -229,6 +229,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"requests: {st['submitted']} submitted, {st['served']} served, {st['rejected']} "
           f"rejected, {res.lost} lost" + (f"; rejections: {st['rejected_reasons']}"
                                           if st['rejected'] else ""))
+    for task, got in st.get("exits", {}).items():
+        print(f"  {task}: answers per exit " + ", ".join(f"exit {k}: {n}"
+                                                      for k, n in sorted(got.items())))
+    for e in res.timeline.get("events", []):
+        if e.get("kind") == "criteria":
+            print(f"  t={e['t']:7.3f}s  {e['task']} criteria -> {e['criteria']}")
     for f in res.summary["faults"]:
         print(f"  fault at {f['t']:.3f}s: {f['config']} ({f['reason']}); removed {f['removed']}")
     if args.timeline:

@@ -8,7 +8,8 @@ runtime evaluates the criteria after each exit with the partial state and takes 
 hold; when they never hold the last exit answers.
 
 Criteria compile to nested closures, so evaluating one after an exit costs about a microsecond
-(Delen: 100 us). Standard library only.
+(Delen: 100 us). Standard library only: it lives in the runtime, which evaluates it on the
+device for multi-exit designs; ``workbench.multiexit`` builds and tunes criteria with it.
 """
 
 from __future__ import annotations

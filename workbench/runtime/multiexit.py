@@ -1,0 +1,156 @@
+"""Multi-exit operating points on the device (Delen's conditional execution).
+
+A multi-exit configuration is one operating point (its criteria) of a stored multi-exit model:
+the model's exit segments run one after another, each returning the features for the next and
+its exit's logits, and the criteria are evaluated after each exit; the first exit where they
+hold answers (the last one if none does). The segments are ONNX, run with onnxruntime, an
+optional backend of this runtime (``pip install onnxruntime``): ``workbench.runtime`` imports
+without it, and only a bundle with multi-exit designs needs it.
+
+Points of one stored model share its loaded segments (:class:`SegmentCache`), so moving between
+them loads nothing: the switch is a new criteria function. The criteria can also be replaced
+while serving (:meth:`MultiExitExecutor.set_criteria`, Delen's run-time updates); the next
+request uses them.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from ..power import HOST_CORE
+from .bundle import ConfigSpec
+from .criteria import ExitState, parse_criteria
+from .executor import Executor, ExecutorError, Pinned, spin
+
+
+def _onnxruntime():
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        raise ExecutorError("multi-exit designs run with onnxruntime, which is not installed "
+                            "(pip install onnxruntime)") from None
+    return ort
+
+
+class SegmentCache:
+    """Loaded segment sessions by (segment files, threads): shared by every operating point of
+    one stored model."""
+
+    def __init__(self) -> None:
+        self._sessions: dict[tuple, list[Any]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, spec: ConfigSpec, blobs: list[bytes]) -> tuple[list[Any], bool]:
+        """The sessions of ``spec``'s segments, and whether they were loaded just now."""
+        key = (spec.segments, spec.threads)
+        with self._lock:
+            s = self._sessions.get(key)
+            fresh = s is None
+            if s is None:
+                ort = _onnxruntime()
+                opts = ort.SessionOptions()
+                opts.intra_op_num_threads = spec.threads
+                opts.inter_op_num_threads = 1
+                opts.log_severity_level = 3
+                try:
+                    s = [ort.InferenceSession(b, opts, providers=["CPUExecutionProvider"])
+                         for b in blobs]
+                except Exception as e:  # noqa: BLE001 - onnxruntime raises its own types
+                    raise ExecutorError(f"{spec.id}: cannot load its segments: "
+                                        f"{' '.join(str(e).split())[:300]}") from None
+                self._sessions[key] = s
+            return s, fresh
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+
+def softmax(z: np.ndarray) -> np.ndarray:
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+class MultiExitExecutor(Executor):
+    """One operating point: the stored model's segments with this point's criteria. Same
+    interface as the LiteRT executor; ``run`` answers each sample at its own exit and records
+    it (``exits``: how many answers each exit gave; ``last_exits``: the last batch's)."""
+
+    def __init__(self, spec: ConfigSpec, blobs: list[bytes], cache: SegmentCache) -> None:
+        super().__init__(spec, blobs[0])
+        self.blobs, self.cache = blobs, cache
+        self.set_criteria(spec.criteria or "null")
+        self.exits: Counter = Counter()
+        self.last_exits: list[int] = []
+        self.sessions: list[Any] = []
+
+    def set_criteria(self, text: str) -> None:
+        """Replace the criteria (Delen's run-time update); the next request uses them.
+
+        Raises:
+            InputError: the text is not criteria (the old ones stay).
+        """
+        fn = parse_criteria(text).compile()
+        self.criteria_text, self._should_exit = text, fn
+
+    def load(self) -> "MultiExitExecutor":
+        t0 = time.perf_counter()
+        with Pinned(self.cores):
+            self.sessions, fresh = self.cache.get(self.spec, self.blobs)
+            if fresh:  # warm up once per stored model: its other points reuse warm sessions
+                self._answer(np.zeros((1, *self.spec.input_shape), np.float32))
+        self.batch = 1
+        self.load_ms = (time.perf_counter() - t0) * 1e3
+        return self
+
+    @property
+    def input_shape(self) -> tuple[int, ...]:
+        return self.spec.input_shape
+
+    def _answer(self, x: np.ndarray) -> tuple[np.ndarray, int]:
+        should_exit = self._should_exit  # one criteria function for the whole request
+        feat = np.ascontiguousarray(x, dtype=np.float32)
+        t0 = time.perf_counter()
+        last = len(self.sessions) - 1
+        for k, s in enumerate(self.sessions):
+            feat, logits = s.run(None, {"x": feat})
+            p = softmax(logits[0])
+            ms = (time.perf_counter() - t0) * 1e3
+            state = ExitState(ms, float(p.max()), self.spec.exit_accuracy[k],
+                              HOST_CORE.busy_mj(ms, self.spec.threads),
+                              self.spec.exit_flops[k], k + 1)
+            if k == last or should_exit(state):
+                return p, k
+        raise AssertionError("unreachable")
+
+    def run(self, x: np.ndarray | None, slowdown: float = 1.0) -> tuple[np.ndarray, float]:
+        if not self.sessions:
+            raise ExecutorError(f"{self.spec.id}: not loaded")
+        xs = (np.zeros((1, *self.spec.input_shape), np.float32) if x is None
+              else np.asarray(x, np.float32).reshape(-1, *self.spec.input_shape))
+        t0 = time.perf_counter()
+        out, exits = [], []
+        try:
+            for i in range(len(xs)):
+                p, k = self._answer(xs[i:i + 1])
+                out.append(p)
+                exits.append(k)
+        except InputError as e:
+            raise ExecutorError(f"{self.spec.id}: {e}") from None
+        except Exception as e:  # noqa: BLE001 - onnxruntime's own error types
+            raise ValueError(" ".join(str(e).split())[:300]) from None
+        dt = time.perf_counter() - t0
+        if slowdown > 1.0:
+            spin(dt * (slowdown - 1.0))
+            dt *= slowdown
+        self.last_exits = exits
+        self.exits.update(exits)
+        return np.stack(out), dt * 1e3
+
+    def close(self) -> None:
+        self.sessions = []  # the cache keeps them for the other points of the stored model
