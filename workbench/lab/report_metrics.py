@@ -130,8 +130,10 @@ class DelenMetrics:
     fig14: list[dict[str, Any]]
     fig15: list[dict[str, Any]]
     storage: list[dict[str, Any]]
-    table3: dict[str, Any]
+    table3: dict[str, Any] | None
     paper: dict[str, Any]
+    # EfficientNet-Lite0 with four exits on Fashion-MNIST (Figs 7, 8, 13 at real scale).
+    real: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

@@ -77,6 +77,66 @@ def build(name: str, *, quick: bool = False, width: int = 32, epochs: int | None
                  [folder_size_mb(folder, [f]) for f in info["segments"]])
 
 
+#: The real-scale multi-exit net: EfficientNet-Lite0 (ImageNet weights) on Fashion-MNIST.
+REAL = "EffNetLite0-ME (fashion)"
+
+
+def real_folder() -> Path:
+    """Where the real-scale net is kept (its segments and its cached backbone features)."""
+    from ... import workspace
+
+    return workspace.zoo_dir() / "multiexit" / REAL.split(" ")[0]
+
+
+def build_real(*, n_train: int = 5000, n_test: int = 2000, folder: str | Path | None = None,
+               seed: int = 0, progress: Callable[[str], None] | None = None) -> Built:
+    """EfficientNet-Lite0 with four exits on Fashion-MNIST (``multiexit.pretrained``): the
+    frozen pretrained backbone's pooled features of ``n_train`` training and ``n_test`` test
+    images (cached in ``folder``: the backbone runs over them once), heads trained on them,
+    segments exported to ONNX and the exit profile measured on the test images."""
+    import torch
+
+    from ...host import fashion
+    from ...multiexit import pretrained as P
+    from ...multiexit.training import count_flops, export_onnx
+
+    torch.set_num_threads(2)
+    folder = Path(folder or tempfile.mkdtemp(prefix="delen-real-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    xtr, ytr, xte, yte = fashion.load()
+    rng = np.random.default_rng(seed)
+    itr = np.sort(rng.choice(len(xtr), n_train, replace=False))
+    ite = np.sort(rng.choice(len(xte), n_test, replace=False))
+    x_train, y_train = xtr[itr] / np.float32(255.0), ytr[itr]
+    x_test, y_test = (xte[ite] / np.float32(255.0)).astype(np.float32), yte[ite]
+    net = P.lite0(len(fashion.CLASSES))
+    cache = folder / f"features-{n_train}-{n_test}-{seed}.npz"
+    if cache.is_file():
+        z = np.load(cache)
+        f_tr = [z[f"train{k}"] for k in range(4)]
+        f_te = [z[f"test{k}"] for k in range(4)]
+    else:
+        def tick(what):
+            return (lambda done, n: progress(f"  {what} features {done}/{n}")
+                    if progress and (done == n or done % 1024 == 0) else None)
+        f_tr = P.pooled_features(net, x_train, progress=tick("training"))
+        f_te = P.pooled_features(net, x_test, progress=tick("test"))
+        np.savez(cache, **{f"train{k}": a for k, a in enumerate(f_tr)},
+                 **{f"test{k}": a for k, a in enumerate(f_te)})
+    res = P.train_heads(net, f_tr, y_train, f_te, y_test, task="fashion", seed=seed)
+    shape = (1, 28, 28)
+    info = export_onnx(net, shape, folder, plain=True)
+    flops = count_flops(net, shape)
+    store_multiexit(folder, arch=REAL.split(" ")[0], task="fashion", segments=info["segments"],
+                    accuracy=res.exit_accuracy, flops=flops, input_shape=shape)
+    sn = SegmentedNet(folder, info["segments"], flops=flops, accuracy=res.exit_accuracy)
+    x = x_test.reshape(len(x_test), *shape)
+    prof = measure_exit_profile(sn, x, y_test, flops=flops, repeats=1, name=REAL)
+    return Built(REAL, "fashion", sn, prof, x, np.asarray(y_test), res.exit_accuracy,
+                 folder_size_mb(folder, info["segments"]), str(folder),
+                 [folder_size_mb(folder, [f]) for f in info["segments"]])
+
+
 def build_profile(*, quick: bool = False, width: int = 32, epochs: int | None = None,
                   points: int = 10, progress: Callable[[str], None] | None = None):
     """Train, export and measure every model of :data:`MODELS` and return a measured profile of

@@ -362,11 +362,11 @@ class MeasuredStudy:
 
 def load_measured(path: str | Path | None = None) -> MeasuredStudy | None:
     """The full-size measurements committed in ``reports/bench/memory.json`` (see
-    :func:`.memory.bench_section`), or None when the benchmark has not run."""
+    :func:`workbench.lab.bench.bench_section`), or None when the benchmark has not run."""
     from ...errors import InputError
-    from .memory import bench_section
+    from ..bench import bench_section
 
-    m = bench_section("measured", path)
+    m = bench_section("memory.json", "measured", path)
     if m is None:
         return None
     try:

@@ -378,11 +378,11 @@ class PressureStudy:
 
 def load_pressure(path: str | Path | None = None) -> PressureStudy | None:
     """The real-pressure runs committed in ``reports/bench/memory.json`` (see
-    :func:`.memory.bench_section`), or None when the benchmark has not run."""
+    :func:`workbench.lab.bench.bench_section`), or None when the benchmark has not run."""
     from ...errors import InputError
-    from .memory import bench_section
+    from ..bench import bench_section
 
-    m = bench_section("masa_pressure", path)
+    m = bench_section("memory.json", "masa_pressure", path)
     if m is None:
         return None
     try:

@@ -36,29 +36,6 @@ PAPER_MEMORY_MB = {"AgeNet": 183, "GenderNet": 186, "FaceNet": 875, "SoS": 875, 
 PAPER_BUDGETS_MB = (512, 1024, 2048)
 
 
-def bench_section(name: str, path: str | Path | None = None) -> dict | None:
-    """One section of ``reports/bench/memory.json`` (what ``benchmarks/bench_memory.py``
-    measured: full-size FlexNN runs, MASA under real pressure), or None when there is none.
-    ``path`` defaults to the checkout's committed file, else the workspace's reports."""
-    import json
-
-    from ... import workspace
-    from ...errors import InputError
-
-    if path is None:
-        src = workspace.checkout()
-        path = (src if src is not None else workspace.home()) / "reports" / "bench" / "memory.json"
-    path = Path(path)
-    if not path.is_file():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as e:
-        raise InputError(f"cannot read the benchmark's output: {e}", file=path) from None
-    section = data.get(name) if isinstance(data, dict) else None
-    return section if isinstance(section, dict) and "skipped" not in section else None
-
-
 @dataclass
 class Nets:
     graphs: dict[str, LayerGraph]
