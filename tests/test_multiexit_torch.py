@@ -337,3 +337,36 @@ def test_exits_on_a_pretrained_full_size_backbone(tmp_path):
                      profile=b.profile)], {"a": tr})
     s = res.summary()
     assert s["served"] == len(tr) and sum(1 for n in s["exits"] if n) >= 2, s
+
+
+def _max_usage(served, window: float) -> float:
+    """The largest busy fraction over any window (starting every tenth of one) of the served
+    batches (finish time, task, ms, ...)."""
+    spans = [(t - ms / 1e3, t) for t, _, ms, *_ in served]
+    t0, t1 = min(a for a, _ in spans), max(b for _, b in spans)
+    best = 0.0
+    for start in np.arange(t0, t1, window / 10):
+        busy = sum(max(0.0, min(b, start + window) - max(a, start)) for a, b in spans)
+        best = max(best, busy / window)
+    return best
+
+
+@pytest.mark.parametrize("mode", ["delay", "drop"])
+def test_the_runtime_holds_a_task_to_its_share(h1, tmp_path, mode):
+    """workbench run --limit: back-to-back requests would keep the device busy all the time;
+    limited to 0.3 the task's usage over any half second stays within the share plus the burst
+    and one request's overrun, and every request is answered or rejected, none lost."""
+    from workbench.runtime.run import run
+
+    out, _, x = _multiexit_bundle(h1, tmp_path)
+    free = run(str(out), duration=1.0, rate=0, inputs={"h1": x[:50]})
+    res = run(str(out), duration=1.5, rate=0, inputs={"h1": x[:50]}, limits={"h1": 0.3},
+              limit_mode=mode, limit_burst_s=0.02)
+    assert free.lost == 0 and res.lost == 0
+    lim = res.stats["limited"]
+    assert lim["delayed" if mode == "delay" else "dropped"] > 0, lim
+    overrun = max(ms for _, _, ms, *_ in res.served) / 1e3  # at most one request's worth
+    # Unlimited, back-to-back requests keep it busy about half the wall time (the rest is the
+    # serving loop around each 0.2 ms invoke).
+    assert _max_usage(free.served, 0.5) > 0.45
+    assert _max_usage(res.served, 0.5) <= 0.3 + (0.02 + overrun) / 0.5, lim

@@ -18,12 +18,11 @@ import numpy as np
 
 from ..errors import InputError
 from ..runtime.criteria import ExitState, Node, Null
+from ..runtime.limiter import NEED_MARGIN
 from .policies import ExitProfile
 from .runner import CORE_POWER_W, SegmentedNet
-from .sharing import CrossAppAdapter, TokenBucket
+from .sharing import CrossAppAdapter, TokenBucket, redistribute
 
-#: A delayed request waits for this times its expected cost before it starts.
-NEED_MARGIN = 1.25
 #: A policy: (observed request rate /s, time budget per request in ms) -> criteria.
 Policy = Callable[[float, float], Node]
 
@@ -239,17 +238,25 @@ def serve(apps: list[App], traces: dict[str, np.ndarray], *, update_every: float
         rates = {a.name: (np.searchsorted(arrivals[a.name], hi, "left")
                           - np.searchsorted(arrivals[a.name], lo, "left")) / update_every
                  for a in apps}
+        limits_now: dict[str, float] = {}
         if adapter is not None:
-            usage = None
+            # A tenant's entitlement (max-min, cooperative re-weighting) sets its policy's time
+            # budget; work conservation only lends what it leaves unused to others' limiters,
+            # so a quiet window does not shrink its budget and its accuracy with it.
+            plan = adapter.step(rates)
+            shares.update(plan.shares)
+            limits_now = dict(plan.shares)
             if enforce_shares and work_conserving and now > 0:
                 # A tenant its limiter held back used all it was given: it has demand.
-                usage = {a.name: (float("inf") if held[a.name]
-                                  else busy_in_window[a.name] / update_every) for a in apps}
-            plan = adapter.step(rates, usage=usage)
-            shares.update(plan.shares)
+                names = [t.name for t in adapter.tenants]
+                usage = [float("inf") if held[n] else busy_in_window[n] / update_every
+                         for n in names]
+                lent = redistribute([plan.shares[n] for n in names], usage,
+                                    [t.weight for t in adapter.tenants])
+                limits_now = dict(zip(names, lent.tolist()))
             if enforce_shares:
                 for a in apps:
-                    buckets[a.name].set_share(max(shares[a.name], 1e-6), now)
+                    buckets[a.name].set_share(max(limits_now[a.name], 1e-6), now)
         for a in apps:
             r = max(rates[a.name], 1e-9)
             budgets[a.name] = shares[a.name] / r * 1000.0
@@ -257,12 +264,11 @@ def serve(apps: list[App], traces: dict[str, np.ndarray], *, update_every: float
             held[a.name], busy_in_window[a.name] = False, 0.0
             b = buckets.get(a.name)
             if b is not None and b.mode == "delay":
-                # A margin over the expected cost: segment times vary by tens of percent, and
-                # a request started on exactly its estimate would often be cut one exit short.
                 need[a.name] = min(NEED_MARGIN * expected_cost_ms(a, crit[a.name],
                                                                   seg_ms[a.name]) / 1e3,
                                    b.capacity)
         share_log.append({"t": now, **{f"share[{k}]": v for k, v in shares.items()},
+                          **{f"limit[{k}]": v for k, v in limits_now.items()},
                           **{f"rate[{k}]": v for k, v in rates.items()}})
 
     while True:

@@ -30,6 +30,7 @@ from .bundle import Bundle, ModelFault
 from .criteria import parse_criteria
 from .device import DeviceMonitor
 from .executor import Executor, ExecutorError, ProgramExecutor
+from .limiter import NEED_MARGIN, TokenBucket
 from .monitor import rss_mb
 from .multiexit import MultiExitExecutor, SegmentCache
 from .options import RuntimeOptions
@@ -59,12 +60,18 @@ class RuntimeManager:
         policy: What to run under which flags; default: the bundle's RASS switching policy.
         options: Thresholds, hysteresis, preloading, queueing (:class:`RuntimeOptions`).
         events: Timed events (:func:`workbench.runtime.events.parse_events`).
+        limits: A share of the device per task (Delen's tenant limiter, a token bucket of busy
+            time): a request runs when its task has what it is expected to cost, a multi-exit
+            design exits before a segment that would pass what remains, and what it used is
+            charged; ``limit_mode`` ``"delay"`` waits for tokens, ``"drop"`` rejects the request
+            ("over its share"). ``limit_burst_s``: the bucket holds share x this.
         **overrides: Fields of :class:`RuntimeOptions` to change (``preload="none"``).
     """
 
     def __init__(self, bundle: Bundle, *, policy: Policy | None = None,
                  options: RuntimeOptions | None = None, events: list[ev.Event] | None = None,
-                 **overrides: Any) -> None:
+                 limits: dict[str, float] | None = None, limit_mode: str = "delay",
+                 limit_burst_s: float = 0.1, **overrides: Any) -> None:
         self.options = opts = (options or RuntimeOptions()).with_overrides(**overrides)
         self.bundle = bundle
         self.policy = policy or SwitchingPolicy(bundle)
@@ -85,6 +92,14 @@ class RuntimeManager:
         # replaced per task (Delen's run-time updates) apply to every point loaded later too.
         self._segments = SegmentCache()
         self._criteria: dict[str, str] = {}
+        unknown = sorted(set(limits or {}) - set(self.tasks))
+        if unknown:
+            raise InputError(f"no such task in the bundle (tasks: {', '.join(self.tasks)})",
+                             where="limits", value=unknown[0])
+        if not limit_burst_s > 0:
+            raise InputError("must be positive", where="limit_burst_s", value=limit_burst_s)
+        self._buckets = {t: TokenBucket(share, interval=limit_burst_s / share, mode=limit_mode)
+                         for t, share in (limits or {}).items()}
         for e in self.events:
             if e.kind == "criteria" and e.args[0] not in self.tasks:
                 raise InputError(f"no task {e.args[0]!r} in the bundle (tasks: "
@@ -95,7 +110,8 @@ class RuntimeManager:
         self.state = DeviceState({p: False for p in self.processors}, False)
         self.stats: dict[str, Any] = {"submitted": 0, "served": 0, "rejected": 0,
                                       "rejected_reasons": {},
-                                      "exits": {}}  # multi-exit: task -> {exit number: answers}
+                                      "exits": {},  # multi-exit: task -> {exit: answers}
+                                      "limited": {"delayed": 0, "dropped": 0, "capped": 0}}
         self.timeline = Timeline()
         self.decision_us: list[float] = []
         #: (t, task, invoke ms, design, batch size) of every batch served.
@@ -197,6 +213,14 @@ class RuntimeManager:
                     batch.append(q.get(timeout=max(0.0, deadline - time.perf_counter())))
                 except queue.Empty:
                     break
+            cap_ms = float("inf")
+            bucket = self._buckets.get(task)
+            if bucket is not None and ex is not None:
+                admitted = self._admit(task, bucket, ex, batch)
+                if admitted is None:
+                    continue  # dropped, or the runtime is stopping
+                cap_ms = admitted
+            started = self.now()
             for _attempt in range(2):
                 ex = self._active.get(task)
                 if ex is None:
@@ -211,7 +235,15 @@ class RuntimeManager:
                     x = None if all(v is None for v in xs) else np.concatenate(
                         [np.zeros((1, *ex.input_shape), np.float32) if v is None else
                          np.asarray(v, np.float32).reshape(-1, *ex.input_shape) for v in xs])
-                    y, ms = ex.run(x, slowdown=self.injector.slowdown(ex.cores))
+                    if isinstance(ex, MultiExitExecutor):
+                        capped = ex.capped
+                        y, ms = ex.run(x, slowdown=self.injector.slowdown(ex.cores),
+                                       cap_ms=cap_ms)
+                        if ex.capped > capped:
+                            with self._lock:
+                                self.stats["limited"]["capped"] += ex.capped - capped
+                    else:
+                        y, ms = ex.run(x, slowdown=self.injector.slowdown(ex.cores))
                 except ExecutorError as e:
                     self._fail_config(ex.spec.id, str(e))
                     continue  # the policy fell back: retry the batch once on the new design
@@ -220,6 +252,8 @@ class RuntimeManager:
                         self._reject(r, f"bad input: {' '.join(str(e).split())[:200]}")
                     break
                 self._samples[task].append(ms)
+                if bucket is not None:
+                    bucket.charge(ms / 1e3, started)
                 if isinstance(ex, MultiExitExecutor):
                     with self._lock:
                         got = self.stats["exits"].setdefault(task, {})
@@ -239,6 +273,35 @@ class RuntimeManager:
             else:
                 for r in batch:
                     self._reject(r, "design failed twice")
+
+    def _admit(self, task: str, bucket: TokenBucket, ex: Executor, batch: list) -> float | None:
+        """Hold a batch until its task's bucket has what it is expected to cost (``delay``), or
+        reject it (``drop``); returns what remains to spend on it (ms), None when it will not
+        run."""
+        # Expected: the profile's latency of the design (a multi-exit point: at its mean exit),
+        # with a margin; dropping, the cheapest answer (the first exit) is enough to start.
+        expected = ex.spec.expected.get("L") or 0.0
+        if bucket.mode == "drop" and isinstance(ex, MultiExitExecutor) and ex.seg_ms[0] > 0:
+            expected = ex.seg_ms[0]
+        need = min(NEED_MARGIN * expected * len(batch) / 1e3, bucket.capacity)
+        now = self.now()
+        if bucket.tokens_at(now) < need - 1e-12:
+            if bucket.mode == "drop":
+                with self._lock:
+                    self.stats["limited"]["dropped"] += len(batch)
+                for r in batch:
+                    self._reject(r, "over its share (limiter)")
+                return None
+            with self._lock:
+                self.stats["limited"]["delayed"] += len(batch)
+            until = bucket.when(need, now)
+            while self.now() < until:
+                if self._stop.is_set() and not self._accepting:
+                    for r in batch:
+                        self._reject(r, "runtime stopped")
+                    return None
+                time.sleep(min(0.005, max(0.0, until - self.now())))
+        return bucket.tokens_at(self.now()) * 1e3
 
     # --- designs --------------------------------------------------------------------------
     def _usable(self) -> set[str]:

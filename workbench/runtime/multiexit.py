@@ -44,6 +44,9 @@ class SegmentCache:
 
     def __init__(self) -> None:
         self._sessions: dict[tuple, list[Any]] = {}
+        #: What each segment takes (ms, a running mean), shared by the points: a limiter's cap
+        #: stops before a segment that would not fit.
+        self.segment_ms: dict[tuple, list[float]] = {}
         self._lock = threading.Lock()
 
     def get(self, spec: ConfigSpec, blobs: list[bytes]) -> tuple[list[Any], bool]:
@@ -65,6 +68,7 @@ class SegmentCache:
                     raise ExecutorError(f"{spec.id}: cannot load its segments: "
                                         f"{' '.join(str(e).split())[:300]}") from None
                 self._sessions[key] = s
+                self.segment_ms[key] = [0.0] * len(s)
             return s, fresh
 
     def __len__(self) -> int:
@@ -88,6 +92,8 @@ class MultiExitExecutor(Executor):
         self.exits: Counter = Counter()
         self.last_exits: list[int] = []
         self.sessions: list[Any] = []
+        self.seg_ms: list[float] = []
+        self.capped = 0  # answers a limiter's cap made earlier than the criteria would
 
     def set_criteria(self, text: str) -> None:
         """Replace the criteria (Delen's run-time update); the next request uses them.
@@ -102,8 +108,10 @@ class MultiExitExecutor(Executor):
         t0 = time.perf_counter()
         with Pinned(self.cores):
             self.sessions, fresh = self.cache.get(self.spec, self.blobs)
+            self.seg_ms = self.cache.segment_ms[(self.spec.segments, self.spec.threads)]
             if fresh:  # warm up once per stored model: its other points reuse warm sessions
-                self._answer(np.zeros((1, *self.spec.input_shape), np.float32))
+                for _ in range(3):
+                    self._answer(np.zeros((1, *self.spec.input_shape), np.float32))
         self.batch = 1
         self.load_ms = (time.perf_counter() - t0) * 1e3
         return self
@@ -112,23 +120,33 @@ class MultiExitExecutor(Executor):
     def input_shape(self) -> tuple[int, ...]:
         return self.spec.input_shape
 
-    def _answer(self, x: np.ndarray) -> tuple[np.ndarray, int]:
+    def _answer(self, x: np.ndarray, cap_ms: float = float("inf")) -> tuple[np.ndarray, int]:
         should_exit = self._should_exit  # one criteria function for the whole request
         feat = np.ascontiguousarray(x, dtype=np.float32)
-        t0 = time.perf_counter()
+        t0 = prev = time.perf_counter()
         last = len(self.sessions) - 1
+        seg = self.seg_ms
         for k, s in enumerate(self.sessions):
             feat, logits = s.run(None, {"x": feat})
             p = softmax(logits[0])
-            ms = (time.perf_counter() - t0) * 1e3
+            now = time.perf_counter()
+            seg[k] = (now - prev) * 1e3 if seg[k] == 0.0 else 0.9 * seg[k] + 100.0 * (now - prev)
+            prev = now
+            ms = (now - t0) * 1e3
             state = ExitState(ms, float(p.max()), self.spec.exit_accuracy[k],
                               HOST_CORE.busy_mj(ms, self.spec.threads),
                               self.spec.exit_flops[k], k + 1)
             if k == last or should_exit(state):
                 return p, k
+            if ms + seg[k + 1] > cap_ms:  # the next segment would not fit the limiter's budget
+                self.capped += 1
+                return p, k
         raise AssertionError("unreachable")
 
-    def run(self, x: np.ndarray | None, slowdown: float = 1.0) -> tuple[np.ndarray, float]:
+    def run(self, x: np.ndarray | None, slowdown: float = 1.0,
+            cap_ms: float = float("inf")) -> tuple[np.ndarray, float]:
+        """Answer each sample at its exit; ``cap_ms`` (a limiter's remaining budget for the
+        whole batch) makes a sample exit before a segment that would go past it."""
         if not self.sessions:
             raise ExecutorError(f"{self.spec.id}: not loaded")
         xs = (np.zeros((1, *self.spec.input_shape), np.float32) if x is None
@@ -137,7 +155,7 @@ class MultiExitExecutor(Executor):
         out, exits = [], []
         try:
             for i in range(len(xs)):
-                p, k = self._answer(xs[i:i + 1])
+                p, k = self._answer(xs[i:i + 1], cap_ms - (time.perf_counter() - t0) * 1e3)
                 out.append(p)
                 exits.append(k)
         except InputError as e:

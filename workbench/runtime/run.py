@@ -54,6 +54,7 @@ class RunResult:
 def run(bundle: Bundle | str | Path, *, duration: float = 10.0, rate: float = 30.0,
         events: list[Event] | None = None, policy: Policy | None = None,
         inputs: dict[str, np.ndarray] | None = None, on_switch=None,
+        limits: dict[str, float] | None = None, limit_mode: str = "delay",
         **options: Any) -> RunResult:
     """Serve ``rate`` requests per second per task for ``duration`` seconds.
 
@@ -65,10 +66,13 @@ def run(bundle: Bundle | str | Path, *, duration: float = 10.0, rate: float = 30
         policy: Replace the bundle's switching policy (e.g. an OODIn re-solving policy).
         inputs: Samples per task to cycle through (default: zeros).
         on_switch: Called with each switch record as it happens (progress output).
+        limits: A share of the device per task, held by a token bucket (see RuntimeManager);
+            ``limit_mode`` ``"delay"`` or ``"drop"``.
         **options: Fields of :class:`~.options.RuntimeOptions` (period_s, memory_low_mb, ...).
     """
     b = bundle if isinstance(bundle, Bundle) else load_bundle(bundle)
-    rm = RuntimeManager(b, policy=policy, events=events, **options)
+    rm = RuntimeManager(b, policy=policy, events=events, limits=limits, limit_mode=limit_mode,
+                        **options)
     futures: list[Future] = []
     lock = threading.Lock()
     stop = threading.Event()
@@ -138,6 +142,11 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
                    help="memory held by processes above this is a memory issue (default with a "
                         "memory event: what is held at start plus half the event's MB)")
     p.add_argument("--period-ms", type=float, default=50.0, help="monitor period (default 50)")
+    p.add_argument("--limit", action="append", default=[], metavar="TASK=SHARE",
+                   help="hold TASK to SHARE (0..1) of the device: Delen's token-bucket limiter "
+                        "(repeatable)")
+    p.add_argument("--limit-mode", choices=("delay", "drop"), default="delay",
+                   help="a request over its share waits (delay, default) or is rejected (drop)")
     p.add_argument("--timeline", default=None, metavar="JSON",
                    help="write the timeline and every served batch to this file")
 
@@ -189,6 +198,17 @@ def _check_run_arguments(args: argparse.Namespace) -> RuntimeOptions:
             raise InputError(f"must be a number {'>' if lo_open else '>='} {lo:g} and <= {hi:g}",
                              where="--" + name.replace("_", "-"), value=v)
     options = _options_of(args)
+    args.limits = {}
+    for item in args.limit:
+        task, _, share = item.partition("=")
+        try:
+            value = float(share)
+        except ValueError:
+            value = math.nan
+        if not task or not 0 < value <= 1:
+            raise InputError("expected TASK=SHARE with a share in (0, 1]", where="--limit",
+                             value=item)
+        args.limits[task] = value
     if args.timeline:
         t = Path(args.timeline)
         if t.is_dir():
@@ -223,12 +243,21 @@ def cmd_run(args: argparse.Namespace) -> int:
             high = used + min(hogs) / 2
             options = options.with_overrides(memory_used_high_mb=high)
             print(f"memory issue above {high:.0f} MB held by processes (now {used:.0f} MB)")
+    unknown = sorted(set(args.limits) - set(b.task_names))
+    if unknown:
+        raise InputError(f"no such task in the bundle (tasks: {', '.join(b.task_names)})",
+                         where="--limit", value=unknown[0])
     res = run(b, duration=args.duration, rate=args.rate, events=events, on_switch=show,
-              options=options)
+              options=options, limits=args.limits, limit_mode=args.limit_mode)
     st = res.stats
     print(f"requests: {st['submitted']} submitted, {st['served']} served, {st['rejected']} "
           f"rejected, {res.lost} lost" + (f"; rejections: {st['rejected_reasons']}"
                                           if st['rejected'] else ""))
+    if args.limits:
+        lim = st["limited"]
+        print(f"limiter ({', '.join(f'{t} {v:g}' for t, v in args.limits.items())}, "
+              f"{args.limit_mode}): {lim['delayed']} delayed, {lim['dropped']} dropped, "
+              f"{lim['capped']} answered at an earlier exit")
     for task, got in st.get("exits", {}).items():
         print(f"  {task}: answers per exit " + ", ".join(f"exit {k}: {n}"
                                                       for k, n in sorted(got.items())))
