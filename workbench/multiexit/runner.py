@@ -12,28 +12,13 @@ import numpy as np
 
 from ..power import HOST_CORE
 from ..runtime.criteria import ExitState
+from ..runtime.multiexit import open_session, softmax
+
+__all__ = ["CORE_POWER_W", "SegmentedNet", "open_session", "softmax"]
 
 #: Modelled power of one busy CPU core (RAPL is unreadable in this VM), as the host profile uses
 #: (workbench.power.HOST_CORE): a request's energy is its dynamic energy.
 CORE_POWER_W = HOST_CORE.busy_w
-
-
-def open_session(path: str | Path, threads: int = 1):
-    """An onnxruntime CPU session with ``threads`` intra-op threads."""
-    try:
-        import onnxruntime as ort
-    except ImportError as e:  # pragma: no cover - depends on the install
-        raise ImportError("running exported multi-exit nets needs onnxruntime") from e
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = threads
-    opts.inter_op_num_threads = 1
-    opts.log_severity_level = 3
-    return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
-
-
-def softmax(z: np.ndarray) -> np.ndarray:
-    e = np.exp(z - z.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
 
 
 class SegmentedNet:

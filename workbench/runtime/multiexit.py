@@ -15,6 +15,7 @@ request uses them.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections import Counter
@@ -29,13 +30,20 @@ from .criteria import ExitState, parse_criteria
 from .executor import Executor, ExecutorError, Pinned, spin
 
 
-def _onnxruntime():
+def open_session(model: str | os.PathLike | bytes, threads: int = 1):
+    """An onnxruntime CPU session (a file or its bytes) with ``threads`` intra-op threads: the
+    one way segments are opened, here and by ``workbench.multiexit``'s experiments."""
     try:
         import onnxruntime as ort
     except ImportError:
         raise ExecutorError("multi-exit designs run with onnxruntime, which is not installed "
                             "(pip install onnxruntime)") from None
-    return ort
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    opts.log_severity_level = 3
+    return ort.InferenceSession(model if isinstance(model, bytes) else str(model), opts,
+                                providers=["CPUExecutionProvider"])
 
 
 class SegmentCache:
@@ -56,14 +64,10 @@ class SegmentCache:
             s = self._sessions.get(key)
             fresh = s is None
             if s is None:
-                ort = _onnxruntime()
-                opts = ort.SessionOptions()
-                opts.intra_op_num_threads = spec.threads
-                opts.inter_op_num_threads = 1
-                opts.log_severity_level = 3
                 try:
-                    s = [ort.InferenceSession(b, opts, providers=["CPUExecutionProvider"])
-                         for b in blobs]
+                    s = [open_session(b, spec.threads) for b in blobs]
+                except ExecutorError:
+                    raise
                 except Exception as e:  # noqa: BLE001 - onnxruntime raises its own types
                     raise ExecutorError(f"{spec.id}: cannot load its segments: "
                                         f"{' '.join(str(e).split())[:300]}") from None
