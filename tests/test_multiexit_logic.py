@@ -71,6 +71,11 @@ def test_text_form_parses_units_precedence_and_round_trips():
                            C.Not(C.Criterion("response_time", "<", 10))))
     assert C.parse_criteria(str(n)) == n
     assert C.parse_criteria("null") == C.Null()
+    # A word operator right after a bare number is the operator, not the number's unit.
+    assert C.parse_criteria("confidence > 0.9 and response_time < 5 ms") == C.And(
+        C.Criterion("confidence", ">", 0.9), C.Criterion("response_time", "<", 5.0))
+    assert C.parse_criteria("exit_number > 1 OR confidence > 0.5") == C.Or(
+        C.Criterion("exit_number", ">", 1), C.Criterion("confidence", ">", 0.5))
 
 
 def test_json_round_trip():

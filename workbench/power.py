@@ -14,8 +14,15 @@ proportional to utilisation); its parameters are not measured here.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
 
 from .errors import InputError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+#: Busy time as one number or an array of them (an exit profile's per-exit latencies).
+_Ms = TypeVar("_Ms", float, "np.ndarray")
 
 
 @dataclass(frozen=True)
@@ -35,7 +42,7 @@ class PowerModel:
                 raise InputError("power must be a non-negative number of watts", where=field,
                                  value=v)
 
-    def busy_mj(self, busy_ms: float, units: float = 1.0) -> float:
+    def busy_mj(self, busy_ms: _Ms, units: float = 1.0) -> _Ms:
         """Dynamic energy (mJ) of keeping ``units`` busy for ``busy_ms``."""
         return busy_ms * self.busy_w * units
 

@@ -11,8 +11,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..metrics import MULTI_EXIT
+from ..power import HOST_CORE
 from .policies import ExitProfile, ParetoPolicy
-from .runner import CORE_POWER_W, SegmentedNet
+from .runner import SegmentedNet
 
 
 def measure_exit_profile(net: SegmentedNet, x: np.ndarray, y: np.ndarray, *,
@@ -34,7 +35,7 @@ def measure_exit_profile(net: SegmentedNet, x: np.ndarray, y: np.ndarray, *,
         right[i] = [int(p.argmax()) == int(y[i]) for p in probs]
     lat = np.median(times, axis=0)
     return ExitProfile(flops=np.asarray(flops, float), latency_ms=lat,
-                       energy_mj=lat * CORE_POWER_W * net.threads, confidence=conf,
+                       energy_mj=HOST_CORE.busy_mj(lat, net.threads), confidence=conf,
                        correct=right, source="measured (energy modelled: 5 W per busy core)",
                        name=name)
 

@@ -10,15 +10,10 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..power import HOST_CORE
 from ..runtime.criteria import ExitState
-from ..runtime.multiexit import open_session, softmax
+from ..runtime.multiexit import open_session, run_exits, softmax
 
-__all__ = ["CORE_POWER_W", "SegmentedNet", "open_session", "softmax"]
-
-#: Modelled power of one busy CPU core (RAPL is unreadable in this VM), as the host profile uses
-#: (workbench.power.HOST_CORE): a request's energy is its dynamic energy.
-CORE_POWER_W = HOST_CORE.busy_w
+__all__ = ["SegmentedNet", "open_session", "softmax"]
 
 
 class SegmentedNet:
@@ -54,21 +49,11 @@ class SegmentedNet:
         remaining budget) and ``segment_ms`` (what each segment is expected to cost), the run
         also exits before a segment that would take its busy time past the cap. Returns the
         softmax, the 0-based exit and the last state (its response_time includes the wait)."""
-        feat = np.ascontiguousarray(x, dtype=np.float32)
-        t0 = time.perf_counter() - waited_ms / 1e3
-        last = self.n_exits - 1
-        for k, s in enumerate(self.sessions):
-            feat, logits = s.run(None, {"x": feat})
-            p = softmax(logits[0])
-            ms = (time.perf_counter() - t0) * 1e3
-            busy = ms - waited_ms
-            state = ExitState(ms, float(p.max()), self.accuracy[k],
-                              busy * CORE_POWER_W * self.threads, self.flops[k], k + 1)
-            if k == last or (should_exit is not None and should_exit(state)):
-                return p, k, state
-            if segment_ms is not None and busy + segment_ms[k + 1] > cap_ms:
-                return p, k, state  # the next segment would not fit the limiter's budget
-        raise AssertionError("unreachable")
+        p, k, state, _ = run_exits(self.sessions, x, should_exit, accuracy=self.accuracy,
+                                   flops=self.flops, threads=self.threads, waited_ms=waited_ms,
+                                   cap_ms=cap_ms,
+                                   segment_ms=None if segment_ms is None else list(segment_ms))
+        return p, k, state
 
     def run_all(self, x: np.ndarray) -> tuple[list[np.ndarray], list[float]]:
         """Every exit's softmax for one sample and the cumulative time (ms) to each exit."""

@@ -17,10 +17,11 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import InputError
+from ..power import HOST_CORE
 from ..runtime.criteria import ExitState, Node, Null
 from ..runtime.limiter import NEED_MARGIN
 from .policies import ExitProfile
-from .runner import CORE_POWER_W, SegmentedNet
+from .runner import SegmentedNet
 from .sharing import CrossAppAdapter, TokenBucket, redistribute
 
 #: A policy: (observed request rate /s, time budget per request in ms) -> criteria.
@@ -161,7 +162,7 @@ def expected_cost_ms(app: App, criteria: Callable[[ExitState], bool],
     for row in conf:
         for k in range(len(cum)):
             state = ExitState(float(cum[k]), float(row[k]), net.accuracy[k],
-                              float(cum[k]) * CORE_POWER_W * net.threads, net.flops[k], k + 1)
+                              HOST_CORE.busy_mj(float(cum[k]), net.threads), net.flops[k], k + 1)
             if k == last or criteria(state):
                 total += cum[k]
                 break
@@ -331,7 +332,7 @@ def serve(apps: list[App], traces: dict[str, np.ndarray], *, update_every: float
                 held[name] = True
         busy_in_window[name] += exec_ms / 1e3
         records.append(Record(name, arrival, clock, finish, ex, int(p.argmax()) == int(app.y[j]),
-                              exec_ms * CORE_POWER_W * app.net.threads,
+                              HOST_CORE.busy_mj(exec_ms, app.net.threads),
                               "delay" if was_held else "serve", capped))
         clock = finish
     limits = {a: {"share": bk.share, "burst_s": bk.capacity} for a, bk in buckets.items()}

@@ -182,8 +182,10 @@ def confidence_thresholds(thresholds: list[float] | tuple[float, ...]) -> Node:
 
 # --- text ------------------------------------------------------------------------------------
 
+# A unit may follow a number after spaces ("20 ms"), but a following "and"/"or"/"not" is the
+# next operator, not a unit.
 _TOKEN = re.compile(r"\s*(?:(\(|\)|&&|\|\||!|==|<|>)|([A-Za-z_]+)|([-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?"
-                    r"|[-+]?\.\d+(?:[eE][-+]?\d+)?)\s*([A-Za-z%]*))")
+                    r"|[-+]?\.\d+(?:[eE][-+]?\d+)?)\s*((?!(?i:and|or|not)\b)[A-Za-z%]*))")
 
 
 def parse_criteria(text: str) -> Node:

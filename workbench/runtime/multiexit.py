@@ -19,7 +19,7 @@ import os
 import threading
 import time
 from collections import Counter
-from typing import Any
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -84,6 +84,46 @@ def softmax(z: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=-1, keepdims=True)
 
 
+def run_exits(sessions: Sequence[Any], x: np.ndarray,
+              should_exit: Callable[[ExitState], bool] | None, *, accuracy: Sequence[float],
+              flops: Sequence[float], threads: int = 1, waited_ms: float = 0.0,
+              cap_ms: float = float("inf"), segment_ms: list[float] | None = None,
+              learn: bool = False) -> tuple[np.ndarray, int, ExitState, bool]:
+    """One sample (batch 1) through a multi-exit model's segments until ``should_exit`` holds
+    (None: every exit): Delen's conditional execution, the one loop the runtime and the
+    experiments share.
+
+    ``response_time`` counts from the request's arrival (``waited_ms`` in a queue before this
+    call); energy is the busy time's (``workbench.power.HOST_CORE``). With ``cap_ms`` (a
+    limiter's remaining budget) and ``segment_ms`` (what each segment is expected to cost), the
+    run also exits before a segment that would take its busy time past the cap; ``learn``
+    updates ``segment_ms`` in place with a running mean of what each segment took.
+
+    Returns:
+        The answering exit's softmax, its 0-based index, the state there, and whether the cap
+        (not the criteria) made it answer.
+    """
+    feat = np.ascontiguousarray(x, dtype=np.float32)
+    t0 = prev = time.perf_counter()
+    last = len(sessions) - 1
+    for k, s in enumerate(sessions):
+        feat, logits = s.run(None, {"x": feat})
+        p = softmax(logits[0])
+        now = time.perf_counter()
+        if learn and segment_ms is not None:
+            d = (now - prev) * 1e3
+            segment_ms[k] = d if segment_ms[k] == 0.0 else 0.9 * segment_ms[k] + 0.1 * d
+            prev = now
+        busy = (now - t0) * 1e3
+        state = ExitState(busy + waited_ms, float(p.max()), accuracy[k],
+                          HOST_CORE.busy_mj(busy, threads), flops[k], k + 1)
+        if k == last or (should_exit is not None and should_exit(state)):
+            return p, k, state, False
+        if segment_ms is not None and busy + segment_ms[k + 1] > cap_ms:
+            return p, k, state, True  # the next segment would not fit the limiter's budget
+    raise AssertionError("unreachable")
+
+
 class MultiExitExecutor(Executor):
     """One operating point: the stored model's segments with this point's criteria. Same
     interface as the LiteRT executor; ``run`` answers each sample at its own exit and records
@@ -125,27 +165,12 @@ class MultiExitExecutor(Executor):
         return self.spec.input_shape
 
     def _answer(self, x: np.ndarray, cap_ms: float = float("inf")) -> tuple[np.ndarray, int]:
-        should_exit = self._should_exit  # one criteria function for the whole request
-        feat = np.ascontiguousarray(x, dtype=np.float32)
-        t0 = prev = time.perf_counter()
-        last = len(self.sessions) - 1
-        seg = self.seg_ms
-        for k, s in enumerate(self.sessions):
-            feat, logits = s.run(None, {"x": feat})
-            p = softmax(logits[0])
-            now = time.perf_counter()
-            seg[k] = (now - prev) * 1e3 if seg[k] == 0.0 else 0.9 * seg[k] + 100.0 * (now - prev)
-            prev = now
-            ms = (now - t0) * 1e3
-            state = ExitState(ms, float(p.max()), self.spec.exit_accuracy[k],
-                              HOST_CORE.busy_mj(ms, self.spec.threads),
-                              self.spec.exit_flops[k], k + 1)
-            if k == last or should_exit(state):
-                return p, k
-            if ms + seg[k + 1] > cap_ms:  # the next segment would not fit the limiter's budget
-                self.capped += 1
-                return p, k
-        raise AssertionError("unreachable")
+        p, k, _, capped = run_exits(self.sessions, x, self._should_exit,
+                                    accuracy=self.spec.exit_accuracy, flops=self.spec.exit_flops,
+                                    threads=self.spec.threads, cap_ms=cap_ms,
+                                    segment_ms=self.seg_ms, learn=True)
+        self.capped += capped
+        return p, k
 
     def run(self, x: np.ndarray | None, slowdown: float = 1.0,
             cap_ms: float = float("inf")) -> tuple[np.ndarray, float]:
