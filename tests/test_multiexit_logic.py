@@ -319,3 +319,42 @@ def test_modelled_power_draws_idle_plus_busy_and_battery_life_follows_it():
     assert r10["Pareto frontier"]["utilisation"] == pytest.approx(0.3)
     assert r10["Pareto frontier"]["vs_full"] == pytest.approx((5 + 4.5) / (5 + 1.5))
     assert all(r["power_model"].startswith("modelled") for r in r10.values())
+
+
+def _check_inputs(*, energy_falls: bool, img1_drop: float):
+    """Minimal rows of every Delen figure for ``paper_checks``."""
+    pol = lambda p, acc, thr, rt: {"policy": p, "rate": 100.0, "throughput": thr,  # noqa: E731
+                                   "accuracy": acc, "response_ms": rt}
+    e = [3.0, 2.0, 1.0] if energy_falls else [1.0, 2.0, 3.0]
+    fig9 = [{"model": "m", "battery": b, "energy_mj": x} for b, x in zip(("high", "medium", "low"), e)]
+    fig11 = [{"policy": p, "load": x, "accuracy": a} for x in (0.5, 1.0)
+             for p, a in (("PF", 0.9), ("pW", 0.8), ("pW (exit==1)", 0.7))]
+    fig13 = [{"policy": p, "load": 1.0, "usage": 0.4, "max_window_usage": 0.5, "bound": 0.55,
+              "delayed": 3, "lost": 0} for p in ("pR (C>0.7)", "PF")]
+
+    def sharing(mode, drop, share1):
+        return [{"mode": mode, "phase": ph, "app": a, "share": share1 if (a, ph) == ("IMG1", "burst")
+                 else 0.4, "accuracy": 0.9 - (drop if (a, ph) == ("IMG1", "burst") else 0.0)}
+                for ph in ("before", "burst", "after") for a in ("IMG1", "IMG2", "AUDIO")]
+    return dict(
+        fig5={"vectors": 1000, "front": [0, 1, 2, 3], "metric": "energy"},
+        fig7=[pol("pR (C>0.7)", 0.9, 60.0, 500.0), pol("PF", 0.85, 99.0, 8.0)],
+        fig8_savings={"pf_vs_full_energy_saving_mean_pct": 30.0,
+                      "pf_vs_pw_energy_saving_mean_pct": 10.0},
+        fig9=fig9,
+        fig10=[{"policy": "full", "vs_full": 1.0}, {"policy": "per-workload", "vs_full": 1.2},
+               {"policy": "Pareto frontier", "vs_full": 1.4}],
+        fig11=fig11, fig13=fig13, fig14=sharing("non-cooperative", img1_drop, 0.4),
+        fig15=sharing("cooperative", img1_drop / 2, 0.6))
+
+
+def test_paper_checks_say_when_a_figures_shape_does_not_hold():
+    from workbench.lab.experiments.delen import paper_checks
+
+    ok = {c["figure"]: c for c in paper_checks(**_check_inputs(energy_falls=True, img1_drop=0.2))}
+    assert all(c["holds"] for c in ok.values()), ok
+    assert "3 of 3" not in ok["Fig. 9"]["workbench"] and "1 of 1 apps" in ok["Fig. 9"]["workbench"]
+    bad = {c["figure"]: c for c in paper_checks(**_check_inputs(energy_falls=False, img1_drop=0.0))}
+    assert not bad["Fig. 9"]["holds"] and "0 of 1 apps" in bad["Fig. 9"]["workbench"]
+    assert not bad["Fig. 14"]["holds"] and not bad["Fig. 15"]["holds"]
+    assert bad["Fig. 5"]["holds"] and bad["Fig. 13"]["holds"]

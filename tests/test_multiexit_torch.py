@@ -199,7 +199,8 @@ def test_delen_notebook_runs_quick(tmp_path):
 
     rep = run_report("delen", reports_dir=tmp_path, quick=True, progress=False)
     m = json.loads(rep.metrics.read_text())
-    assert m["source"].startswith("measured") and len(m["models"]) == 3
+    assert m["source"].startswith("measured") and len(m["models"]) == 4
+    assert m["models"][0]["name"] == m["real"]["model"] == m["fig5"]["model"]  # real scale first
     policies = {r["policy"] for r in m["fig7"]}
     assert {"pW", "PF", "full"} <= policies and all(r["requests"] == r["served"] for r in m["fig7"])
     assert {r["policy"] for r in m["fig8"]} == {"oracle", "Pareto frontier", "per-workload", "full"}
@@ -207,6 +208,11 @@ def test_delen_notebook_runs_quick(tmp_path):
     assert m["paper"]["fig8"]["pf_vs_full_energy_saving_mean_pct"] == 43.9
     assert [r["policy"] for r in m["fig10"]] == ["full", "per-workload", "Pareto frontier"]
     assert all(r["saving"] > 1 for r in m["storage"])   # one model beats a model per depth
+    # Every figure of Delen's evaluation beside the paper, each with what this run shows.
+    assert [c["figure"] for c in m["checks"]] == [
+        "Fig. 5", "Fig. 7", "Fig. 8", "Fig. 9", "Fig. 10", "Figs 11-12", "Fig. 13", "Fig. 14",
+        "Fig. 15"] + (["Table 3"] if m["table3"] else [])
+    assert all(c["paper"] and c["workbench"] for c in m["checks"])
 
 
 def test_exit_profiles_are_stored_in_a_device_profile(h1, tmp_path):

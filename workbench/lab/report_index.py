@@ -109,42 +109,36 @@ def _table10(m: RuntimeMetrics) -> str:
             f"{m.storage_host.get('reduction', 0):.1f}x")
 
 
-def _delen_fig7(m: DelenMetrics) -> str:
-    rows = {r["policy"]: r for r in m.fig7}
-    parts = [f"{k}: acc {_fmt(r['accuracy'])}, {_fmt(r['throughput'])}/s"
-             for k, r in rows.items() if k.startswith(("pR (C", "pW", "PF"))]
-    return "; ".join(parts) + f" (offered {_fmt(next(iter(rows.values()))['rate'])}/s)"
+def _delen_check(fig: str) -> Callable[[DelenMetrics], str]:
+    """The Delen report's own paper-beside row for ``fig`` (delen.paper_checks)."""
+    def f(m: DelenMetrics) -> str:
+        row = next((c for c in m.checks if c["figure"] == fig), None)
+        if row is None:
+            return "-"
+        verdict = {True: "shape holds", False: "shape does not hold", None: ""}[row["holds"]]
+        return f"{row['workbench']} ({verdict})" if verdict else row["workbench"]
+    return f
 
 
-def _delen_fig8(m: DelenMetrics) -> str:
-    s = m.fig8_savings
-    return (f"PF {_fmt(s.get('pf_vs_full_energy_saving_mean_pct'))}% less than Full, "
-            f"{_fmt(s.get('pf_vs_pw_energy_saving_mean_pct'))}% less than per-workload (means)")
-
-
-def _delen_real_fig8(m: DelenMetrics) -> str:
-    s = m.real.get("fig8_savings") or {}
-    if not s:
-        return "-"
-    acc = ", ".join(f"{a:.3f}" for a in m.real["exit_accuracy"])
-    return (f"{m.real['model']} (exit accuracy {acc} on {m.real['test_images']} test images): PF "
-            f"{_fmt(s.get('pf_vs_full_energy_saving_mean_pct'))}% less than Full, "
-            f"{_fmt(s.get('pf_vs_pw_energy_saving_mean_pct'))}% less than per-workload")
-
-
-def _delen_sharing(m: DelenMetrics) -> str:
-    out = []
-    for fig in (m.fig14, m.fig15):
-        rows = {(r["phase"], r["app"]): r for r in fig}
-        b, u = rows.get(("before", "IMG1")), rows.get(("burst", "IMG1"))
-        if b and u:
-            out.append(f"{b['mode']}: IMG1 accuracy {_fmt(b['accuracy'])} -> {_fmt(u['accuracy'])}"
-                       f", share {_fmt(b['share'])} -> {_fmt(u['share'])}")
-    return "; ".join(out)
-
-
-def _delen_table3(m: DelenMetrics) -> str:
-    return "; ".join(f"{k}: {v[0]}" for k, v in (m.table3 or {}).items()) or "-"
+def _delen_paper(fig: str) -> Callable[[], str]:
+    """The paper's side for ``fig``, from the paper data (workbench/data/papers/delen.json)."""
+    def f() -> str:
+        P = papers.paper("delen")
+        if fig == "Fig. 8":
+            f8 = P["fig8"]
+            return (f"Pareto frontier uses {f8['pf_vs_full_energy_saving_mean_pct']}% less energy "
+                    f"than Full and {f8['pf_vs_pw_energy_saving_mean_pct']}% less than "
+                    "per-workload (means)")
+        if fig == "Fig. 10":
+            h = P["fig10"]["battery_hours"]
+            return (f"battery life: Pareto {h['Pareto']} h, per-workload {h['per-workload']} h, "
+                    f"Full {h['full']} h (Jetson Nano)")
+        if fig == "Table 3":
+            t = P["table3"]
+            return (f"criteria {t['criteria_eval_us']} us per exit; Pareto update "
+                    f"{t['pareto_update_ms']} ms; all-exit overhead {t['overhead_mean_pct']}% mean")
+        return str(P["fig12" if fig == "Figs 11-12" else fig.lower().replace(". ", "")])
+    return f
 
 
 def _masa_gain(m: MasaMetrics) -> str:
@@ -215,19 +209,12 @@ ROWS: list[tuple[str, str, str, Callable[[], str], Callable[[Any], str], str]] =
     ("runtime", "OODIn", "Figs 7-8",
      lambda: papers.paper("oodin")["runtime"]["throttling"]["text"],
      _runtime_run("oodin", "single"), "measured"),
-    ("delen", "Delen", "Fig. 7", lambda: papers.paper("delen")["fig7"], _delen_fig7,
-     "measured"),
-    ("delen", "Delen", "Fig. 8",
-     lambda: "Pareto frontier uses 43.9% less energy than Full and 20.1% less than per-workload "
-             "(means)", _delen_fig8, "measured (energy modelled)"),
-    ("delen", "Delen", "Fig. 8 (real scale)",
-     lambda: "Pareto frontier uses 43.9% less energy than Full and 20.1% less than per-workload "
-             "(means)", _delen_real_fig8, "measured (energy modelled)"),
-    ("delen", "Delen", "Figs 14-15", lambda: papers.paper("delen")["fig15"], _delen_sharing,
-     "measured"),
-    ("delen", "Delen", "Table 3",
-     lambda: "criteria 100 us per exit; Pareto update 2.6 ms; all-exit overhead 6.9% mean",
-     _delen_table3, "measured"),
+    *[("delen", "Delen", fig, _delen_paper(fig), _delen_check(fig), data) for fig, data in (
+        ("Fig. 5", "measured accuracy, energy modelled"), ("Fig. 7", "measured"),
+        ("Fig. 8", "measured (energy modelled)"), ("Fig. 9", "measured (energy modelled)"),
+        ("Fig. 10", "measured time, modelled power"), ("Figs 11-12", "measured"),
+        ("Fig. 13", "measured"), ("Fig. 14", "measured"), ("Fig. 15", "measured"),
+        ("Table 3", "measured"))],
     ("masa", "MASA", "Figs 7-8 (Table 1 networks, real memory limit)",
      lambda: papers.paper("masa")["claims"]["fig7_max_gain"]["text"], _masa_pressure,
      "measured (real memory pressure)"),

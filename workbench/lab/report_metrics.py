@@ -132,8 +132,11 @@ class DelenMetrics:
     storage: list[dict[str, Any]]
     table3: dict[str, Any] | None
     paper: dict[str, Any]
-    # EfficientNet-Lite0 with four exits on Fashion-MNIST (Figs 7, 8, 13 at real scale).
+    # EfficientNet-Lite0 with four exits on Fashion-MNIST: the model of Figs 5, 7, 11-13 and
+    # IMG1 of Figs 8-10 and 14-15.
     real: dict[str, Any] = field(default_factory=dict)
+    # Each figure's claim in the paper beside this run (delen.paper_checks).
+    checks: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass

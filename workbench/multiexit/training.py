@@ -10,6 +10,7 @@ Needs the ``torch`` extra (``torch==2.13.0``, CPU).
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -191,8 +192,11 @@ def train(net: MultiExitNet, data, *, epochs: int = 10, lr: float = 1e-3, batch:
     t0 = time.perf_counter()
     # oneDNN's CPU backward corrupted the heap here (torch 2.13, 2 threads, 8-channel convs:
     # "free(): invalid next size"); the native kernels are safe and as fast at these sizes.
-    with torch.backends.mkldnn.flags(enabled=False):
-        hist = _epochs(net, x, y, w, opt, ce, gen, epochs, batch)
+    with warnings.catch_warnings():
+        # Restoring the flags re-sets TF32 and torch warns that Intel GPUs could use it: noise.
+        warnings.filterwarnings("ignore", message="TF32 acceleration on top of oneDNN")
+        with torch.backends.mkldnn.flags(enabled=False):
+            hist = _epochs(net, x, y, w, opt, ce, gen, epochs, batch)
     secs = time.perf_counter() - t0
     acc = evaluate(net, data.x_test, data.y_test)
     return TrainResult(net.arch, task, acc, w, epochs, secs, hist)
@@ -305,6 +309,7 @@ def export_onnx(net: MultiExitNet, input_shape: tuple[int, ...], folder, *,
     """Export each exit's segment (and, with ``plain``, the single-exit backbone) to ONNX, so that
     the device needs onnxruntime and numpy only. Returns the file names and feature shapes."""
     import io
+    import logging
     import os
     import warnings
     from contextlib import redirect_stdout
@@ -315,6 +320,10 @@ def export_onnx(net: MultiExitNet, input_shape: tuple[int, ...], folder, *,
     net.eval()
     x = torch.zeros((1, *input_shape))
     files, shapes = [], []
+
+    # The exporter logs, for every export, that torchvision's detection ops are not registered
+    # (they are not used here): keep the reports' stderr for what matters.
+    logging.getLogger("torch.onnx._internal.exporter._registration").setLevel(logging.ERROR)
 
     def export(module, args, path, outputs):
         with warnings.catch_warnings(), redirect_stdout(io.StringIO()):
