@@ -108,3 +108,32 @@ def test_real_scale_experiment_rows_compare_three_solvers():
     # and the weightless architectures' is agreement with their own FP32 (measured).
     kinds = {r.task: r.a_kind for r in real_scale.scale_rows("host-real")}
     assert kinds["imagenet"] == "cited" and kinds["fashion"] == "measured"
+
+
+def test_nsga2_returns_its_front_as_designs_and_csv_keeps_them(tmp_path, capsys):
+    import csv
+
+    args = ["solve", "--use-case", "uc2", "--device", "pixel7", "--solver", "nsga2",
+            "--pop-size", "20", "--generations", "10", "--seed", "3"]
+    out = _json(capsys, [*args, "--json", "--csv", str(tmp_path / "front.csv")])
+    front = out["front"]
+    assert front and all(set(p["objectives"]) == set(out["designs"]["d0"]["objectives"])
+                         for p in front)
+    # Best optimality first, and d0 is its best point.
+    opts = [p["optimality"] for p in front]
+    assert opts == sorted(opts, reverse=True) and front[0]["config"] == out["designs"]["d0"]["config"]
+    rows = list(csv.DictReader((tmp_path / "front.csv").read_text().splitlines()))
+    assert [r["role"] for r in rows] == ["d0"] + [p["role"] for p in front]
+    assert main(args) == 0  # the text form lists the front too
+    text = capsys.readouterr().out
+    assert f"the front NSGA2 found ({len(front)} designs" in text
+
+
+def test_csv_of_rass_designs(tmp_path, capsys):
+    import csv
+
+    assert main(["solve", "--use-case", "uc1", "--device", "s20fe", "--csv",
+                 str(tmp_path / "d.csv")]) == 0
+    rows = list(csv.DictReader((tmp_path / "d.csv").read_text().splitlines()))
+    assert {r["role"] for r in rows} == {"d0", "d1", "d2", "dw", "dm", "dwm"}
+    assert rows[0]["design"] and float(rows[0]["optimality"]) > 1

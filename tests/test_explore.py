@@ -21,7 +21,7 @@ def test_exploration_matches_rass_and_is_aligned(a71):
     e = a71.explore()
     n = len(e.index)
     assert len(e.x) == len(e.y) == len(e.labels) == len(e.feasible) == len(e.pareto) == n
-    assert e.x_name == "max L" and e.y_name == "A"
+    assert e.x_name == "TP" and e.y_name == "A"  # the objectives, accuracy up the y axis
     res = rass(a71.base)
     for role, d in res.designs.items():
         assert e.index[e.designs[role]] == d.index
@@ -32,7 +32,7 @@ def test_exploration_matches_rass_and_is_aligned(a71):
 
 def test_tightening_the_latency_bound_moves_d0(a71):
     before = a71.explore().design_label("d0")
-    e = a71.explore(bounds=[16.0])
+    e = a71.explore(bounds=[16.0], x="max L")
     assert e.slo.endswith("max L <= 16ms")
     assert e.design_label("d0") != before and "DSP" in e.design_label("d0")
     assert (e.x[e.feasible] <= 16.0).all()
@@ -139,3 +139,144 @@ def test_explore_command_passes_an_absolute_profile_path(tmp_path, minimal_profi
     assert any(a.startswith("--MappingKernelManager.cull_idle_timeout=") for a in argv)
     assert main(["explore", "--profile", "nope.json"]) == 1
     assert "nope.json" in capsys.readouterr().err
+
+
+def test_an_slo_error_takes_down_stale_results_and_goes_when_a_valid_slo_returns():
+    pytest.importorskip("ipywidgets")
+    pytest.importorskip("anywidget")
+    from workbench.lab.widgets import Explorer
+
+    ex = Explorer("a71", "uc1")
+    good = ex.w_slo.value
+    ex.w_slo.value = "max A; max TP; bogus <= 3"
+    assert ex.failed and "unknown metric" in ex.w_status.value
+    # Nothing solved for another SLO stays on the page under the error.
+    assert ex.fig_box.layout.display == "none" and ex.w_designs.value == ""
+    assert "fix the error" in ex.w_pick.value
+    # The caret stays under the typo: one monospace font, spaces kept.
+    assert "font-family:monospace" in ex.w_status.value and "white-space:pre" in ex.w_status.value
+    ex.w_slo.value = good  # the SLO the session already holds: the error must go
+    assert not ex.failed and "feasible" in ex.w_status.value and "d0 = " in ex.w_designs.value
+    assert ex.fig_box.layout.display is None
+
+
+def test_changing_the_device_keeps_a_typed_slo_and_says_when_it_cannot():
+    pytest.importorskip("ipywidgets")
+    pytest.importorskip("anywidget")
+    from workbench.lab.widgets import Explorer
+
+    ex = Explorer("a71", "uc1")
+    ex.w_slo.value = "max A; min L; max L <= 30ms"
+    assert ex.last.slo == "max A; min L; max L <= 30ms"
+    ex.w_profile.value = "s20fe"
+    assert ex.profile.device.name != "a71" and ex.last.slo == "max A; min L; max L <= 30ms"
+    # The task list offers the use case's tasks, not every task of the profile.
+    assert set(ex.w_tasks.options) == {"uc1"}
+    ex.w_scenario.value = "uc3"
+    assert set(ex.w_tasks.options) == {"uc3-vision", "uc3-audio"}
+    ex.w_slo.value = "max A[uc3-vision]; min L[uc3-audio]"
+    ex.w_profile.value = "host"  # its use cases have no uc3 tasks: the typed SLO cannot fit
+    assert not ex.failed and "does not fit" in ex.w_status.value and ex.last.result.ok
+    assert set(ex.session.base.task_names) <= {"h1", "h2", "h3-vision", "h3-audio", "h4"}
+
+
+def test_a_saved_session_brings_the_same_view_back(tmp_path):
+    pytest.importorskip("ipywidgets")
+    pytest.importorskip("anywidget")
+    from workbench.lab.widgets import Explorer
+
+    ex = Explorer("a71", "uc1")
+    ex.w_bounds[0].value = 16.0
+    ex.w_weights[0].value = 2.5
+    ex.w_flags[ex.last.triggers[0]].value = True
+    want = (ex.last.design_label("d0"), ex.last.picked, ex.last.slo)
+    path = ex.save(tmp_path / "view.json")
+    other = Explorer("s20fe", "uc2")
+    other.load(path)
+    assert (other.last.design_label("d0"), other.last.picked, other.last.slo) == want
+    assert other.session_state() == ex.session_state()
+    # The same state travels in a URL.
+    from workbench.lab.explore import ExplorerState
+
+    assert ExplorerState.from_query(ex.session_state().to_query()) == ex.session_state()
+
+
+def test_bad_sessions_name_the_file_and_field_and_keep_the_view(tmp_path):
+    pytest.importorskip("ipywidgets")
+    pytest.importorskip("anywidget")
+    from workbench.errors import InputError
+    from workbench.lab.explore import ExplorerState, load_state
+    from workbench.lab.widgets import Explorer
+
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"profile": "a71", "slo": "max A", "weights": [1, "heavy"]}')
+    with pytest.raises(InputError) as e:
+        load_state(bad)
+    assert "bad.json" in str(e.value) and "weights.1" in str(e.value)
+    bad.write_text('{"profile": "a71", "slo": "max A", "colour": "red"}')
+    with pytest.raises(InputError, match="colour"):
+        load_state(bad)
+    with pytest.raises(InputError, match="URL: bounds"):
+        ExplorerState.from_query("profile=a71&slo=max+A&bounds=1,x")
+    ex = Explorer("a71", "uc1")
+    before = ex.last.design_label("d0")
+    with pytest.raises(InputError, match="bounds"):
+        ex.apply_state(ExplorerState(profile="a71", use_case="uc1", slo=ex.last.slo,
+                                     bounds=[1.0, 2.0, 3.0, 4.0, 5.0]))
+    with pytest.raises(InputError, match="flags"):
+        ex.apply_state(ExplorerState(profile="a71", use_case="uc1", slo=ex.last.slo,
+                                     flags={"TPU": True}))
+    assert ex.last.design_label("d0") == before
+
+
+def test_exports_hold_the_feasible_set_the_front_and_the_designs(tmp_path):
+    pytest.importorskip("ipywidgets")
+    pytest.importorskip("anywidget")
+    import csv as _csv
+
+    from workbench.lab.widgets import Explorer
+
+    ex = Explorer("a71", "uc1")
+    feas = list(_csv.DictReader((ex.export("feasible", tmp_path / "f.csv")).splitlines()))
+    front = list(_csv.DictReader(ex.export("front").splitlines()))
+    designs = list(_csv.DictReader(ex.export("designs").splitlines()))
+    assert len(feas) == ex.last.n_feasible and (tmp_path / "f.csv").read_text().startswith(
+        "configuration,")
+    assert 0 < len(front) <= len(feas) and len(front) == int(ex.last.pareto.sum())
+    assert {r["configuration"] for r in front} <= {r["configuration"] for r in feas}
+    assert designs[0]["role"] == "d0" and designs[0]["design"] == ex.last.design_label("d0")
+    assert set(ex.session.axis_names) <= set(feas[0])
+    ex._prepare_downloads()
+    assert ex.w_downloads.value.count("wb-download") == 5 and "front.csv" in ex.w_downloads.value
+
+
+def test_the_plot_shows_the_objectives_with_units_and_draws_constraints(a71):
+    pytest.importorskip("plotly")
+    from workbench.lab.viz import explorer_figure
+
+    s = a71
+    e = s.explore()
+    # Default axes: the SLO's objectives (A up the y axis), and the front is their front.
+    assert {e.x_name, e.y_name} == set(e.objective_names) and e.y_name == "A"
+    assert e.front_is_2d and e.bounds == []
+    fig = explorer_figure(e)
+    assert fig.data[2].name == "Pareto front" and fig.data[2].mode == "lines+markers"
+    assert fig.layout.xaxis.title.text == f"{e.x_name} ({e.x_unit})" and e.x_unit
+    # Plot the constrained latency: its bound is a line, the infeasible side shaded, the
+    # front is labelled a projection and drawn without a line (it would zig-zag).
+    lat = next(n for n in s.axis_names if "L" in n and n not in e.objective_names)
+    e = s.explore(x=lat)
+    assert e.bounds == [{"axis": "x", "op": "<=", "value": s.constraints[0].value}]
+    fig = explorer_figure(e)
+    lines = [sh for sh in fig.layout.shapes if sh.type == "line"]
+    assert len(lines) == 1 and len(fig.layout.shapes) == 2
+    assert "projected" in fig.data[2].name and fig.data[2].mode == "markers"
+    # Latencies span decades here: a log axis, and the line sits at log10 of the bound.
+    assert fig.layout.xaxis.type == "log"
+    assert lines[0].x0 == pytest.approx(np.log10(s.constraints[0].value))
+    # Hover: the configuration and every metric with its unit.
+    assert "ms" in fig.data[1].hovertemplate and fig.data[1].customdata.shape[1] == len(s.axis_names)
+    # Coinciding designs share one star labelled with all their roles.
+    stars = fig.data[5]
+    assert sorted(r for t in stars.text for r in t.split(", ")) == sorted(e.designs)
+    assert len(set(zip(stars.x, stars.y))) == len(stars.x)

@@ -230,3 +230,17 @@ class locked:
     def __exit__(self, *exc: Any) -> None:
         if self.fd is not None:
             os.close(self.fd)  # closing releases the flock
+
+
+def csv_text(rows: list[dict[str, Any]]) -> str:
+    """CSV text of rows (columns: the union of their keys, in first-seen order)."""
+    import csv
+    import io
+
+    cols = list(dict.fromkeys(k for r in rows for k in r))
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
+    return buf.getvalue()

@@ -6,9 +6,15 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from ..errors import WorkbenchError
 from ._format import fmt, table, whole
+
+if TYPE_CHECKING:
+    from ..moo.problem import DiscreteProblem
 
 
 def add_problem_arguments(p: argparse.ArgumentParser, *, tables: bool) -> None:
@@ -69,8 +75,15 @@ def solve(args: argparse.Namespace) -> int:
     if args.solver not in ("rass", "oodin"):
         opts = dict(pop_size=args.pop_size, n_gen=args.generations, seed=args.seed)
     res = solve_problem(problem, args.solver, **opts)
+    front = front_designs(problem, res)
+    if args.csv:
+        write_csv(args.csv, res, front)
     if args.json:
-        print(json.dumps(res.to_dict(), indent=1))
+        out = res.to_dict()
+        if front:
+            out["front"] = [{"role": d.role, **d.to_dict()} for d in front]
+            out.get("extra", {}).pop("front", None)  # flat indices: the designs above say more
+        print(json.dumps(out, indent=1))
         return 0
     prof = problem.profile
     print(f"{res.solver.upper()} on {prof.device.display_name or prof.device.name} "
@@ -107,10 +120,42 @@ def solve(args: argparse.Namespace) -> int:
                                             "<" + " + ".join(d.labels) + ">"))
             cells.append(r["flags"] + [text])
         print(table(cells, heads))
+    if front:
+        print(f"\nthe front {res.solver.upper()} found ({len(front)} designs, best optimality "
+              "first):")
+        print(table([[d.role, " + ".join(d.labels), fmt(d.optimality)]
+                     + [fmt(d.objectives[n]) for n in names] for d in front],
+                    ["", "design", "optimality"] + names))
     for k, v in res.extra.items():
         if k not in ("front", "dropped_rows"):
             print(f"{k}: {v}")
+    if args.csv:
+        print(f"\nwrote {args.csv}")
     return 0
+
+
+def front_designs(problem: "DiscreteProblem", res) -> list:
+    """An evolutionary solver's front as designs (best optimality first); [] for RASS and
+    OODIn, whose answer is their designs."""
+    from ..solvers.result import Design
+
+    flats = res.extra.get("front") or []
+    if not flats:
+        return []
+    opt = problem.optimality_of(np.asarray(flats, dtype=np.int64))
+    order = np.argsort(-np.nan_to_num(opt, nan=-np.inf), kind="stable")
+    return [Design.of(problem, f"p{i + 1}", int(flats[k]), optimality=float(opt[k]))
+            for i, k in enumerate(order)]
+
+
+def write_csv(path: str, res, front: list) -> None:
+    """The designs (and an evolutionary solver's front) as CSV: one row per design, its
+    configuration(s) and every objective."""
+    from ..fileio import atomic_write_text, csv_text
+
+    rows = [{"role": d.role, "design": " + ".join(d.labels), "optimality": d.optimality,
+             **d.objectives} for d in [*res.designs.values(), *front]]
+    atomic_write_text(path, csv_text(rows))
 
 
 def bundle(args: argparse.Namespace) -> int:
@@ -146,7 +191,10 @@ def add_parser(sub) -> None:
     p.add_argument("--generations", type=whole(1), default=100,
                    help="evolutionary: generations")
     p.add_argument("--seed", type=int, default=1, help="evolutionary: random seed")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--json", action="store_true", help="print the result as JSON (with "
+                   "an evolutionary solver: the front it found, as designs)")
+    p.add_argument("--csv", default=None, metavar="PATH",
+                   help="also write the designs (and an evolutionary solver's front) as CSV")
     p.set_defaults(func=solve)
 
     p = sub.add_parser("bundle", help="solve and write a deployment bundle (designs, policy, "

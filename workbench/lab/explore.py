@@ -11,11 +11,15 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+from urllib.parse import parse_qs, urlencode
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import InputError
+from ..fileio import atomic_write_json, parse_json, read_text
+from ..metrics import unit as metric_unit
 from ..moo.front import exact_front
 from ..moo.optimality import feasible_mask
 from ..moo.problem import DiscreteProblem
@@ -69,6 +73,23 @@ class Exploration:
     slo: str
     result: SolveResult
     timing_ms: dict[str, float] = field(default_factory=dict)
+    #: Units of the plotted metrics ("" for ratios and counts).
+    x_unit: str = ""
+    y_unit: str = ""
+    #: Constraints on a plotted metric: {"axis": "x"|"y", "op": "<="|">=", "value": v}.
+    bounds: list[dict[str, Any]] = field(default_factory=list)
+    #: The edited SLO's objectives; the front is theirs, so it is a 2-D front only when they
+    #: are exactly the two plotted metrics.
+    objective_names: list[str] = field(default_factory=list)
+    #: Every axis metric of each point (columns: the session's axis names), for the hover.
+    metrics: np.ndarray | None = None
+    axis_names: list[str] = field(default_factory=list)
+
+    @property
+    def front_is_2d(self) -> bool:
+        """The front drawn is the front of the two plotted metrics (not a projection)."""
+        return sorted(self.objective_names) == sorted({self.x_name, self.y_name}) and \
+            len(self.objective_names) == 2
 
     @property
     def n_feasible(self) -> int:
@@ -198,7 +219,15 @@ class Session:
         xi, yi = self._axes(x, y)
         flags = dict(flags or {})
         picked = res.decide(flags) if res.ok else None
+        terms = self.display.objective_terms
+        on_axes = [{"axis": axis, "op": b.op, "value": float(b.value)}
+                  for b in pb.limits for axis, i in (("x", xi), ("y", yi))
+                  if (b.term.metric, b.term.stat, b.term.task)
+                  == (terms[i].metric, terms[i].stat, terms[i].task)]
         return Exploration(
+            x_unit=metric_unit(terms[xi].metric), y_unit=metric_unit(terms[yi].metric),
+            bounds=on_axes, objective_names=list(pb.objective_names), metrics=xs,
+            axis_names=list(self.axis_names),
             index=index, x=xs[:, xi], y=xs[:, yi], x_name=self.axis_names[xi],
             y_name=self.axis_names[yi], labels=labels, feasible=feasible, pareto=pareto,
             designs=designs, oodin=oodin_pos, nsga2=nsga_pos, policy=self.policy_rows(res),
@@ -221,12 +250,21 @@ class Session:
             if n is not None and n not in names:
                 raise InputError(f"not an objective of this SLO ({', '.join(names)})",
                                  where="axis", value=n)
+        # Default: two of the SLO's objectives (they come first among the axes), accuracy up
+        # the y axis when it is one of them; a lone objective goes against the first
+        # constrained metric.
         metrics = [t.metric for t in self.display.objective_terms]
-        xi = names.index(x) if x else next((i for i, m in enumerate(metrics) if m == "L"),
-                                           next((i for i, m in enumerate(metrics)
-                                                 if m not in ("A",)), 0))
-        yi = names.index(y) if y else next((i for i, m in enumerate(metrics) if m == "A"
-                                            and i != xi), 1 if xi == 0 and len(names) > 1 else 0)
+        n_obj = len(self.objectives)
+        objs = list(range(n_obj)) if n_obj >= 2 else list(range(len(names)))
+        if y:
+            yi = names.index(y)
+        else:
+            yi = next((i for i in objs if metrics[i] == "A"), objs[0])
+        if x:
+            xi = names.index(x)
+        else:
+            xi = next((i for i in objs if i != yi), next((i for i in range(len(names))
+                                                          if i != yi), yi))
         return xi, yi
 
     @staticmethod
@@ -239,3 +277,115 @@ class Session:
                          "c_m": r["flags"][-1], "design": r["design"],
                          "configuration": "absent" if d is None else " + ".join(d.labels)})
         return rows
+
+
+# --- sessions and exports ------------------------------------------------------------------------
+
+class ExplorerState(BaseModel):
+    """An exploration as a user would save or share it: the profile, the use case, the SLO as
+    typed and every control (objective switches and weights, constraint bounds, device flags,
+    axes). ``save_state`` / ``load_state`` keep it as JSON; ``to_query`` / ``from_query`` in a
+    page's URL."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: Literal[1] = 1
+    profile: str = Field(min_length=1)
+    use_case: str | None = None
+    tasks: list[str] | None = None
+    slo: str = Field(min_length=1)
+    enabled: list[bool] | None = None
+    weights: list[Annotated[float, Field(ge=0, allow_inf_nan=False)]] | None = None
+    bounds: list[Annotated[float, Field(allow_inf_nan=False)]] | None = None
+    flags: dict[str, bool] = Field(default_factory=dict)
+    x: str | None = None
+    y: str | None = None
+
+    def to_query(self) -> str:
+        """The state as a URL query string (lists comma-separated, flags as the set ones)."""
+        q: dict[str, str] = {"profile": self.profile, "slo": self.slo}
+        for key in ("use_case", "x", "y"):
+            if getattr(self, key):
+                q[key] = getattr(self, key)
+        if self.tasks:
+            q["tasks"] = ",".join(self.tasks)
+        if self.enabled is not None:
+            q["enabled"] = "".join("1" if e else "0" for e in self.enabled)
+        for key in ("weights", "bounds"):
+            if getattr(self, key) is not None:
+                q[key] = ",".join(f"{v:.6g}" for v in getattr(self, key))
+        on = [p for p, v in self.flags.items() if v]
+        if on:
+            q["flags"] = ",".join(on)
+        return urlencode(q)
+
+    @classmethod
+    def from_query(cls, query: str) -> "ExplorerState":
+        """A state from a URL query string (what :meth:`to_query` wrote); bad values are an
+        InputError naming the parameter."""
+        q = {k: v[-1] for k, v in parse_qs(query.lstrip("?"), keep_blank_values=True).items()}
+        data: dict[str, Any] = {k: q[k] for k in ("profile", "slo", "use_case", "x", "y")
+                                if q.get(k)}
+        if q.get("tasks"):
+            data["tasks"] = q["tasks"].split(",")
+        if "enabled" in q:
+            if set(q["enabled"]) - {"0", "1"}:
+                raise InputError("objective switches are 0s and 1s", where="URL: enabled",
+                                 value=q["enabled"])
+            data["enabled"] = [c == "1" for c in q["enabled"]]
+        for key in ("weights", "bounds"):
+            if q.get(key):
+                try:
+                    data[key] = [float(v) for v in q[key].split(",")]
+                except ValueError:
+                    raise InputError("numbers separated by commas", where=f"URL: {key}",
+                                     value=q[key]) from None
+        if q.get("flags"):
+            data["flags"] = {p: True for p in q["flags"].split(",")}
+        return _validate_state(data, where="URL")
+
+
+def _validate_state(data: Any, *, where: str, file: Any = None) -> ExplorerState:
+    try:
+        return ExplorerState.model_validate(data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = ".".join(str(x) for x in err["loc"]) or "session"
+        raise InputError(f"not an explorer session: {err['msg']}", file=file,
+                         where=f"{where}: {loc}" if where != "file" else loc) from None
+
+
+def save_state(state: ExplorerState, path: str | Path) -> Path:
+    """Write a session as JSON (atomically: a crash leaves the old file or the new one)."""
+    return atomic_write_json(path, state.model_dump(exclude_none=True))
+
+
+def load_state(path: str | Path) -> ExplorerState:
+    """A session written by :func:`save_state`; a bad file is an InputError naming the file and
+    the field."""
+    data = parse_json(read_text(path, what="explorer session"), file=path)
+    return _validate_state(data, where="file", file=path)
+
+
+def _metric_columns(pb: DiscreteProblem, flats: np.ndarray) -> dict[str, np.ndarray]:
+    F = pb.evaluate_flat(flats).F
+    return {n: F[:, i] for i, n in enumerate(pb.objective_names)}
+
+
+def export_rows(session: "Session", e: Exploration, what: str) -> list[dict[str, Any]]:
+    """Rows to download: ``feasible`` (every feasible combination), ``front`` (the exact Pareto
+    front of the edited SLO) or ``designs`` (RASS's designs and OODIn's choice), each with its
+    configuration(s) and the displayed metrics in natural units."""
+    if what not in ("feasible", "front", "designs"):
+        raise InputError("export feasible, front or designs", where="export", value=what)
+    if what == "designs":
+        rows = [{"role": r, "design": " + ".join(d.labels), "optimality": d.optimality,
+                 **d.objectives} for r, d in e.result.designs.items()]
+        if e.oodin is not None:
+            rows.append({"role": "OODIn", "design": e.labels[e.oodin]})
+        return rows
+    keep = e.feasible if what == "feasible" else e.pareto
+    pos = np.flatnonzero(keep)
+    cols = _metric_columns(session.display, e.index[pos])
+    return [{"configuration": e.labels[p], **{k: float(v[i]) for k, v in cols.items()}}
+            for i, p in enumerate(pos)]

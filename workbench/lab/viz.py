@@ -178,17 +178,60 @@ EXPLORER_TRACES = ("infeasible", "feasible", "Pareto front", "NSGA-II front", "O
                    "runtime picks")
 
 
+def _axis_title(name: str, unit: str) -> str:
+    return f"{name} ({unit})" if unit else name
+
+
+def _log_axis(v: Any) -> bool:
+    """Log scale when positive values span more than two decades."""
+    import numpy as np
+
+    v = np.asarray(v, dtype=float)
+    v = v[np.isfinite(v)]
+    return bool(len(v)) and float(v.min()) > 0 and float(v.max()) / float(v.min()) > 100
+
+
+def explorer_layout(e: Any) -> dict[str, Any]:
+    """What of the explorer's layout follows the data: axis titles with units, log axes where
+    the values span decades, and each constraint on a plotted metric as a dashed line with its
+    infeasible side shaded."""
+    import math
+
+    xlog, ylog = _log_axis(e.x), _log_axis(e.y)
+    shapes = []
+    for b in e.bounds:
+        log = xlog if b["axis"] == "x" else ylog
+        v = b["value"]
+        if log and v <= 0:
+            continue
+        pos = math.log10(v) if log else v
+        far = 1e6 if b["op"] == "<=" else -1e6  # the infeasible side, off the plot
+        line = dict(type="line", line=dict(color="#b00", dash="dash", width=2))
+        rect = dict(type="rect", fillcolor="rgba(200,0,0,0.07)", line=dict(width=0), layer="below")
+        if b["axis"] == "x":
+            shapes.append({**line, "xref": "x", "yref": "paper", "x0": pos, "x1": pos, "y0": 0, "y1": 1})
+            shapes.append({**rect, "xref": "x", "yref": "paper", "x0": pos, "x1": far, "y0": 0, "y1": 1})
+        else:
+            shapes.append({**line, "xref": "paper", "yref": "y", "y0": pos, "y1": pos, "x0": 0, "x1": 1})
+            shapes.append({**rect, "xref": "paper", "yref": "y", "y0": pos, "y1": far, "x0": 0, "x1": 1})
+    return {"xaxis": dict(title=dict(text=_axis_title(e.x_name, e.x_unit)),
+                          type="log" if xlog else "linear", autorange=True),
+            "yaxis": dict(title=dict(text=_axis_title(e.y_name, e.y_unit)),
+                          type="log" if ylog else "linear", autorange=True),
+            "shapes": shapes}
+
+
 def explorer_figure(e: Any, *, title: str | None = None) -> "go.Figure":
     """The explorer's scatter from an :class:`workbench.lab.explore.Exploration`: the space (grey
     infeasible, blue feasible), the exact Pareto front, NSGA-II's front, OODIn's choice, RASS's
-    designs d0..d_wm as labelled stars, and a ring on the design the runtime would pick."""
+    designs d0..d_wm as labelled stars, a ring on the design the runtime would pick, and the
+    constraints on the plotted metrics as lines with their infeasible side shaded."""
     fig = go.Figure()
     for trace in explorer_traces(e):
         fig.add_trace(trace)
-    fig.update_layout(title=title or f"SLO: {e.slo}", xaxis_title=e.x_name, yaxis_title=e.y_name,
-                      template="plotly_white", height=520, width=960,
-                      legend=dict(orientation="h", y=-0.18),
-                      uirevision="explorer")
+    fig.update_layout(title=title or f"SLO: {e.slo}", template="plotly_white", height=520,
+                      width=960, legend=dict(orientation="h", y=-0.18), uirevision="explorer",
+                      **explorer_layout(e))
     return fig
 
 
@@ -197,40 +240,63 @@ def explorer_traces(e: Any) -> list:
     import numpy as np
 
     x, y, lab = np.asarray(e.x), np.asarray(e.y), e.labels
-    hover = "%{text}<br>%{x:.4g}, %{y:.4g}<extra></extra>"
+    # The hover names the configuration and gives every metric of the problem with its unit.
+    names = list(getattr(e, "axis_names", None) or [e.x_name, e.y_name])
+    M = e.metrics if getattr(e, "metrics", None) is not None else np.column_stack([x, y])
+    from ..metrics import unit as metric_unit
+
+    units = [metric_unit(n.split("[")[0].split()[-1]) for n in names]
+    hover = "%{text}<br>" + "<br>".join(
+        f"{n}: %{{customdata[{k}]:.4g}}{' ' + u if u else ''}"
+        for k, (n, u) in enumerate(zip(names, units))) + "<extra></extra>"
 
     def pts(mask):
         idx = np.flatnonzero(mask)
-        return x[idx], y[idx], [lab[i] for i in idx]
+        return x[idx], y[idx], [lab[i] for i in idx], M[idx]
 
     out = []
     for mask, name, color, size in ((~e.feasible, "infeasible", "#d0d0d0", 5),
                                     (e.feasible, "feasible", "#4c78a8", 6)):
-        px, py, pt = pts(mask)
-        out.append(go.Scattergl(x=px, y=py, text=pt, mode="markers", name=name,
+        px, py, pt, pm = pts(mask)
+        out.append(go.Scattergl(x=px, y=py, text=pt, customdata=pm, mode="markers", name=name,
                                 marker=dict(color=color, size=size, opacity=0.75),
                                 hovertemplate=hover))
     order = np.flatnonzero(e.pareto)
     order = order[np.argsort(x[order], kind="stable")]
+    two_d = bool(getattr(e, "front_is_2d", True))
+    objs = ", ".join(getattr(e, "objective_names", []) or [])
     out.append(go.Scatter(x=x[order], y=y[order], text=[lab[i] for i in order],
-                          mode="lines+markers", name="Pareto front", line=dict(color="#f58518"),
-                          marker=dict(size=8, color="#f58518"), hovertemplate=hover))
+                          customdata=M[order], hovertemplate=hover,
+                          # A front of more objectives than the two plotted is not a curve here:
+                          # markers only, and the legend says it is a projection.
+                          mode="lines+markers" if two_d else "markers",
+                          name="Pareto front" if two_d else
+                          f"Pareto front of {objs} (projected)",
+                          line=dict(color="#f58518"),
+                          marker=dict(size=8, color="#f58518")))
     ns = np.asarray(e.nsga2 if e.nsga2 is not None else [], dtype=int)
-    out.append(go.Scatter(x=x[ns], y=y[ns], text=[lab[i] for i in ns], mode="markers",
-                          name="NSGA-II front", marker=dict(symbol="x", size=10, color="#54a24b"),
-                          hovertemplate=hover))
+    out.append(go.Scatter(x=x[ns], y=y[ns], text=[lab[i] for i in ns], customdata=M[ns],
+                          mode="markers", name="NSGA-II front", hovertemplate=hover,
+                          marker=dict(symbol="x", size=10, color="#54a24b")))
+    # RASS's designs often coincide (d0 = dw, ...): one star per point, labelled with every role
+    # there, so labels never print over each other.
+    at: dict[int, list[str]] = {}
+    for role, p in e.designs.items():
+        at.setdefault(int(p), []).append(role)
+    dp = list(at)
+    out_designs = go.Scatter(x=x[dp], y=y[dp], text=[", ".join(at[p]) for p in dp],
+                             customdata=[lab[i] for i in dp], mode="markers+text",
+                             textposition="top center", name="RASS designs",
+                             marker=dict(symbol="star", size=16, color="#e45756",
+                                         line=dict(width=1, color="black")),
+                             hovertemplate="%{text}: %{customdata}<extra></extra>")
+    # OODIn's choice as an open diamond drawn over the stars: visible where it coincides.
     oo = [] if e.oodin is None else [e.oodin]
     out.append(go.Scatter(x=x[oo], y=y[oo], text=[lab[i] for i in oo], mode="markers",
-                          name="OODIn", marker=dict(symbol="diamond", size=14, color="#b279a2",
-                                                    line=dict(width=1, color="black")),
+                          name="OODIn", marker=dict(symbol="diamond-open", size=22,
+                                                    color="#b279a2", line=dict(width=3)),
                           hovertemplate="OODIn: %{text}<extra></extra>"))
-    roles = list(e.designs)
-    dp = [e.designs[r] for r in roles]
-    out.append(go.Scatter(x=x[dp], y=y[dp], text=roles, customdata=[lab[i] for i in dp],
-                          mode="markers+text", textposition="top center", name="RASS designs",
-                          marker=dict(symbol="star", size=16, color="#e45756",
-                                      line=dict(width=1, color="black")),
-                          hovertemplate="%{text}: %{customdata}<extra></extra>"))
+    out.append(out_designs)
     pk = [] if e.picked is None or e.picked not in e.designs else [e.designs[e.picked]]
     out.append(go.Scatter(x=x[pk], y=y[pk], mode="markers", name="runtime picks",
                           text=[e.picked] * len(pk),

@@ -8,7 +8,9 @@ anywidget).
 
 from __future__ import annotations
 
+import base64
 import html
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -21,10 +23,18 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
                       "pip install 'workbench[notebooks]'") from exc
 
 from ..errors import InputError, WorkbenchError
+from ..fileio import csv_text
 from ..moo.usecases import scenarios_for
 from ..profiles import list_profiles, load_profile, resolve_profile
-from .explore import Exploration, Session
-from .viz import explorer_figure, explorer_traces
+from .explore import (
+    Exploration,
+    ExplorerState,
+    Session,
+    export_rows,
+    load_state,
+    save_state,
+)
+from .viz import explorer_figure, explorer_layout, explorer_traces
 
 
 def _table(rows: list[dict[str, Any]], *, css: str = "") -> str:
@@ -37,7 +47,10 @@ def _table(rows: list[dict[str, Any]], *, css: str = "") -> str:
 
 
 def _error(e: Exception) -> str:
-    return f'<pre class="wb-error" style="color:#b00">{html.escape(str(e))}</pre>'
+    # The caret line points into the SLO line above it: both must be in one monospace font
+    # with spaces kept, whatever the page's CSS does to <pre> (JupyterLab and Voila differ).
+    return ('<pre class="wb-error" style="color:#b00;font-family:monospace;white-space:pre;'
+            f'font-size:13px;line-height:1.3;margin:0">{html.escape(str(e))}</pre>')
 
 
 class Explorer:
@@ -75,8 +88,16 @@ class Explorer:
         self.flag_box = W.HBox()
         self.fig: go.FigureWidget | None = None
         self.fig_box = W.Box()
+        self.w_prepare = W.Button(description="prepare downloads", icon="download",
+                                  tooltip="CSV of the feasible set, the front and the designs; "
+                                          "this session as JSON")
+        self.w_downloads = W.HTML()
+        self.w_upload = W.FileUpload(accept=".json", multiple=False,
+                                     description="load session")
         self.last: Exploration | None = None
         self.update_ms: float | None = None
+        self.failed = False  # the last edit could not be solved (its error is shown)
+        self.error: Exception | None = None
         self._quiet = False
         self.widget = W.VBox([
             W.HTML("<h3>workbench explorer: SLOs, Pareto front, RASS designs and policy</h3>"),
@@ -87,7 +108,9 @@ class Explorer:
             self.fig_box, self.w_status,
             W.HTML("<b>device flags</b>: which design would the runtime run?"), self.flag_box,
             self.w_pick, self.w_designs, W.HTML("<b>switching policy</b> (CARIn Table 7 shape)"),
-            self.w_policy])
+            self.w_policy, W.HBox([self.w_prepare, self.w_upload]), self.w_downloads])
+        self.w_prepare.on_click(lambda _b: self._prepare_downloads())
+        self.w_upload.observe(self._on_upload, "value")
         self.w_profile.observe(self._on_profile, "value")
         self.w_scenario.observe(self._on_scenario, "value")
         self.w_slo.observe(self._on_slo, "value")
@@ -104,23 +127,31 @@ class Explorer:
         self._quiet = True
         self.w_scenario.options = list(self.cases) or ["(none)"]
         self.w_scenario.value = scenario if scenario in self.cases else self.w_scenario.options[0]
-        self.w_tasks.options = list(dict.fromkeys(c.task for c in self.profile.configs))
+        self._task_options()
         self._quiet = False
         self._new_session(slo)
 
+    def _task_options(self) -> None:
+        """The tasks a use case runs together (all the profile's when it has no use cases)."""
+        case_tasks = self.cases.get(self.w_scenario.value, (None, None))[0]
+        self.w_tasks.options = list(case_tasks or dict.fromkeys(c.task for c in
+                                                                self.profile.configs))
+
     def _new_session(self, slo: str | None = None, tasks: tuple[str, ...] | None = None
-                     ) -> None:
+                     ) -> bool:
+        """Start a session for the SLO (default: the use case's); False (and the error shown,
+        the previous session kept) when it cannot be used."""
         case_tasks, case_slo = self.cases.get(self.w_scenario.value, (None, None))
         tasks = tasks or case_tasks
         text = slo or case_slo
         if not text:
-            self.w_status.value = _error(InputError("type SLOs or pick a use case", where="SLO"))
-            return
+            self._fail(InputError("type SLOs or pick a use case", where="SLO"))
+            return False
         try:
             self.session = Session(self.profile, text, tasks=list(tasks) if tasks else None)
         except WorkbenchError as e:
-            self.w_status.value = _error(e)
-            return
+            self._fail(e)
+            return False
         self._quiet = True
         self.w_slo.value = str(self.session.slo)
         self.w_tasks.value = tuple(self.session.base.task_names)
@@ -171,6 +202,18 @@ class Explorer:
         self._quiet = False
         self._build_flags()
         self.update()
+        return True
+
+    def _fail(self, err: Exception) -> None:
+        """Show an error and take down what no longer answers the controls: the figure, the
+        designs and the policy were solved for a different SLO than the one now typed."""
+        self.w_status.value = _error(err)
+        self.error = err
+        self.fig_box.layout.display = "none"
+        self.w_designs.value = self.w_policy.value = ""
+        self.w_pick.value = ('<span class="wb-picked wb-stale">runtime runs: (fix the error '
+                             "above to solve again)</span>")
+        self.failed = True
 
     def _build_flags(self) -> None:
         procs = sorted({c.processor for ts in self.session.base.tasks for c in ts.configs})
@@ -185,10 +228,24 @@ class Explorer:
 
     # --- events ---------------------------------------------------------------------------
     def _on_profile(self, change: dict) -> None:
-        self._load_profile(change["new"])
+        # A typed SLO travels to the new device (the comparison a user is making); the use case's
+        # own SLO is replaced by the new device's use case's.
+        old_case = self.cases.get(self.w_scenario.value, (None, None))[1]
+        typed = self.w_slo.value.strip()
+        custom = typed if typed and typed != old_case else None
+        self._load_profile(change["new"], scenario=self.w_scenario.value, slo=custom)
+        if custom and self.failed:  # it does not fit this device: say so, use the use case's
+            why = self.w_status.value
+            self._new_session()
+            self.w_status.value = (f"<div class='wb-note'>your SLO does not fit "
+                                   f"{html.escape(change['new'])}; showing its use case's "
+                                   f"instead:</div>{why}" + self.w_status.value)
 
     def _on_scenario(self, change: dict) -> None:
         if not self._quiet:
+            self._quiet = True
+            self._task_options()
+            self._quiet = False
             self._new_session()
 
     def _on_tasks(self, change: dict) -> None:
@@ -197,7 +254,11 @@ class Explorer:
             self._new_session(self.w_slo.value, tasks=tuple(change["new"]))
 
     def _on_slo(self, change: dict) -> None:
-        if not self._quiet and change["new"] != str(self.session.slo):
+        if self._quiet:
+            return
+        if change["new"].strip() == str(self.session.slo) and self.failed:
+            self.update()  # back to the SLO the session holds: solve it again, error gone
+        elif change["new"].strip() != str(self.session.slo):
             self._new_session(change["new"], tasks=tuple(self.w_tasks.value) or None)
 
     # --- the update -----------------------------------------------------------------------
@@ -217,8 +278,10 @@ class Explorer:
         try:
             e = self.session.explore(**self.state())
         except WorkbenchError as err:
-            self.w_status.value = _error(err)
+            self._fail(err)
             return None
+        self.failed = False
+        self.fig_box.layout.display = None
         if self.fig is None:
             # Built once with its traces; later updates change the traces' data in place.
             self.fig = go.FigureWidget(explorer_figure(e))
@@ -228,11 +291,10 @@ class Explorer:
             with self.fig.batch_update():
                 for old, new in zip(self.fig.data, traces):
                     old.x, old.y, old.text = new.x, new.y, new.text
-                    if new.customdata is not None:
-                        old.customdata = new.customdata
+                    old.customdata = new.customdata
+                    old.mode, old.name, old.hovertemplate = new.mode, new.name, new.hovertemplate
                 self.fig.layout.title.text = f"SLO: {e.slo}"
-                self.fig.layout.xaxis.title.text = e.x_name
-                self.fig.layout.yaxis.title.text = e.y_name
+                self.fig.update_layout(**explorer_layout(e))
         self.last = e
         self._show(e)
         self.update_ms = (time.perf_counter() - t0) * 1e3
@@ -264,3 +326,119 @@ class Explorer:
         self.w_pick.value = (f'<span class="wb-picked">runtime runs: <b>{picked}</b> = {label}'
                              "</span>")
         self.w_policy.value = _table(e.policy)
+
+    # --- sessions and exports ------------------------------------------------------------
+    def session_state(self) -> ExplorerState:
+        """Everything needed to come back to this view (see :meth:`apply_state`)."""
+        st = self.state()
+        scenario = self.w_scenario.value if self.w_scenario.value in self.cases else None
+        return ExplorerState(profile=str(self.w_profile.value), use_case=scenario,
+                             tasks=list(self.session.base.task_names), slo=str(self.session.slo),
+                             enabled=st["enabled"], weights=st["weights"], bounds=st["bounds"],
+                             flags={p: v for p, v in st["flags"].items() if v},
+                             x=st["x"], y=st["y"])
+
+    def apply_state(self, state: ExplorerState) -> Exploration | None:
+        """Come back to a saved view: its profile, use case, SLO and every control.
+
+        Raises:
+            InputError: the state does not fit the profile (a list of the wrong length, a flag
+                or axis the problem does not have); the explorer keeps its current view.
+        """
+        self._quiet = True
+        try:
+            names = dict(self.w_profile.options)
+            if state.profile not in names.values():
+                self.w_profile.options = [*self.w_profile.options,
+                                          (Path(state.profile).stem, state.profile)]
+            self.w_profile.value = state.profile
+        finally:
+            self._quiet = False
+        self._load_profile(state.profile, scenario=state.use_case, slo=state.slo)
+        if state.tasks and list(state.tasks) != list(self.session.base.task_names):
+            self._new_session(state.slo, tasks=tuple(state.tasks))
+        if self.failed:
+            raise InputError(f"the saved SLO cannot be used here: {self.error}", where="slo")
+        s = self.session
+        for key, n in (("enabled", len(s.objectives)), ("weights", len(s.objectives)),
+                       ("bounds", len(s.constraints))):
+            vals = getattr(state, key)
+            if vals is not None and len(vals) != n:
+                raise InputError(f"{len(vals)} values for {n} "
+                                 f"{'constraints' if key == 'bounds' else 'objectives'}",
+                                 where=key)
+        unknown = set(state.flags) - set(self.w_flags)
+        if unknown:
+            raise InputError(f"no such flag here (flags: {', '.join(self.w_flags)})",
+                             where="flags", value=sorted(unknown)[0])
+        for axis in (state.x, state.y):
+            if axis is not None and axis not in s.axis_names:
+                raise InputError(f"not an axis here ({', '.join(s.axis_names)})", where="axis",
+                                 value=axis)
+        self._quiet = True
+        try:
+            for key, widgets in (("enabled", self.w_enabled), ("weights", self.w_weights),
+                                 ("bounds", self.w_bounds)):
+                for w, v in zip(widgets, getattr(state, key) or []):
+                    if key == "bounds":  # a saved bound may lie outside this slider's range
+                        w.min, w.max = min(w.min, v), max(w.max, v)
+                    w.value = v
+            for p, w in self.w_flags.items():
+                w.value = bool(state.flags.get(p, False))
+            if state.x:
+                self.w_x.value = state.x
+            if state.y:
+                self.w_y.value = state.y
+        finally:
+            self._quiet = False
+        return self.update()
+
+    def save(self, path: str | Path) -> Path:
+        """Save this view as JSON (:class:`ExplorerState`)."""
+        return save_state(self.session_state(), path)
+
+    def load(self, path: str | Path) -> Exploration | None:
+        """Come back to a view saved with :meth:`save`."""
+        return self.apply_state(load_state(path))
+
+    def export(self, what: str, path: str | Path | None = None, *,
+               fmt: str = "csv") -> str:
+        """The feasible set, the front or the designs of the current view as CSV (or JSON);
+        written to ``path`` when given. Returns the text."""
+        from ..fileio import atomic_write_text
+
+        if self.last is None:
+            raise InputError("nothing solved yet", where="export")
+        rows = export_rows(self.session, self.last, what)
+        text = csv_text(rows) if fmt == "csv" else json.dumps(rows, indent=1) + "\n"
+        if path is not None:
+            atomic_write_text(path, text)
+        return text
+
+    def _prepare_downloads(self) -> None:
+        """Download links (data URLs: nothing is written on the server)."""
+        if self.last is None or self.failed:
+            self.w_downloads.value = "<i>nothing to download: fix the SLO first</i>"
+            return
+        files = [(f"{what}.csv", "text/csv", self.export(what))
+                 for what in ("feasible", "front", "designs")]
+        files.append(("designs.json", "application/json", self.export("designs", fmt="json")))
+        files.append(("session.json", "application/json",
+                      json.dumps(self.session_state().model_dump(exclude_none=True), indent=1)))
+        links = [f'<a download="{n}" class="wb-download" href="data:{mime};base64,'
+                 f'{base64.b64encode(text.encode()).decode()}">{n}</a>' for n, mime, text in files]
+        self.w_downloads.value = " · ".join(links)
+
+    def _on_upload(self, change: dict) -> None:
+        files = change["new"]
+        if not files:
+            return
+        f = files[0]
+        try:
+            from ..fileio import parse_json
+            from .explore import _validate_state
+
+            data = parse_json(bytes(f["content"]).decode("utf-8", "replace"), file=f["name"])
+            self.apply_state(_validate_state(data, where="file", file=f["name"]))
+        except WorkbenchError as e:
+            self._fail(e)
