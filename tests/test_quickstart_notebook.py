@@ -26,6 +26,11 @@ def test_quickstart_report(tmp_path):
     assert f'href="../assets/{css.name}"' in html and "<style" not in html.split("</head>")[0]
     assert len(html) < 300_000
     assert not list(tmp_path.glob("quickstart/.*"))  # no partial files left
+    # The page reads as an evaluation: no code cells (the notebook beside it keeps them).
+    assert "jp-CodeMirrorEditor" not in html and "import " in run.notebook.read_text()
+    shown = run_report("quickstart", reports_dir=tmp_path / "code", quick=True, progress=False,
+                       show_code=True)
+    assert "jp-CodeMirrorEditor" in shown.html.read_text()
 
 
 @pytest.mark.notebook
@@ -41,3 +46,16 @@ def test_unknown_report_name(tmp_path):
 
     with pytest.raises(InputError, match="no notebook named 'nope'"):
         run_report("nope", reports_dir=tmp_path)
+
+
+@pytest.mark.notebook
+def test_render_only_rewrites_the_html_from_the_executed_notebook(tmp_path, capsys):
+    from workbench.cli import main
+
+    run = run_report("quickstart", reports_dir=tmp_path, quick=True, progress=False,
+                     show_code=True)
+    before = run.notebook.read_text()
+    assert main(["report", "--render-only", "--reports-dir", str(tmp_path)]) == 0
+    assert "jp-CodeMirrorEditor" not in run.html.read_text()
+    assert run.notebook.read_text() == before  # nothing ran again
+    assert (tmp_path / "index.html").exists() and "rendered" in capsys.readouterr().out

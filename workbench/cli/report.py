@@ -12,8 +12,19 @@ def report(args: argparse.Namespace) -> int:
     png = True if args.png else (False if args.no_png else None)
     out = Path(args.reports_dir) if args.reports_dir else reports.default_reports_dir(
         quick=args.quick)
+    if args.render_only:
+        from ..lab.report_index import write_index
+
+        names = args.only or [reports._report_name(s) for s in reports.available()]
+        done = [reports.render_html(out / n / f"{n}.ipynb", reports_dir=out,
+                                    show_code=args.show_code)
+                for n in names if (out / n / f"{n}.ipynb").exists()]
+        for html in done:
+            print(f"rendered {html}")
+        print(f"index: {write_index(out)}")
+        return 0
     runs = reports.run_all(names=args.only, quick=args.quick, progress=not args.quiet, png=png,
-                           reports_dir=out)
+                           reports_dir=out, show_code=args.show_code)
     for run in runs:
         print(f"{run.name}: {run.html}  ({run.seconds:.0f} s"
               + (f", {len(run.figures)} PNG figures" if run.figures else "") + ")")
@@ -35,6 +46,11 @@ def add_parser(sub) -> None:
     g.add_argument("--png", action="store_true",
                    help="save every figure as PNG (default: when Chromium is installed, not quick)")
     g.add_argument("--no-png", action="store_true", help="no PNG figures")
+    p.add_argument("--show-code", action="store_true",
+                   help="put the code cells in the HTML too (default: text, figures and tables; "
+                   "the executed notebook beside it has the code)")
+    p.add_argument("--render-only", action="store_true",
+                   help="re-render the HTML of reports already executed (nothing runs)")
     p.add_argument("--reports-dir", default=None,
                    help="where reports go (default: the workspace's reports/)")
     p.set_defaults(func=report)

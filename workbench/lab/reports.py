@@ -105,8 +105,11 @@ def _share_styles(html: str, reports_dir: Path, out_dir: Path) -> str:
 def run_report(name: str, *, parameters: dict[str, Any] | None = None,
                reports_dir: str | os.PathLike | None = None,
                notebooks_dir: str | os.PathLike | None = None, quick: bool = False,
-               progress: bool = True, png: bool = False) -> ReportRun:
+               progress: bool = True, png: bool = False, show_code: bool = False) -> ReportRun:
     """Execute one notebook with papermill and render it to HTML.
+
+    The HTML is the evaluation: text, figures and tables, without the code cells (the executed
+    notebook beside it keeps them; ``show_code`` puts them in the HTML too).
 
     Args:
         name: Notebook stem (``00_quickstart``) or report name (``quickstart``).
@@ -121,9 +124,7 @@ def run_report(name: str, *, parameters: dict[str, Any] | None = None,
     Returns:
         ReportRun naming the executed notebook, its HTML and its metrics.json (if written).
     """
-    import nbformat
     import papermill as pm
-    from nbconvert import HTMLExporter
 
     from .viz import PNG_ENV, REPORT_ENV
 
@@ -177,13 +178,7 @@ def run_report(name: str, *, parameters: dict[str, Any] | None = None,
     if png and figures_tmp.exists():
         shutil.rmtree(figures, ignore_errors=True)
         os.replace(figures_tmp, figures)
-    nb = nbformat.read(executed, as_version=4)
-    exporter = HTMLExporter(template_name="lab")
-    exporter.exclude_input_prompt = True
-    exporter.exclude_output_prompt = True
-    body, _ = exporter.from_notebook_node(nb)
-    body = _share_styles(body, reports_dir, out_dir)
-    html = atomic_write_text(out_dir / f"{_report_name(stem)}.html", body)
+    html = render_html(executed, reports_dir=reports_dir, show_code=show_code)
     metrics = out_dir / "metrics.json"
     if metrics.exists():
         notebook_format.round_metrics_file(metrics)
@@ -191,6 +186,25 @@ def run_report(name: str, *, parameters: dict[str, Any] | None = None,
                      metrics=metrics if metrics.exists() else None,
                      figures=sorted(figures.glob("*.png")) if figures.exists() else [],
                      seconds=time.perf_counter() - t_start)
+
+
+def render_html(executed: str | os.PathLike, *, reports_dir: str | os.PathLike,
+                show_code: bool = False) -> Path:
+    """Render an executed report notebook (``<reports_dir>/<name>/<name>.ipynb``) to the HTML
+    beside it, without running anything: text, figures and tables (``show_code``: the code
+    cells too), sharing the reports' stylesheet."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    executed = Path(executed)
+    nb = nbformat.read(executed, as_version=4)
+    exporter = HTMLExporter(template_name="lab")
+    exporter.exclude_input_prompt = True
+    exporter.exclude_input = not show_code
+    exporter.exclude_output_prompt = True
+    body, _ = exporter.from_notebook_node(nb)
+    body = _share_styles(body, Path(reports_dir), executed.parent)
+    return atomic_write_text(executed.with_suffix(".html"), body)
 
 
 def chromium() -> str | None:
@@ -203,8 +217,8 @@ def chromium() -> str | None:
 
 
 def run_all(*, names: list[str] | None = None, reports_dir: str | os.PathLike | None = None,
-            quick: bool = False, progress: bool = True, png: bool | None = None
-            ) -> list[ReportRun]:
+            quick: bool = False, progress: bool = True, png: bool | None = None,
+            show_code: bool = False) -> list[ReportRun]:
     """Execute every report (or ``names``) and rewrite the index.html of ``reports_dir``
     (default: see :func:`default_reports_dir`). PNG figures by default when a Chromium is
     installed and not ``quick``."""
@@ -220,7 +234,8 @@ def run_all(*, names: list[str] | None = None, reports_dir: str | os.PathLike | 
     bar = tqdm(names, desc="reports", unit="report", disable=not progress)
     for name in bar:
         bar.set_postfix_str(name)
-        runs.append(run_report(name, reports_dir=reports_dir, quick=quick, progress=False,
-                               png=png))
+        # The notebook's own bar (cell by cell) under the reports' one: long reports move.
+        runs.append(run_report(name, reports_dir=reports_dir, quick=quick, progress=progress,
+                               png=png, show_code=show_code))
     write_index(Path(reports_dir))
     return runs
