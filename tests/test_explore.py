@@ -275,7 +275,9 @@ def test_the_plot_shows_the_objectives_with_units_and_draws_constraints(a71):
     assert fig.layout.xaxis.type == "log"
     assert lines[0].x0 == pytest.approx(np.log10(s.constraints[0].value))
     # Hover: the configuration and every metric with its unit.
-    assert "ms" in fig.data[1].hovertemplate and fig.data[1].customdata.shape[1] == len(s.axis_names)
+    tip = fig.data[1].text[0]
+    assert tip.startswith(e.labels[int(np.flatnonzero(e.feasible)[0])])
+    assert all(f"<br>{n}: " in tip for n in s.axis_names) and " ms" in tip
     # Coinciding designs share one star labelled with all their roles.
     stars = fig.data[5]
     assert sorted(r for t in stars.text for r in t.split(", ")) == sorted(e.designs)

@@ -81,9 +81,8 @@ class Exploration:
     #: The edited SLO's objectives; the front is theirs, so it is a 2-D front only when they
     #: are exactly the two plotted metrics.
     objective_names: list[str] = field(default_factory=list)
-    #: Every axis metric of each point (columns: the session's axis names), for the hover.
-    metrics: np.ndarray | None = None
-    axis_names: list[str] = field(default_factory=list)
+    #: Each point's hover: its configuration(s) and every metric of the problem with its unit.
+    hover: list[str] = field(default_factory=list)
 
     @property
     def front_is_2d(self) -> bool:
@@ -135,6 +134,15 @@ class Session:
         self.axis_names = list(self.display.objective_names)
         self._labels = [" + ".join(c.label() for c in self.base.configs_of(int(f)))
                         for f in self.points]
+        # Built once: a point's metrics never change with an edit, and strings sent as the
+        # traces' text cost far less per update than a (points x metrics) customdata array.
+        self._units = [metric_unit(t.metric) for t in self.display.objective_terms]
+        self._hover = self._hover_of(self._labels, self._F)
+
+    def _hover_of(self, labels: list[str], F: np.ndarray) -> list[str]:
+        parts = [(n, (" " + u) if u else "") for n, u in zip(self.axis_names, self._units)]
+        return [lab + "".join(f"<br>{n}: {v:.4g}{u}" for (n, u), v in zip(parts, row))
+                for lab, row in zip(labels, F.tolist())]
 
     # --- what the controls edit -------------------------------------------------------------
     def constraint_range(self, k: int) -> tuple[float, float]:
@@ -205,13 +213,15 @@ class Session:
             nsga_pos = np.array([self._position(pos, f, extra)
                                  for f in ev.extra.get("front", [])], dtype=np.int64)
         t5 = time.perf_counter()
-        index, xs, labels = self.points, self._F, self._labels
+        index, xs, labels, hover = self.points, self._F, self._labels, self._hover
         if extra:  # designs outside the drawn sample: append them
             add = np.array(extra, dtype=np.int64)
             index = np.concatenate([self.points, add])
-            xs = np.vstack([self._F, self.display.evaluate_flat(add).F])
-            labels = labels + [" + ".join(c.label() for c in self.base.configs_of(int(f)))
-                               for f in add]
+            F_add = self.display.evaluate_flat(add).F
+            xs = np.vstack([self._F, F_add])
+            more = [" + ".join(c.label() for c in self.base.configs_of(int(f))) for f in add]
+            labels = labels + more
+            hover = hover + self._hover_of(more, F_add)
             G2 = pb.evaluate_flat(add).G
             feasible = np.concatenate([feasible, np.all(G2 <= 0, axis=1) if pb.limits else
                                        np.ones(len(add), bool)])
@@ -226,8 +236,7 @@ class Session:
                   == (terms[i].metric, terms[i].stat, terms[i].task)]
         return Exploration(
             x_unit=metric_unit(terms[xi].metric), y_unit=metric_unit(terms[yi].metric),
-            bounds=on_axes, objective_names=list(pb.objective_names), metrics=xs,
-            axis_names=list(self.axis_names),
+            bounds=on_axes, objective_names=list(pb.objective_names), hover=hover,
             index=index, x=xs[:, xi], y=xs[:, yi], x_name=self.axis_names[xi],
             y_name=self.axis_names[yi], labels=labels, feasible=feasible, pareto=pareto,
             designs=designs, oodin=oodin_pos, nsga2=nsga_pos, policy=self.policy_rows(res),

@@ -240,33 +240,28 @@ def explorer_traces(e: Any) -> list:
     import numpy as np
 
     x, y, lab = np.asarray(e.x), np.asarray(e.y), e.labels
-    # The hover names the configuration and gives every metric of the problem with its unit.
-    names = list(getattr(e, "axis_names", None) or [e.x_name, e.y_name])
-    M = e.metrics if getattr(e, "metrics", None) is not None else np.column_stack([x, y])
-    from ..metrics import unit as metric_unit
-
-    units = [metric_unit(n.split("[")[0].split()[-1]) for n in names]
-    hover = "%{text}<br>" + "<br>".join(
-        f"{n}: %{{customdata[{k}]:.4g}}{' ' + u if u else ''}"
-        for k, (n, u) in enumerate(zip(names, units))) + "<extra></extra>"
+    # The hover names the configuration and gives every metric of the problem with its unit
+    # (Exploration.hover, built once per session).
+    hv = list(getattr(e, "hover", None) or lab)
+    hover = "%{text}<extra></extra>"
 
     def pts(mask):
         idx = np.flatnonzero(mask)
-        return x[idx], y[idx], [lab[i] for i in idx], M[idx]
+        return x[idx], y[idx], [hv[i] for i in idx]
 
     out = []
     for mask, name, color, size in ((~e.feasible, "infeasible", "#d0d0d0", 5),
                                     (e.feasible, "feasible", "#4c78a8", 6)):
-        px, py, pt, pm = pts(mask)
-        out.append(go.Scattergl(x=px, y=py, text=pt, customdata=pm, mode="markers", name=name,
+        px, py, pt = pts(mask)
+        out.append(go.Scattergl(x=px, y=py, text=pt, mode="markers", name=name,
                                 marker=dict(color=color, size=size, opacity=0.75),
                                 hovertemplate=hover))
     order = np.flatnonzero(e.pareto)
     order = order[np.argsort(x[order], kind="stable")]
     two_d = bool(getattr(e, "front_is_2d", True))
     objs = ", ".join(getattr(e, "objective_names", []) or [])
-    out.append(go.Scatter(x=x[order], y=y[order], text=[lab[i] for i in order],
-                          customdata=M[order], hovertemplate=hover,
+    out.append(go.Scatter(x=x[order], y=y[order], text=[hv[i] for i in order],
+                          hovertemplate=hover,
                           # A front of more objectives than the two plotted is not a curve here:
                           # markers only, and the legend says it is a projection.
                           mode="lines+markers" if two_d else "markers",
@@ -275,7 +270,7 @@ def explorer_traces(e: Any) -> list:
                           line=dict(color="#f58518"),
                           marker=dict(size=8, color="#f58518")))
     ns = np.asarray(e.nsga2 if e.nsga2 is not None else [], dtype=int)
-    out.append(go.Scatter(x=x[ns], y=y[ns], text=[lab[i] for i in ns], customdata=M[ns],
+    out.append(go.Scatter(x=x[ns], y=y[ns], text=[hv[i] for i in ns],
                           mode="markers", name="NSGA-II front", hovertemplate=hover,
                           marker=dict(symbol="x", size=10, color="#54a24b")))
     # RASS's designs often coincide (d0 = dw, ...): one star per point, labelled with every role
@@ -285,14 +280,14 @@ def explorer_traces(e: Any) -> list:
         at.setdefault(int(p), []).append(role)
     dp = list(at)
     out_designs = go.Scatter(x=x[dp], y=y[dp], text=[", ".join(at[p]) for p in dp],
-                             customdata=[lab[i] for i in dp], mode="markers+text",
+                             customdata=[hv[i] for i in dp], mode="markers+text",
                              textposition="top center", name="RASS designs",
                              marker=dict(symbol="star", size=16, color="#e45756",
                                          line=dict(width=1, color="black")),
                              hovertemplate="%{text}: %{customdata}<extra></extra>")
     # OODIn's choice as an open diamond drawn over the stars: visible where it coincides.
     oo = [] if e.oodin is None else [e.oodin]
-    out.append(go.Scatter(x=x[oo], y=y[oo], text=[lab[i] for i in oo], mode="markers",
+    out.append(go.Scatter(x=x[oo], y=y[oo], text=[hv[i] for i in oo], mode="markers",
                           name="OODIn", marker=dict(symbol="diamond-open", size=22,
                                                     color="#b279a2", line=dict(width=3)),
                           hovertemplate="OODIn: %{text}<extra></extra>"))
