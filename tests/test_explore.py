@@ -282,3 +282,37 @@ def test_the_plot_shows_the_objectives_with_units_and_draws_constraints(a71):
     stars = fig.data[5]
     assert sorted(r for t in stars.text for r in t.split(", ")) == sorted(e.designs)
     assert len(set(zip(stars.x, stars.y))) == len(stars.x)
+
+
+def test_the_nsga2_overlay_runs_in_the_background_and_can_be_cancelled():
+    pytest.importorskip("ipywidgets")
+    pytest.importorskip("anywidget")
+    import time
+
+    from workbench.lab.widgets import Explorer
+
+    ex = Explorer("a71", "uc1")
+    ex.nsga2_generations = 15
+    ex.w_nsga2.value = True
+    assert ex.nsga2_thread is not None
+    ex.nsga2_thread.join(120)
+    assert len(ex.fig.data[3].x) > 0 and "points on its front" in ex.w_status.value
+    assert "last:" in ex.w_nsga2.description  # the label says what it really took
+    # A long run: the controls stay live, and cancel stops it after its current generation.
+    ex.nsga2_generations = 100_000
+    ex.w_bounds[0].value = 20.0
+    first = ex.nsga2_thread
+    deadline = time.monotonic() + 60
+    while ex.w_nsga2_bar.value < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert ex.w_nsga2_bar.value >= 2 and ex.w_nsga2_box.layout.display is None
+    ex.w_bounds[0].value = 25.0  # a new view supersedes the running overlay
+    second = ex.nsga2_thread
+    assert second is not first
+    first.join(60)
+    assert not first.is_alive()
+    ex.cancel_nsga2()
+    second.join(60)
+    assert not second.is_alive() and "stopped after" in ex.nsga2_note
+    assert len(ex.fig.data[3].x) == 0 and ex.w_nsga2_box.layout.display == "none"
+    assert ex.last.slo.endswith("max L <= 25ms")

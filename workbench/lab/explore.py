@@ -83,6 +83,8 @@ class Exploration:
     objective_names: list[str] = field(default_factory=list)
     #: Each point's hover: its configuration(s) and every metric of the problem with its unit.
     hover: list[str] = field(default_factory=list)
+    #: Set when NSGA-II was stopped before its last generation (its front is partial).
+    nsga2_note: str = ""
 
     @property
     def front_is_2d(self) -> bool:
@@ -174,7 +176,8 @@ class Session:
     def explore(self, *, enabled: list[bool] | None = None, weights: list[float] | None = None,
                 bounds: list[float] | None = None, flags: dict[str, bool] | None = None,
                 x: str | None = None, y: str | None = None, nsga2: bool = False,
-                nsga2_generations: int = 40, nsga2_pop: int = 40) -> Exploration:
+                nsga2_generations: int = 40, nsga2_pop: int = 40,
+                nsga2_progress: Any = None) -> Exploration:
         """Re-solve with the edited SLO and return what to draw.
 
         Args:
@@ -183,7 +186,9 @@ class Session:
             bounds: Constraint values (aligned with ``self.constraints``).
             flags: Processor and ``memory`` flags: which design would the runtime run?
             x, y: Objective names for the axes (default: a latency-like one and accuracy).
-            nsga2: Also run pymoo's NSGA-II and overlay its front (slower: ~1 s).
+            nsga2: Also run pymoo's NSGA-II and overlay its front (slower: seconds).
+            nsga2_progress: Called after each NSGA-II generation with (done, total); False
+                stops it (see :func:`workbench.solvers.evolutionary.evolutionary`).
         """
         t0 = time.perf_counter()
         slo = self.edited_slo(enabled=enabled, weights=weights, bounds=bounds)
@@ -206,12 +211,16 @@ class Session:
         od = oodin(pb)
         oodin_pos = self._position(pos, od.d0.index, extra) if od.ok and od.d0 else None
         t4 = time.perf_counter()
-        nsga_pos = None
+        nsga_pos, nsga_note = None, ""
         if nsga2:
             ev = evolutionary(pb, algorithm="nsga2", pop_size=nsga2_pop,
-                              n_gen=nsga2_generations, seed=1, compare=False)
+                              n_gen=nsga2_generations, seed=1, compare=False,
+                              progress=nsga2_progress)
             nsga_pos = np.array([self._position(pos, f, extra)
                                  for f in ev.extra.get("front", [])], dtype=np.int64)
+            if ev.extra.get("cancelled"):
+                nsga_note = (f"NSGA-II stopped after {ev.extra['generations_done']} of "
+                             f"{nsga2_generations} generations")
         t5 = time.perf_counter()
         index, xs, labels, hover = self.points, self._F, self._labels, self._hover
         if extra:  # designs outside the drawn sample: append them
@@ -239,6 +248,7 @@ class Session:
             bounds=on_axes, objective_names=list(pb.objective_names), hover=hover,
             index=index, x=xs[:, xi], y=xs[:, yi], x_name=self.axis_names[xi],
             y_name=self.axis_names[yi], labels=labels, feasible=feasible, pareto=pareto,
+            nsga2_note=nsga_note,
             designs=designs, oodin=oodin_pos, nsga2=nsga_pos, policy=self.policy_rows(res),
             triggers=list(res.triggers), picked=picked, flags=flags, slo=str(slo), result=res,
             timing_ms={"variant": (t1 - t0) * 1e3, "rass": (t2 - t1) * 1e3,

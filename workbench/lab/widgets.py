@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -78,7 +79,17 @@ class Explorer:
                             continuous_update=False)
         self.w_x = W.Dropdown(description="x axis")
         self.w_y = W.Dropdown(description="y axis")
-        self.w_nsga2 = W.Checkbox(description="overlay NSGA-II (~1 s)", value=False)
+        self.w_nsga2 = W.Checkbox(description="overlay NSGA-II", value=False)
+        self.w_nsga2_bar = W.IntProgress(value=0, min=0, max=1, description="NSGA-II",
+                                         layout=W.Layout(width="300px"))
+        self.w_nsga2_cancel = W.Button(description="cancel", icon="stop",
+                                       layout=W.Layout(width="90px"))
+        self.w_nsga2_box = W.HBox([self.w_nsga2_bar, self.w_nsga2_cancel],
+                                  layout=W.Layout(display="none"))
+        self.nsga2_generations = 40
+        self.nsga2_thread: threading.Thread | None = None
+        self._nsga2_token: dict[str, Any] | None = None
+        self.nsga2_note = ""
         self.w_status = W.HTML()
         self.w_designs = W.HTML()
         self.w_policy = W.HTML()
@@ -104,7 +115,7 @@ class Explorer:
             W.HBox([self.w_profile, self.w_scenario, self.w_tasks]), self.w_slo,
             W.HBox([W.VBox([W.HTML("<b>objectives</b> (on/off, weight)"), self.objective_box]),
                     W.VBox([W.HTML("<b>constraints</b>"), self.constraint_box])]),
-            W.HBox([self.w_x, self.w_y, self.w_nsga2]),
+            W.HBox([self.w_x, self.w_y, self.w_nsga2, self.w_nsga2_box]),
             self.fig_box, self.w_status,
             W.HTML("<b>device flags</b>: which design would the runtime run?"), self.flag_box,
             self.w_pick, self.w_designs, W.HTML("<b>switching policy</b> (CARIn Table 7 shape)"),
@@ -117,6 +128,7 @@ class Explorer:
         self.w_tasks.observe(self._on_tasks, "value")
         for w in (self.w_x, self.w_y, self.w_nsga2):
             w.observe(lambda _c: self.update(), "value")
+        self.w_nsga2_cancel.on_click(lambda _b: self.cancel_nsga2())
         self._load_profile(profile, scenario=scenario, slo=slo)
 
     # --- building the controls ------------------------------------------------------------
@@ -268,7 +280,7 @@ class Explorer:
                 "weights": [w.value for w in self.w_weights],
                 "bounds": [w.value for w in self.w_bounds],
                 "flags": {p: w.value for p, w in self.w_flags.items()},
-                "x": self.w_x.value, "y": self.w_y.value, "nsga2": self.w_nsga2.value}
+                "x": self.w_x.value, "y": self.w_y.value}
 
     def update(self) -> Exploration | None:
         """Re-solve from the controls and redraw (called on every change)."""
@@ -302,7 +314,64 @@ class Explorer:
             f"{e.n_feasible} of {e.result.n_total} combinations feasible; "
             f"solved and drawn in {self.update_ms:.0f} ms "
             f"(RASS {e.timing_ms['rass']:.1f} ms, front {e.timing_ms['front']:.1f} ms)")
+        if self.w_nsga2.value:
+            self._start_nsga2()
+        else:
+            self.cancel_nsga2()
         return e
+
+    # --- NSGA-II, in the background -------------------------------------------------------
+    def _start_nsga2(self) -> None:
+        """Run NSGA-II on the current view in a thread (the controls stay live), with a progress
+        bar and a cancel button; its front is drawn when it finishes, unless the view changed or
+        it was cancelled."""
+        self.cancel_nsga2()
+        token: dict[str, Any] = {"cancel": False, "session": self.session,
+                                 "state": self.state()}
+        self._nsga2_token = token
+        total = self.nsga2_generations
+        self.w_nsga2_bar.max, self.w_nsga2_bar.value = total, 0
+        self.w_nsga2_box.layout.display = None
+
+        def progress(done: int, n: int) -> bool:
+            self.w_nsga2_bar.value = done
+            return not token["cancel"]
+
+        def work() -> None:
+            t0 = time.perf_counter()
+            try:
+                e = token["session"].explore(**token["state"], nsga2=True,
+                                             nsga2_generations=total, nsga2_progress=progress)
+            except Exception as err:  # noqa: BLE001 - shown, never raised in a thread
+                token["error"] = err
+                e = None
+            token["seconds"] = time.perf_counter() - t0
+            if self._nsga2_token is not token:
+                return  # superseded by a newer view: its own run draws
+            self.w_nsga2_box.layout.display = "none"
+            if e is None:
+                self.nsga2_note = f"NSGA-II failed: {token['error']}"
+            elif token["cancel"] or e.nsga2_note:
+                self.nsga2_note = e.nsga2_note or "NSGA-II cancelled"
+            else:
+                self.nsga2_note = (f"NSGA-II: {len(e.nsga2 if e.nsga2 is not None else [])} "
+                                   f"points on its front in {token['seconds']:.1f} s")
+            if e is not None and not token["cancel"] and self.fig is not None:
+                nsga = explorer_traces(e)[3]
+                with self.fig.batch_update():
+                    self.fig.data[3].x, self.fig.data[3].y = nsga.x, nsga.y
+                    self.fig.data[3].text = nsga.text
+            self.w_nsga2.description = f"overlay NSGA-II (last: {token['seconds']:.1f} s)"
+            self.w_status.value += f"<br>{html.escape(self.nsga2_note)}"
+
+        self.nsga2_thread = threading.Thread(target=work, name="workbench-nsga2", daemon=True)
+        self.nsga2_thread.start()
+
+    def cancel_nsga2(self) -> None:
+        """Stop a running NSGA-II overlay (it stops after its current generation)."""
+        if self._nsga2_token is not None:
+            self._nsga2_token["cancel"] = True
+        self.w_nsga2_box.layout.display = "none"
 
     def _show(self, e: Exploration) -> None:
         if not e.result.ok:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 import time
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -76,7 +76,8 @@ def make_algorithm(name: str, n_obj: int, *, pop_size: int = 100, seed: int = 1)
 
 
 def evolutionary(problem: DiscreteProblem, *, algorithm: str = "nsga2", pop_size: int = 100,
-                 n_gen: int = 100, seed: int = 1, compare: bool = True) -> SolveResult:
+                 n_gen: int = 100, seed: int = 1, compare: bool = True,
+                 progress: Callable[[int, int], bool | None] | None = None) -> SolveResult:
     """Run a pymoo algorithm on the problem.
 
     Args:
@@ -85,6 +86,8 @@ def evolutionary(problem: DiscreteProblem, *, algorithm: str = "nsga2", pop_size
         seed: Random seed (results are reproducible).
         compare: Also compute HV/IGD against the exact front and the optimality ratio to the
             best design (costs an exhaustive evaluation; the solver's own time excludes it).
+        progress: Called after each generation with (generations done, ``n_gen``); returning
+            False stops the run there (``extra["cancelled"]``), keeping the front found so far.
 
     Returns:
         SolveResult whose ``d0`` is the front member with the highest optimality (RASS's
@@ -96,9 +99,24 @@ def evolutionary(problem: DiscreteProblem, *, algorithm: str = "nsga2", pop_size
         if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= MAX_EFFORT:
             raise InputError(f"must be a whole number {lo}..{MAX_EFFORT}", where=name, value=v)
     alg = make_algorithm(algorithm, problem.n_obj, pop_size=pop_size, seed=seed)
+    cancelled = [False]
+    callback = None
+    if progress is not None:
+        from pymoo.core.callback import Callback
+
+        report = progress
+
+        class _Progress(Callback):
+            def notify(self, algorithm: Any) -> None:
+                if report(int(algorithm.n_gen), n_gen) is False:
+                    cancelled[0] = True
+                    algorithm.termination.terminate()
+
+        callback = _Progress()
     t0 = time.perf_counter()
     try:
-        res = minimize(problem, alg, ("n_gen", n_gen), seed=seed, verbose=False)
+        res = minimize(problem, alg, ("n_gen", n_gen), seed=seed, verbose=False,
+                       **({"callback": callback} if callback is not None else {}))
     except AssertionError as exc:  # pymoo states an algorithm's limits as assertions
         raise InputError(f"pymoo's {algorithm} cannot solve this problem: {exc}",
                          where="solver", value=algorithm) from None
@@ -106,6 +124,9 @@ def evolutionary(problem: DiscreteProblem, *, algorithm: str = "nsga2", pop_size
     n_eval = int(res.algorithm.evaluator.n_eval)
     extra: dict[str, Any] = {"algorithm": algorithm, "pop_size": pop_size, "n_gen": n_gen,
                              "seed": seed, "evaluations": n_eval}
+    if cancelled[0]:
+        extra["cancelled"] = True
+        extra["generations_done"] = int(res.algorithm.n_gen)
     if res.X is None:
         return SolveResult(algorithm, "infeasible", {}, {"solve": solve_ms, "total": solve_ms},
                            problem.size, -1, extra=extra)
