@@ -2,8 +2,9 @@
 
 Writes reports/bench/explorer.json. Targets: every change updates within 100 ms for 10^4
 configurations (issue 8); the first render (a fresh process importing the explorer, opening a
-10^4-configuration profile, solving and building the figure) within 3 s (issue 18). Measured two ways: the computation (`Session.explore`: variant, RASS, exact
-front, OODIn) and the widget (`Explorer.update`: the same plus the FigureWidget's trace update,
+10^4-configuration profile, solving and building the figure) within 3 s (issue 18). Updates are
+measured two ways: the computation (`Session.explore`: variant, RASS, exact front, OODIn) and
+the widget (`Explorer.update`: the same plus the FigureWidget's trace update,
 headless, i.e. without the browser's drawing).
 
 Spaces: synthetic UC1 tables resampled from the modelled S20 FE (as in bench_solvers.py).

@@ -95,3 +95,33 @@ def test_workbench_report_quick_writes_reports_and_the_index(tmp_path, capsys):
         pngs = list((tmp_path / "quickstart" / "figures").glob("*.png"))
         assert pngs and all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
     assert not list(tmp_path.rglob(".*partial*"))
+
+
+def test_the_index_counts_every_evaluation_of_the_five_papers_from_the_reports(tmp_path):
+    """The status counts come from the reports: none run, everything is 'not attempted';
+    the committed reports give each figure a status, and a status follows the data."""
+    from pathlib import Path
+
+    from workbench import papers
+    from workbench.lab.report_index import evaluation_status, status_counts
+
+    n = sum(len(papers.paper(p)["evaluation"]) for p in ("carin", "oodin", "delen", "masa",
+                                                         "flexnn"))
+    empty = status_counts(evaluation_status(tmp_path))
+    assert empty == {"reproduced": 0, "partial": 0, "not reproduced": 0, "not attempted": n}
+    committed = Path(__file__).resolve().parents[1] / "reports"
+    items = evaluation_status(committed)
+    c = status_counts(items)
+    assert sum(c.values()) == n and c["reproduced"] > 0 and c["not attempted"] < n
+    assert all(i["evidence"] or i["status"] == "not attempted" for i in items)
+    # One quickstart run whose d0 differs from the paper: its Table 7 row says so.
+    q = tmp_path / "quickstart"
+    q.mkdir()
+    (q / "quickstart.html").write_text("<html></html>")
+    from workbench.lab.report_metrics import write_metrics
+
+    write_metrics(q, _quickstart_metrics(matches_carin_table7_d0=False))
+    page = write_index(tmp_path).read_text()
+    assert f"<b>{n} evaluation figures and tables</b>" in page
+    assert "0 reproduced" in page and f"{n} not attempted" in page
+    assert "<td class='st-not-reproduced'>not reproduced</td>" in page

@@ -179,58 +179,292 @@ def _carin_fig(key: str) -> str:
     return ra["text"]
 
 
+# --- status: does the paper's claim hold in the report's data? ---------------------------------
+#: The statuses, best first.
+STATUSES = ("reproduced", "partial", "not reproduced")
+Status = tuple[str, str]  # (one of STATUSES, why)
+
+
+def _by_share(hits: int, total: int, what: str) -> Status:
+    if total and hits == total:
+        return "reproduced", f"{hits} of {total} {what}"
+    return ("partial" if hits else "not reproduced"), f"{hits} of {total} {what}"
+
+
+def _st_quickstart(m: QuickstartMetrics) -> Status:
+    return (("reproduced", "d0 is the paper's (Table 7 was the phone model's calibration target)")
+            if m.matches_carin_table7_d0 else ("not reproduced", "d0 differs"))
+
+
+def _st_gains(m: CarinDesignsMetrics) -> Status:
+    pairs = [(r.workbench_mean, r.paper_mean) for r in m.gains_vs_paper
+             if r.paper_mean and r.workbench_mean]
+    rows = [(float(w), float(p)) for w, p in pairs if w is not None and p is not None]
+    close = sum(0.75 <= w / p <= 1.33 for w, p in rows)
+    ahead = sum(w > 1 for w, _ in rows)
+    if rows and close == len(rows):
+        return "reproduced", f"all {len(rows)} mean gains within 25% of the paper's"
+    return (("partial" if ahead else "not reproduced"),
+            f"{close} of {len(rows)} mean gains within 25% of the paper's; CARIn ahead in {ahead}")
+
+
+def _st_policy(key: str) -> Callable[[CarinDesignsMetrics], Status]:
+    def f(m: CarinDesignsMetrics) -> Status:
+        match = m.policies[key].match
+        return _by_share(sum(match.values()), len(match), "roles give the paper's design")
+    return f
+
+
+def _st_solve_time(m: SolveTimeMetrics) -> Status:
+    if m.min_speedup and m.min_speedup > 1:
+        return "partial", ("OODIn's re-solve costs milliseconds and RASS's look-up less, as the "
+                           "paper says; times from this machine, not the phones")
+    return "not reproduced", "RASS's look-up is not faster here"
+
+
+def _st_runtime(policy: str, scenario: str) -> Callable[[RuntimeMetrics], Status]:
+    def f(m: RuntimeMetrics) -> Status:
+        r = next((r for r in m.runs if r.policy == policy and r.scenario == scenario), None)
+        if r is None:
+            return "not reproduced", "no run"
+        det = [d for d in r.detections if d["delay_ms"] is not None]
+        ok = len(set(r.designs_visited)) >= 2 and r.lost == 0
+        if ok and len(det) == len(r.detections):
+            return "reproduced", (f"switched between {len(set(r.designs_visited))} designs, every "
+                                  "event detected, none lost (on this machine)")
+        return ("partial" if ok or det else "not reproduced"), (
+            f"{len(det)} of {len(r.detections)} events detected, {r.lost} lost")
+    return f
+
+
+def _st_table10(m: RuntimeMetrics) -> Status:
+    red = [r["reduction"] for r in m.storage_modelled if r.get("reduction")]
+    return _by_share(sum(x > 1 for x in red), len(red), "use cases store less than OODIn")
+
+
+def _st_delen(fig: str) -> Callable[[DelenMetrics], Status]:
+    def f(m: DelenMetrics) -> Status:
+        row = next((c for c in m.checks if c["figure"] == fig), None)
+        if row is None:
+            return "not reproduced", "not in this run"
+        return ("reproduced" if row["holds"] else "not reproduced"), row["workbench"]
+    return f
+
+
+def _st_masa_gain(paper_value: float, gains: Callable[[MasaMetrics], list[float]]
+                  ) -> Callable[[MasaMetrics], Status]:
+    def f(m: MasaMetrics) -> Status:
+        g = gains(m)
+        if not g:
+            return "not reproduced", "no gain measured"
+        best = max(g)
+        if best >= 50 * paper_value:  # at least half the paper's best reduction
+            return "reproduced", f"up to {best:.0f}% lower response than Bulk"
+        return ("partial" if best > 0 else "not reproduced"), (
+            f"up to {best:.0f}% lower response than Bulk (paper: up to {100 * paper_value:.0f}%)")
+    return f
+
+
+def _st_masa_opt(m: MasaMetrics) -> Status:
+    worst = max((r.ratio for r in m.optimality), default=None)
+    paper = papers.paper("masa")["claims"]["fig13a_worst_ratio"]["value"]
+    if worst is None:
+        return "not reproduced", "no optimality run"
+    return (("reproduced" if worst <= paper * 1.1 else "partial"),
+            f"worst MASA/optimal makespan {worst:.2f} (paper {paper})")
+
+
+def _st_flexnn(pick: Callable[[FlexnnMetrics], list[tuple[float, float]]]
+               ) -> Callable[[FlexnnMetrics], Status]:
+    def f(m: FlexnnMetrics) -> Status:
+        pts = pick(m)
+        if not pts:
+            return "not reproduced", "no point measured"
+        paper = papers.paper("flexnn")["claims"]["best_point"]["value"]
+        cut, lat = max(pts)
+        if cut >= 0.9 * paper["memory_reduction_pct"] and lat <= 3 * max(paper[
+                "latency_increase_pct"], 2.0):
+            return "reproduced", f"{cut:.1f}% less memory at {lat:+.1f}% latency"
+        return ("partial" if cut > 50 else "not reproduced"), (
+            f"{cut:.1f}% less memory at {lat:+.1f}% latency (paper {paper['memory_reduction_pct']}%"
+            f" at +{paper['latency_increase_pct']}%)")
+    return f
+
+
+def _st_masa_context(heavy: bool) -> Callable[[MasaMetrics], Status]:
+    """Fig. 10 (heavy): the context-aware policies beat MASA at most label probabilities;
+    Fig. 11 (light): no clear advantage (within 10% of MASA)."""
+    def f(m: MasaMetrics) -> Status:
+        rows = m.context_heavy if heavy else m.context_light
+        by: dict[float, dict[str, float]] = {}
+        for r in rows:
+            by.setdefault(r.label_probability, {})[r.policy] = r.mean_makespan_ms
+        probs = [p for p, v in by.items() if "masa" in v and ("ca-wait" in v or "ca-preempt" in v)]
+        if not probs:
+            return "not reproduced", "no run"
+
+        def ca(v: dict[str, float]) -> float:
+            return min(x for k, x in v.items() if k != "masa")
+        if heavy:
+            return _by_share(sum(ca(by[p]) < by[p]["masa"] for p in probs), len(probs),
+                             "label probabilities where context-aware execution beats MASA")
+        return _by_share(sum(abs(ca(by[p]) / by[p]["masa"] - 1) <= 0.1 for p in probs),
+                         len(probs), "label probabilities within 10% of MASA")
+    return f
+
+
+def _st_masa_batching(m: MasaMetrics) -> Status:
+    if not m.batching:
+        return "not reproduced", "no run"
+    best = min(m.batching, key=lambda r: r.batched_ms_per_input)
+    paper = papers.paper("masa")["claims"]["fig12_batching"]["value"]
+    wins = [r.batch for r in m.batching if r.batched_ms_per_input < r.individual_ms_per_input]
+    if best.batch == paper:
+        return "reproduced", f"batch {best.batch} best per input (paper {paper})"
+    return (("partial" if wins else "not reproduced"),
+            f"batch {best.batch} best per input (paper {paper}); batching wins at {wins}")
+
+
+def _st_flexnn_ablation(m: FlexnnMetrics) -> Status:
+    """Fig. 13: without preloading FlexNN is slower; without slicing it cannot cut as deep."""
+    def best(mode: str, key: str) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for p in m.full_size:
+            if p.mode == mode:
+                v = getattr(p, key)
+                out[p.model] = max(out.get(p.model, -1e9), v) if key == "memory_reduction_pct" \
+                    else min(out.get(p.model, 1e9), v)
+        return out
+    full_cut, noslice_cut = best("flexnn", "memory_reduction_pct"), \
+        best("flexnn w.o. slicing", "memory_reduction_pct")
+    full_lat, nopre_lat = best("flexnn", "latency_increase_pct"), \
+        best("flexnn w.o. preload", "latency_increase_pct")
+    models = sorted(set(full_cut) & set(noslice_cut) & set(full_lat) & set(nopre_lat))
+    if not models:
+        return "not reproduced", "no ablation measured"
+    hits = sum(full_cut[k] > noslice_cut[k] and full_lat[k] < nopre_lat[k] for k in models)
+    return _by_share(hits, len(models), "networks where slicing cuts deeper and preloading "
+                     "is faster")
+
+
+def _st_flexnn_adapt(m: FlexnnMetrics) -> Status:
+    if not m.adaptations:
+        return "not reproduced", "no run"
+    worst = max(a.total_ms for a in m.adaptations)
+    paper = papers.paper("flexnn")["claims"]["adaptation_s"]["value"]
+    return (("reproduced" if worst <= 1000 * paper else "partial"),
+            f"re-planning for a new budget takes up to {worst:.0f} ms (paper about {paper:g} s; "
+            "32x32 models)")
+
+
+def _no_status(_m: Any) -> Status:
+    return "", ""
+
+
+def _no_text(_m: Any) -> str:
+    return ""
+
+
+@dataclass(frozen=True)
+class Row:
+    """One paper result beside the workbench's: which report, which of the paper's evaluation
+    figures and tables it covers (ids from the paper data's ``evaluation``), what the paper
+    reports, what the report shows, whether the claim holds, and what kind of data it is."""
+
+    report: str
+    paper: str
+    item: str
+    covers: tuple[str, ...]
+    theirs: Callable[[], str]
+    ours: Callable[[Any], str]
+    status: Callable[[Any], Status]
+    data: str
+
+
 #: (report, paper, item, what the paper reports, the workbench's result from metrics.json, data).
-ROWS: list[tuple[str, str, str, Callable[[], str], Callable[[Any], str], str]] = [
-    ("quickstart", "CARIn", "Table 7 (d0)",
-     lambda: "UC1 on S20 FE: d0 = EfficientNet Lite0 FFX8, CPU 4 threads, XNNPACK", _quickstart,
-     "modelled"),
-    ("carin_designs", "CARIn", "Figs 3-6",
-     lambda: "mean optimality gains of CARIn's d0 over the baselines (section 7.1)", _gains,
-     "modelled"),
-    ("carin_designs", "CARIn", "Table 7", lambda: "UC1 on S20 FE: designs and switching policy",
-     _policy("uc1_s20fe"), "modelled"),
-    ("carin_designs", "CARIn", "Table 8", lambda: "UC3 on A71: designs and switching policy",
-     _policy("uc3_a71"), "modelled"),
-    ("oodin_solve_time", "CARIn", "Table 9",
-     lambda: "OODIn's solve time 0.55-34 ms on phones (500-10,000 combinations)", _solve_time,
-     "modelled profiles, times measured here"),
-    ("rass_vs_nsga2", "CARIn", "RASS vs evolutionary search",
-     lambda: "RASS finds the exact optimum in one pass", _nsga,
-     "modelled profiles, times measured here"),
-    ("host", "CARIn", "UC1-UC4 on a device",
-     lambda: "the pipeline on real phones (train/quantise/profile/solve)", _host, "measured"),
-    ("host_real", "CARIn", "UC1-UC2 at real scale",
-     lambda: "the papers' models (MobileNet, EfficientNet-Lite) on real phones", _real,
-     "measured (A: measured on Fashion-MNIST, cited for ImageNet)"),
-    ("runtime", "CARIn", "Fig. 7", lambda: _carin_fig("uc1_s20fe"),
-     _runtime_run("rass", "single"), "measured"),
-    ("runtime", "CARIn", "Fig. 8", lambda: _carin_fig("uc3_a71"), _runtime_run("rass", "multi"),
-     "measured"),
-    ("runtime", "OODIn", "Figs 7-8",
-     lambda: papers.paper("oodin")["runtime"]["throttling"]["text"],
-     _runtime_run("oodin", "single"), "measured"),
-    *[("delen", "Delen", fig, _delen_paper(fig), _delen_check(fig), data) for fig, data in (
-        ("Fig. 5", "measured accuracy, energy modelled"), ("Fig. 7", "measured"),
-        ("Fig. 8", "measured (energy modelled)"), ("Fig. 9", "measured (energy modelled)"),
-        ("Fig. 10", "measured time, modelled power"), ("Figs 11-12", "measured"),
-        ("Fig. 13", "measured"), ("Fig. 14", "measured"), ("Fig. 15", "measured"),
-        ("Table 3", "measured"))],
-    ("masa", "MASA", "Figs 7-8 (Table 1 networks, real memory limit)",
-     lambda: papers.paper("masa")["claims"]["fig7_max_gain"]["text"], _masa_pressure,
-     "measured (real memory pressure)"),
-    ("masa", "MASA", "Figs 7-8 (32x32 stand-ins)",
-     lambda: papers.paper("masa")["claims"]["fig7_max_gain"]["text"],
-     _masa_gain, "measured layer times; paging modelled (fitted); simulated"),
-    ("masa", "MASA", "Fig. 13(a)",
-     lambda: papers.paper("masa")["claims"]["fig13a_worst_ratio"]["text"], _masa_opt,
-     "measured layer times, exact MILP"),
-    ("flexnn", "FlexNN", "Fig. 10 (full-size networks)",
-     lambda: papers.paper("flexnn")["claims"]["best_point"]["text"], _flexnn_full,
-     "measured (fresh processes)"),
-    ("flexnn", "FlexNN", "Fig. 10 (32x32 models)",
-     lambda: papers.paper("flexnn")["claims"]["best_point"]["text"], _flexnn_best, "measured"),
-    ("runtime", "CARIn", "Table 10",
-     lambda: "CARIn stores 1.66-19.98x less than OODIn", _table10, "modelled (phones), measured (host)"),
+ROWS: list[Row] = [
+    Row("quickstart", "CARIn", "Table 7 (d0)", (),
+        lambda: "UC1 on S20 FE: d0 = EfficientNet Lite0 FFX8, CPU 4 threads, XNNPACK",
+        _quickstart, _st_quickstart, "modelled"),
+    Row("carin_designs", "CARIn", "Figs 3-6", ("Fig. 3", "Fig. 4", "Fig. 5", "Fig. 6"),
+        lambda: "mean optimality gains of CARIn's d0 over the baselines (section 7.1)", _gains,
+        _st_gains, "modelled"),
+    Row("carin_designs", "CARIn", "Table 7", ("Table 7",),
+        lambda: "UC1 on S20 FE: designs and switching policy", _policy("uc1_s20fe"),
+        _st_policy("uc1_s20fe"), "modelled (calibrated on this table)"),
+    Row("carin_designs", "CARIn", "Table 8", ("Table 8",),
+        lambda: "UC3 on A71: designs and switching policy", _policy("uc3_a71"),
+        _st_policy("uc3_a71"), "modelled"),
+    Row("oodin_solve_time", "CARIn", "Table 9", ("Table 9",),
+        lambda: "OODIn's solve time 0.55-34 ms on phones (500-10,000 combinations)", _solve_time,
+        _st_solve_time, "modelled profiles, times measured here"),
+    Row("rass_vs_nsga2", "CARIn", "RASS vs evolutionary search", (),
+        lambda: "RASS finds the exact optimum in one pass", _nsga, _no_status,
+        "modelled profiles, times measured here"),
+    Row("host", "CARIn", "UC1-UC4 on a device", (),
+        lambda: "the pipeline on real phones (train/quantise/profile/solve)", _host, _no_status,
+        "measured"),
+    Row("host_real", "CARIn", "UC1-UC2 at real scale", (),
+        lambda: "the papers' models (MobileNet, EfficientNet-Lite) on real phones", _real,
+        _no_status, "measured (A: measured on Fashion-MNIST, cited for ImageNet)"),
+    Row("runtime", "CARIn", "Fig. 7", ("Fig. 7",), lambda: _carin_fig("uc1_s20fe"),
+        _runtime_run("rass", "single"), _st_runtime("rass", "single"), "measured"),
+    Row("runtime", "CARIn", "Fig. 8", ("Fig. 8",), lambda: _carin_fig("uc3_a71"),
+        _runtime_run("rass", "multi"), _st_runtime("rass", "multi"), "measured"),
+    Row("runtime", "OODIn", "Figs 7-8", ("Fig. 7", "Fig. 8"),
+        lambda: papers.paper("oodin")["runtime"]["throttling"]["text"],
+        _runtime_run("oodin", "single"), _st_runtime("oodin", "single"), "measured"),
+    *[Row("delen", "Delen", fig, covers, _delen_paper(fig), _delen_check(fig), _st_delen(fig),
+          data) for fig, covers, data in (
+        ("Fig. 5", ("Fig. 5",), "measured accuracy, energy modelled"),
+        ("Fig. 7", ("Fig. 7",), "measured"),
+        ("Fig. 8", ("Fig. 8",), "measured (energy modelled)"),
+        ("Fig. 9", ("Fig. 9",), "measured (energy modelled)"),
+        ("Fig. 10", ("Fig. 10",), "measured time, modelled power"),
+        ("Figs 11-12", ("Fig. 11", "Fig. 12"), "measured"),
+        ("Fig. 13", ("Fig. 13",), "measured"), ("Fig. 14", ("Fig. 14",), "measured"),
+        ("Fig. 15", ("Fig. 15",), "measured"), ("Table 3", ("Table 3", "Fig. 16"), "measured"))],
+    Row("masa", "MASA", "Figs 7-8 (Table 1 networks, real memory limit)", ("Fig. 7", "Fig. 8"),
+        lambda: papers.paper("masa")["claims"]["fig7_max_gain"]["text"], _masa_pressure,
+        _st_masa_gain(papers.paper("masa")["claims"]["fig7_max_gain"]["value"],
+                      lambda m: [g["masa"] for g in m.pressure_gain_vs_bulk_pct.values()
+                                 if "masa" in g]),
+        "measured (real memory pressure)"),
+    Row("masa", "MASA", "Figs 6-8 (32x32 stand-ins)", ("Fig. 6", "Fig. 7", "Fig. 8"),
+        lambda: papers.paper("masa")["claims"]["fig7_max_gain"]["text"], _masa_gain,
+        _st_masa_gain(papers.paper("masa")["claims"]["fig7_max_gain"]["value"],
+                      lambda m: list(m.tightest_gain_vs_bulk_pct.values())),
+        "measured layer times; paging modelled (fitted); simulated"),
+    Row("masa", "MASA", "Fig. 13(a)", ("Fig. 13",),
+        lambda: papers.paper("masa")["claims"]["fig13a_worst_ratio"]["text"], _masa_opt,
+        _st_masa_opt, "measured layer times, exact MILP"),
+    Row("masa", "MASA", "Fig. 10", ("Fig. 10",),
+        lambda: papers.paper("masa")["claims"]["fig10_heavy"]["text"], _no_text,
+        _st_masa_context(True), "measured layer times; simulated"),
+    Row("masa", "MASA", "Fig. 11", ("Fig. 11",),
+        lambda: papers.paper("masa")["claims"]["fig11_light"]["text"], _no_text,
+        _st_masa_context(False), "measured layer times; simulated"),
+    Row("masa", "MASA", "Fig. 12", ("Fig. 12",),
+        lambda: papers.paper("masa")["claims"]["fig12_batching"]["text"], _no_text,
+        _st_masa_batching, "measured"),
+    Row("flexnn", "FlexNN", "Fig. 13 (ablation, full-size networks)", ("Fig. 13",),
+        lambda: "each of slicing and preloading matters (w.o. either is worse)", _no_text,
+        _st_flexnn_ablation, "measured (fresh processes)"),
+    Row("flexnn", "FlexNN", "Fig. 14", ("Fig. 14",),
+        lambda: papers.paper("flexnn")["claims"]["adaptation_s"]["text"], _no_text,
+        _st_flexnn_adapt, "measured"),
+    Row("flexnn", "FlexNN", "Fig. 10 (full-size networks)", ("Fig. 10",),
+        lambda: papers.paper("flexnn")["claims"]["best_point"]["text"], _flexnn_full,
+        _st_flexnn(lambda m: [(p.memory_reduction_pct, p.latency_increase_pct)
+                              for p in m.full_size if p.mode == "flexnn"]),
+        "measured (fresh processes)"),
+    Row("flexnn", "FlexNN", "Fig. 10 (32x32 models)", ("Fig. 10",),
+        lambda: papers.paper("flexnn")["claims"]["best_point"]["text"], _flexnn_best,
+        _st_flexnn(lambda m: [(b.memory_reduction_pct, b.latency_increase_pct) for b in m.best]),
+        "measured"),
+    Row("runtime", "CARIn", "Table 10", ("Table 10",),
+        lambda: "CARIn stores 1.66-19.98x less than OODIn", _table10, _st_table10,
+        "modelled (phones), measured (host)"),
 ]
 
 TITLES = {
@@ -250,7 +484,8 @@ _CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto
 color:#222}table{border-collapse:collapse;margin:1em 0;width:100%}th,td{border-bottom:1px solid #ddd;
 padding:.4em .6em;text-align:left;vertical-align:top;font-size:.92em}th{background:#f4f4f4}
 .src{white-space:nowrap;font-size:.85em;color:#555}code{background:#f4f4f4;padding:0 .3em}
-.missing{color:#a00}"""
+.missing{color:#a00}.st-reproduced{color:#060}.st-partial{color:#a60}
+.st-not-reproduced,.st-not-attempted{color:#a00}.counts{font-size:1.1em}"""
 
 
 @dataclass(frozen=True)
@@ -279,6 +514,77 @@ def _read(reports_dir: Path, name: str) -> _Read:
         return _Read(True, None, why, source)
 
 
+PAPERS = ("carin", "oodin", "delen", "masa", "flexnn")
+
+
+def evaluation_status(reports_dir: Path, read: dict[str, "_Read"] | None = None
+                      ) -> list[dict[str, Any]]:
+    """Every evaluation figure and table of the five papers (the paper data's ``evaluation``)
+    with its status computed from the reports under ``reports_dir``: the best status of the
+    rows that cover it (``reproduced`` > ``partial`` > ``not reproduced``), ``not attempted``
+    when no report covers it or none has run, with the reasons, the reports and the data."""
+    read = read or {name: _read(reports_dir, name) for name in TITLES}
+    out = []
+    for key in PAPERS:
+        for fig, what in papers.paper(key)["evaluation"]:
+            evidence = []
+            for row in ROWS:
+                if row.paper.lower() != key or fig not in row.covers:
+                    continue
+                r = read[row.report]
+                if r.metrics is None:
+                    continue
+                st, why = row.status(r.metrics)
+                if st:
+                    evidence.append({"status": st, "why": why, "report": row.report,
+                                     "item": row.item, "data": row.data})
+            best = min((ev["status"] for ev in evidence), key=STATUSES.index,
+                       default="not attempted")
+            out.append({"paper": key, "figure": fig, "what": what, "status": best,
+                        "evidence": evidence})
+    return out
+
+
+def status_counts(items: list[dict[str, Any]]) -> dict[str, int]:
+    """How many figures and tables have each status."""
+    keys = (*STATUSES, "not attempted")
+    return {k: sum(i["status"] == k for i in items) for k in keys}
+
+
+def status_section(read: dict[str, "_Read"]) -> list[str]:
+    """The index's top: the counts, then every evaluation figure and table by paper."""
+    e = html.escape
+    items = evaluation_status(Path("."), read)
+    c = status_counts(items)
+    head = (f"<p class='counts'><b>{len(items)} evaluation figures and tables</b> of the five "
+            f"papers: <span class='st-reproduced'>{c['reproduced']} reproduced</span>, "
+            f"<span class='st-partial'>{c['partial']} partial</span>, "
+            f"<span class='st-not-reproduced'>{c['not reproduced']} not reproduced</span>, "
+            f"<span class='st-not-attempted'>{c['not attempted']} not attempted</span> "
+            "(computed from the reports below; a status says whether the paper's claim holds "
+            "in the report's data, and the data column says what kind of data that is).</p>")
+    parts = ["<h2>Status of every evaluation</h2>", head]
+    for key in PAPERS:
+        mine = [i for i in items if i["paper"] == key]
+        cc = status_counts(mine)
+        name = papers.paper(key)["paper"] if "paper" in papers.paper(key) else key
+        parts.append(f"<h3>{e(str(name).upper() if len(str(name)) < 7 else str(name))}: "
+                     + ", ".join(f"{v} {k}" for k, v in cc.items() if v) + "</h3>")
+        parts.append("<table><tr><th>figure / table</th><th>what</th><th>status</th>"
+                     "<th>why</th><th>data</th></tr>")
+        for i in mine:
+            ev = [x for x in i["evidence"] if x["status"] == i["status"]][:1]
+            why = ev[0]["why"] if ev else ""
+            link = (f"<a href='{ev[0]['report']}/{ev[0]['report']}.html'>{e(i['figure'])}</a>"
+                    if ev else e(i["figure"]))
+            parts.append(f"<tr><td>{link}</td><td>{e(i['what'])}</td>"
+                         f"<td class='st-{i['status'].replace(' ', '-')}'>{e(i['status'])}</td>"
+                         f"<td>{e(why)}</td><td class='src'>{e(ev[0]['data']) if ev else ''}"
+                         "</td></tr>")
+        parts.append("</table>")
+    return parts
+
+
 def write_index(reports_dir: Path) -> Path:
     """Write ``index.html`` from the reports present under ``reports_dir``."""
     e = html.escape
@@ -290,6 +596,7 @@ def write_index(reports_dir: Path) -> Path:
              "run). Phones are not available here: their profiles are <b>modelled</b> (an "
              "analytical model with documented parameters); this machine's are <b>measured</b>; "
              "the papers' numbers are data with citations. Each report says which it shows.</p>",
+             *status_section(read),
              "<h2>Reports</h2><table><tr><th>report</th><th>data</th><th>files</th></tr>"]
     for name, title in TITLES.items():
         d = reports_dir / name
@@ -307,14 +614,19 @@ def write_index(reports_dir: Path) -> Path:
                      f"<td class='src'>{src}</td><td>{' · '.join(files)}</td></tr>")
     parts.append("</table><h2>The papers' figures beside the workbench's</h2><table><tr>"
                  "<th>paper</th><th>figure / table</th><th>the paper</th><th>the workbench</th>"
-                 "<th>data</th></tr>")
-    for name, paper, item, theirs, ours, data in ROWS:
-        r = read[name]
-        mine = ours(r.metrics) if r.metrics is not None else (
+                 "<th>status</th><th>data</th></tr>")
+    for row in ROWS:
+        r = read[row.report]
+        mine = row.ours(r.metrics) if r.metrics is not None else (
             f"<{r.why}>" if r.why else "<not run yet>")
-        parts.append(f"<tr><td><span title='{e(papers.citation(paper.lower()), quote=True)}'>"
-                     f"{e(paper)}</span></td><td><a href='{name}/{name}.html'>{e(item)}</a></td>"
-                     f"<td>{e(theirs())}</td><td>{e(mine)}</td><td class='src'>{e(data)}</td></tr>")
+        st, why = row.status(r.metrics) if r.metrics is not None else ("", "")
+        mine = mine or why  # rows whose result is their status's reason
+        name = row.report
+        parts.append(f"<tr><td><span title='{e(papers.citation(row.paper.lower()), quote=True)}'>"
+                     f"{e(row.paper)}</span></td><td><a href='{name}/{name}.html'>"
+                     f"{e(row.item)}</a></td><td>{e(row.theirs())}</td><td>{e(mine)}</td>"
+                     f"<td class='st-{st.replace(' ', '-')}'>{e(st)}</td>"
+                     f"<td class='src'>{e(row.data)}</td></tr>")
     parts.append("</table><h2>Benchmarks</h2><table><tr><th>file</th><th>targets</th></tr>")
     for b in sorted((reports_dir / "bench").glob("*.json")):
         try:
