@@ -316,3 +316,22 @@ def test_the_nsga2_overlay_runs_in_the_background_and_can_be_cancelled():
     assert not second.is_alive() and "stopped after" in ex.nsga2_note
     assert len(ex.fig.data[3].x) == 0 and ex.w_nsga2_box.layout.display == "none"
     assert ex.last.slo.endswith("max L <= 25ms")
+
+
+def test_a_link_to_the_view_reopens_it():
+    pytest.importorskip("ipywidgets")
+    pytest.importorskip("anywidget")
+    from workbench.lab.widgets import Explorer
+
+    ex = Explorer("a71", "uc1")
+    ex.w_bounds[0].value = 16.0
+    q = ex.view_query()
+    assert f'href="?{q.replace("&", "&amp;")}"' in ex.w_link.value
+    other = Explorer("s20fe", "uc2")
+    other.apply_query(q)
+    assert other.last.design_label("d0") == ex.last.design_label("d0")
+    assert other.last.slo == ex.last.slo
+    bad = Explorer("a71", "uc1")
+    assert bad.apply_query("profile=a71&slo=max+A&weights=1,x") is None
+    assert bad.failed and "URL: weights" in bad.w_status.value
+    assert bad.apply_query("token=abc") is None and not Explorer("a71", "uc1").failed

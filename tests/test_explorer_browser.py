@@ -151,3 +151,165 @@ def test_changing_a_constraint_in_the_browser_moves_the_highlighted_design(dashb
                 os.replace(out / ".explorer.png.tmp", out / "explorer.png")
         finally:
             browser.close()
+
+
+def _browser(pw):
+    exe = CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium")
+    return pw.chromium.launch(executable_path=exe,
+                              args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+
+
+def _keep_screenshot(page, tmp_path, name):
+    """A small JPEG in tmp; with WORKBENCH_UPDATE_SCREENSHOTS=1 also in reports/explorer/."""
+    shot = tmp_path / name
+    page.screenshot(path=str(shot), full_page=True, type="jpeg", quality=55)
+    assert shot.stat().st_size > 10_000  # a drawn page, not a blank one
+    if os.environ.get("WORKBENCH_UPDATE_SCREENSHOTS") == "1":
+        out = ROOT / "reports" / "explorer"
+        out.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(shot, out / f".{name}.tmp")
+        os.replace(out / f".{name}.tmp", out / name)
+
+
+@pytest.mark.timeout(900)
+def test_the_page_recovers_from_a_typo_exports_saves_and_links_a_view(dashboard, tmp_path):
+    """The page as a user drives it: an SLO typo shows the error and takes the stale figure
+    down, the last good SLO brings everything back; the front downloads as CSV; a session
+    saved as JSON and loaded into a fresh page, and the page's own link, reopen the view."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as pw:
+        browser = _browser(pw)
+        try:
+            page = browser.new_page(viewport={"width": 1300, "height": 1800},
+                                    accept_downloads=True)
+            page.goto(dashboard, timeout=180_000)
+            page.wait_for_selector(".wb-d0", timeout=180_000)
+            good = page.input_value(".wb-slo input")
+            slo = page.locator(".wb-slo input")
+            slo.fill("max A; max TP; bogus <= 3")
+            slo.press("Enter")
+            page.wait_for_selector(".wb-error", timeout=60_000)
+            assert "unknown metric" in page.inner_text(".wb-error")
+            assert not page.locator(".wb-figure .js-plotly-plot").is_visible()
+            slo.fill(good)
+            slo.press("Enter")
+            page.wait_for_selector(".wb-d0", timeout=60_000)
+            page.wait_for_function("() => !document.querySelector('.wb-error')", timeout=60_000)
+            assert page.locator(".wb-figure .js-plotly-plot").is_visible()
+            before = page.inner_text(".wb-d0")
+            box = page.locator(".wb-bound-0 input")
+            box.fill("16")
+            box.press("Enter")
+            page.wait_for_function(
+                "b => document.querySelector('.wb-d0') && "
+                "document.querySelector('.wb-d0').innerText !== b", arg=before, timeout=60_000)
+            view = page.inner_text(".wb-d0")
+            # Downloads: the front as CSV and the session as JSON.
+            page.locator(".wb-prepare").click()
+            page.wait_for_selector("a.wb-download", timeout=60_000)
+            with page.expect_download() as dl:
+                page.locator("a.wb-download", has_text="front.csv").click()
+            front = (tmp_path / "front.csv")
+            dl.value.save_as(front)
+            assert front.read_text().startswith("configuration,") and \
+                len(front.read_text().splitlines()) >= 2
+            with page.expect_download() as dl:
+                page.locator("a.wb-download", has_text="session.json").click()
+            session = tmp_path / "session.json"
+            dl.value.save_as(session)
+            link = page.locator("a.wb-link").get_attribute("href")
+            _keep_screenshot(page, tmp_path, "explorer-session.jpg")
+            # A fresh page opens the default view; loading the session brings ours back.
+            page.goto(dashboard, timeout=180_000)
+            page.wait_for_selector(".wb-d0", timeout=180_000)
+            assert page.inner_text(".wb-d0") == before
+            with page.expect_file_chooser() as fc:
+                page.locator(".wb-upload").click()
+            fc.value.set_files(str(session))
+            page.wait_for_function("v => document.querySelector('.wb-d0') && "
+                                   "document.querySelector('.wb-d0').innerText === v",
+                                   arg=view, timeout=60_000)
+            # The page's link reproduces the view too (the token cookie is already set).
+            base = dashboard.split("?", 1)[0]
+            page.goto(base + link, timeout=180_000)
+            page.wait_for_selector(".wb-d0", timeout=180_000)
+            assert page.inner_text(".wb-d0") == view
+            assert page.input_value(".wb-bound-0 input") in ("16", "16.0")
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def jupyterlab(tmp_path):
+    pytest.importorskip("jupyterlab")
+    root = tmp_path / "lab"
+    root.mkdir()
+    shutil.copyfile(ROOT / "notebooks" / "explorer.ipynb", root / "explorer.ipynb")
+    port, token = _free_port(), "wbtest" + str(os.getpid())
+    log = (tmp_path / "lab.log").open("w")
+    env = dict(os.environ, WORKBENCH_EXPLORE_PROFILE="a71", WORKBENCH_EXPLORE_USE_CASE="uc1",
+               # Nothing written into the user's home: config, runtime files, workspaces.
+               JUPYTER_CONFIG_DIR=str(tmp_path / "jupyter-config"),
+               JUPYTER_RUNTIME_DIR=str(tmp_path / "jupyter-runtime"),
+               IPYTHONDIR=str(tmp_path / "ipython"),
+               JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "lab-workspaces"))
+    proc = subprocess.Popen([sys.executable, "-m", "jupyterlab", "--no-browser",
+                             f"--port={port}", "--ServerApp.ip=127.0.0.1",
+                             f"--IdentityProvider.token={token}", "--allow-root",
+                             f"--ServerApp.root_dir={root}",
+                             "--LabApp.news_url=", "--LabApp.check_for_updates_class="
+                             "jupyterlab.NeverCheckForUpdate"],
+                            stdout=log, stderr=subprocess.STDOUT, cwd=root, env=env,
+                            start_new_session=True)
+    url = f"http://127.0.0.1:{port}/lab/tree/explorer.ipynb?token={token}"
+    for _ in range(240):
+        if proc.poll() is not None:
+            pytest.fail(f"jupyter lab exited: {(tmp_path / 'lab.log').read_text()}")
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status?token={token}", timeout=2)
+            break
+        except OSError:
+            time.sleep(0.5)
+    try:
+        yield url
+    finally:
+        _stop(proc, log)
+
+
+@pytest.mark.timeout(900)
+def test_the_explorer_works_inside_jupyterlab(jupyterlab, tmp_path):
+    """The same widget in JupyterLab: run the notebook, the explorer draws, a constraint edit
+    moves d0 and a typo's error goes when the SLO is fixed."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as pw:
+        browser = _browser(pw)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1800})
+            page.goto(jupyterlab, timeout=180_000)
+            page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=180_000)
+            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle'], "
+                                   ".jp-Toolbar-kernelStatus", timeout=180_000)
+            page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+            page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+            page.wait_for_selector(".wb-d0", timeout=240_000)
+            before = page.inner_text(".wb-d0")
+            assert before.startswith("d0 = EfficientNet Lite0")
+            page.wait_for_selector(".wb-figure .js-plotly-plot", timeout=60_000)
+            box = page.locator(".wb-bound-0 input")
+            box.fill("16")
+            box.press("Enter")
+            page.wait_for_function(
+                "b => document.querySelector('.wb-d0') && "
+                "document.querySelector('.wb-d0').innerText !== b", arg=before, timeout=60_000)
+            assert "DSP" in page.inner_text(".wb-d0")
+            slo = page.locator(".wb-slo input")
+            good = slo.input_value()
+            slo.fill("max A; bogus <= 3")
+            slo.press("Enter")
+            page.wait_for_selector(".wb-error", timeout=60_000)
+            slo.fill(good)
+            slo.press("Enter")
+            page.wait_for_function("() => !document.querySelector('.wb-error')", timeout=60_000)
+            _keep_screenshot(page, tmp_path, "explorer-jupyterlab.jpg")
+        finally:
+            browser.close()

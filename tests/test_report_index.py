@@ -125,3 +125,30 @@ def test_the_index_counts_every_evaluation_of_the_five_papers_from_the_reports(t
     assert f"<b>{n} evaluation figures and tables</b>" in page
     assert "0 reproduced" in page and f"{n} not attempted" in page
     assert "<td class='st-not-reproduced'>not reproduced</td>" in page
+
+
+def test_a_failing_report_is_one_line_and_the_others_still_run(tmp_path, monkeypatch, capsys):
+    from workbench.cli import main
+
+    class NotebookError(Exception):  # shaped like papermill's PapermillExecutionError
+        ename, evalue, exec_count = "InputError", "profiles/x.json: no such profile file", 3
+
+    ran = []
+
+    def fake(name, *, reports_dir, **_kw):
+        ran.append(name)
+        if name == "masa":
+            raise NotebookError("a 60-line traceback")
+        d = reports_dir / name
+        d.mkdir(parents=True, exist_ok=True)
+        return reports.ReportRun(name, d / f"{name}.ipynb", d / f"{name}.html", None, [], 1.0)
+
+    monkeypatch.setattr(reports, "run_report", fake)
+    rc = main(["report", "--only", "masa", "--only", "flexnn", "--reports-dir", str(tmp_path),
+               "--quiet", "--no-png"])
+    out = capsys.readouterr().out
+    assert rc == 1 and ran == ["masa", "flexnn"]
+    assert "masa: FAILED after" in out and \
+        "InputError: profiles/x.json: no such profile file (cell [3])" in out
+    assert "traceback" not in out and "1 of 2 reports failed" in out
+    assert (tmp_path / "index.html").exists()

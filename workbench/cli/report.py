@@ -25,13 +25,19 @@ def report(args: argparse.Namespace) -> int:
         return 0
     runs = reports.run_all(names=args.only, quick=args.quick, progress=not args.quiet, png=png,
                            reports_dir=out, show_code=args.show_code)
+    failed = [r for r in runs if r.error]
     for run in runs:
+        if run.error:
+            print(f"{run.name}: FAILED after {run.seconds:.0f} s: {run.error}"
+                  + (f"\n  the partly run notebook: {run.failed}" if run.failed else ""))
+            continue
         print(f"{run.name}: {run.html}  ({run.seconds:.0f} s"
               + (f", {len(run.figures)} PNG figures" if run.figures else "") + ")")
         if run.metrics:
             print(f"  metrics: {run.metrics}")
-    print(f"index: {out / 'index.html'}  (total {sum(r.seconds for r in runs):.0f} s)")
-    return 0
+    print(f"index: {out / 'index.html'}  (total {sum(r.seconds for r in runs):.0f} s"
+          + (f"; {len(failed)} of {len(runs)} reports failed" if failed else "") + ")")
+    return 1 if failed else 0
 
 
 def add_parser(sub) -> None:

@@ -39,6 +39,9 @@ class ReportRun:
     metrics: Path | None
     figures: list[Path]
     seconds: float
+    #: Why it failed (one line), when it did; ``failed`` is where its partly run notebook went.
+    error: str | None = None
+    failed: Path | None = None
 
 
 def available(notebooks_dir: Path | None = None) -> list[str]:
@@ -161,7 +164,12 @@ def run_report(name: str, *, parameters: dict[str, Any] | None = None,
         pm.execute_notebook(str(notebooks_dir / f"{stem}.ipynb"), str(tmp), parameters=params,
                             cwd=str(home), progress_bar=progress, kernel_name="python3")
     except BaseException:
-        tmp.unlink(missing_ok=True)  # no half-executed notebook left where a report belongs
+        # No half-executed notebook left where a report belongs: it goes to the scratch
+        # folder, where the failing cell's output can be read.
+        if tmp.exists():
+            keep = workspace.scratch_dir() / "reports-failed" / f"{_report_name(stem)}.ipynb"
+            keep.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(tmp, keep)
         shutil.rmtree(figures_tmp, ignore_errors=True)
         raise
     finally:
@@ -207,6 +215,23 @@ def render_html(executed: str | os.PathLike, *, reports_dir: str | os.PathLike,
     return atomic_write_text(executed.with_suffix(".html"), body)
 
 
+def _failed_run(name: str, reports_dir: Path, err: Exception, seconds: float) -> ReportRun:
+    """A report that failed, with its error in one line (a notebook's error: the cell and the
+    exception, not papermill's traceback)."""
+    ename, evalue = getattr(err, "ename", None), getattr(err, "evalue", None)
+    cell = getattr(err, "exec_count", None)
+    if ename:
+        why = f"{ename}: {evalue}" + (f" (cell [{cell}])" if cell is not None else "")
+    else:
+        why = f"{type(err).__name__}: {err}"
+    why = " ".join(why.split())[:400]
+    keep = workspace.scratch_dir() / "reports-failed" / f"{name}.ipynb"
+    out = reports_dir / name
+    return ReportRun(name=name, notebook=out / f"{name}.ipynb", html=out / f"{name}.html",
+                     metrics=None, figures=[], seconds=seconds, error=why,
+                     failed=keep if keep.exists() else None)
+
+
 def chromium() -> str | None:
     """A system Chromium for kaleido and the browser test (never a downloaded one)."""
     for name in ("chromium", "chromium-browser", "google-chrome"):
@@ -235,7 +260,11 @@ def run_all(*, names: list[str] | None = None, reports_dir: str | os.PathLike | 
     for name in bar:
         bar.set_postfix_str(name)
         # The notebook's own bar (cell by cell) under the reports' one: long reports move.
-        runs.append(run_report(name, reports_dir=reports_dir, quick=quick, progress=progress,
-                               png=png, show_code=show_code))
+        t0 = time.perf_counter()
+        try:
+            runs.append(run_report(name, reports_dir=reports_dir, quick=quick,
+                                   progress=progress, png=png, show_code=show_code))
+        except Exception as e:  # noqa: BLE001 - one report's failure is reported, not fatal
+            runs.append(_failed_run(name, reports_dir, e, time.perf_counter() - t0))
     write_index(Path(reports_dir))
     return runs

@@ -103,6 +103,7 @@ class Explorer:
                                   tooltip="CSV of the feasible set, the front and the designs; "
                                           "this session as JSON")
         self.w_downloads = W.HTML()
+        self.w_link = W.HTML()
         self.w_upload = W.FileUpload(accept=".json", multiple=False,
                                      description="load session")
         self.last: Exploration | None = None
@@ -119,8 +120,14 @@ class Explorer:
             self.fig_box, self.w_status,
             W.HTML("<b>device flags</b>: which design would the runtime run?"), self.flag_box,
             self.w_pick, self.w_designs, W.HTML("<b>switching policy</b> (CARIn Table 7 shape)"),
-            self.w_policy, W.HBox([self.w_prepare, self.w_upload]), self.w_downloads])
+            self.w_policy, W.HBox([self.w_prepare, self.w_upload, self.w_link]),
+            self.w_downloads])
         self.w_prepare.on_click(lambda _b: self._prepare_downloads())
+        # Stable hooks for pages and browser tests.
+        for w, css in ((self.w_slo, "wb-slo"), (self.w_prepare, "wb-prepare"),
+                       (self.w_upload, "wb-upload"), (self.w_nsga2, "wb-nsga2"),
+                       (self.fig_box, "wb-figure"), (self.w_status, "wb-status")):
+            w.add_class(css)
         self.w_upload.observe(self._on_upload, "value")
         self.w_profile.observe(self._on_profile, "value")
         self.w_scenario.observe(self._on_scenario, "value")
@@ -314,6 +321,9 @@ class Explorer:
             f"{e.n_feasible} of {e.result.n_total} combinations feasible; "
             f"solved and drawn in {self.update_ms:.0f} ms "
             f"(RASS {e.timing_ms['rass']:.1f} ms, front {e.timing_ms['front']:.1f} ms)")
+        # A link that reproduces this view (the page reads its query string on load).
+        self.w_link.value = (f'<a class="wb-link" href="?{html.escape(self.view_query())}">'
+                             "link to this view</a>")
         if self.w_nsga2.value:
             self._start_nsga2()
         else:
@@ -461,6 +471,22 @@ class Explorer:
         finally:
             self._quiet = False
         return self.update()
+
+    def view_query(self) -> str:
+        """This view as a URL query string (:meth:`ExplorerState.to_query`)."""
+        return self.session_state().to_query()
+
+    def apply_query(self, query: str) -> Exploration | None:
+        """Open the view a page's URL query string describes (Voila's ``QUERY_STRING``). A
+        query without an SLO leaves the explorer as it is; a bad one is shown on the page (the
+        error names the parameter), not raised."""
+        if "slo=" not in query:
+            return None
+        try:
+            return self.apply_state(ExplorerState.from_query(query))
+        except WorkbenchError as err:
+            self._fail(err)
+            return None
 
     def save(self, path: str | Path) -> Path:
         """Save this view as JSON (:class:`ExplorerState`)."""
