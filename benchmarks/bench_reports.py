@@ -1,0 +1,88 @@
+"""How long the reports take on this machine: `workbench report --quick` in a fresh workspace
+(what a new clone runs first), and with --full the full run in the current workspace.
+
+Writes reports/bench/reports.json. Target (issue 18): the quick run finishes within 5 minutes
+here, every report passes, and no tracked file changes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from workbench.fileio import atomic_write_json  # noqa: E402
+
+
+def _tracked_state() -> str:
+    return subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                          capture_output=True, text=True).stdout
+
+
+def _cpu() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def run(quick: bool, home: Path | None) -> dict:
+    """One `workbench report` run in a subprocess (a fresh interpreter, as a user runs it)."""
+    out_dir = Path(tempfile.mkdtemp(prefix="bench-reports-"))
+    env = dict(os.environ)
+    if home is not None:
+        env["WORKBENCH_HOME"] = str(home)
+    before = _tracked_state()
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "workbench", "report", "--quiet", "--no-png",
+                           "--reports-dir", str(out_dir), *(["--quick"] if quick else [])],
+                          cwd=home or ROOT, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    per = {}
+    failed = []
+    for line in proc.stdout.splitlines():
+        name, _, rest = line.partition(": ")
+        if "FAILED" in rest:
+            failed.append(name)
+        elif rest.endswith(")") and " s" in rest and name.isidentifier():
+            per[name] = float(rest.rsplit("(", 1)[1].split(" s")[0])
+    return {"quick": quick, "fresh_workspace": home is not None, "wall_s": round(wall, 1),
+            "per_report_s": per, "failed": failed, "exit_code": proc.returncode,
+            "tracked_files_changed": _tracked_state() != before}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--full", action="store_true", help="also time the full run (about 15 min; "
+                    "needs the full host zoo)")
+    ap.add_argument("-o", "--output", default=str(ROOT / "reports" / "bench" / "reports.json"))
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="bench-reports-home-") as home:
+        quick = run(True, Path(home))
+    rows = [quick]
+    if args.full:
+        rows.append(run(False, None))
+    ok = quick["exit_code"] == 0 and not quick["failed"] and not quick["tracked_files_changed"]
+    out = {"what": "workbench report wall time on this machine (measured; a fresh interpreter; "
+                   "the quick run in a fresh workspace, as on a new clone)",
+           "cpu": _cpu(), "runs": rows,
+           "targets": {"quick_wall_s": {"target": 300, "measured": quick["wall_s"],
+                                        "met": ok and quick["wall_s"] <= 300}}}
+    atomic_write_json(args.output, out)
+    print(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
