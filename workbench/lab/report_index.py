@@ -34,7 +34,26 @@ from .report_metrics import (
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:
-    return "-" if x is None else f"{x:.{digits}g}"
+    """A number for people: ``digits`` significant digits, never exponent notation for
+    everyday magnitudes (100, not 1e+02), "n/a" when there is none."""
+    if x is None:
+        return "n/a"
+    v = float(x)
+    if v == 0:
+        return "0"
+    if abs(v) >= 1e6 or abs(v) < 1e-3:
+        return f"{v:.{digits}g}"
+    mag = int(f"{abs(v):e}".split("e")[1])
+    decimals = max(0, digits - 1 - mag)
+    text = f"{v:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text  # 2, not 2.00
+
+
+def _pct_change(x: float | None, lower: str = "lower", higher: str = "higher") -> str:
+    """A saving as words: 63% lower, or 3.9% higher for a negative saving (never "-3.9% lower")."""
+    if x is None:
+        return "n/a"
+    return f"{_fmt(abs(x))}% {lower if x >= 0 else higher}"
 
 
 def _quickstart(m: QuickstartMetrics) -> str:
@@ -43,8 +62,11 @@ def _quickstart(m: QuickstartMetrics) -> str:
 
 
 def _gains(m: CarinDesignsMetrics) -> str:
-    return "; ".join(f"{r.use_cases} vs {r.baseline}: {_fmt(r.workbench_mean)}x mean "
-                     f"(paper {_fmt(r.paper_mean)}x)" for r in m.gains_vs_paper[:4])
+    return "; ".join(f"{r.use_cases} vs {r.baseline}: "
+                     + (f"{_fmt(r.workbench_mean)}x mean" if r.workbench_mean is not None
+                        else "no feasible baseline")
+                     + (f" (paper {_fmt(r.paper_mean)}x)" if r.paper_mean is not None else "")
+                     for r in m.gains_vs_paper[:4])
 
 
 def _policy(key: str) -> Callable[[CarinDesignsMetrics], str]:
@@ -142,7 +164,7 @@ def _delen_paper(fig: str) -> Callable[[], str]:
 
 
 def _masa_gain(m: MasaMetrics) -> str:
-    return "; ".join(f"scenario {k}: MASA {_fmt(v, 3)}% lower mean response than Bulk"
+    return "; ".join(f"scenario {k}: MASA's mean response {_pct_change(v)} than Bulk's"
                      for k, v in m.tightest_gain_vs_bulk_pct.items())
 
 
@@ -151,8 +173,9 @@ def _masa_opt(m: MasaMetrics) -> str:
 
 
 def _flexnn_best(m: FlexnnMetrics) -> str:
-    return "; ".join(f"{b.model}: {_fmt(b.memory_reduction_pct, 3)}% less memory, "
-                     f"{_fmt(b.latency_increase_pct, 3)}% more latency" for b in m.best)
+    return "; ".join(f"{b.model}: {_pct_change(b.memory_reduction_pct, 'less', 'more')} memory, "
+                     f"latency {_pct_change(b.latency_increase_pct, 'higher', 'lower')}"
+                     for b in m.best)
 
 
 def _flexnn_full(m: FlexnnMetrics) -> str:
@@ -162,15 +185,15 @@ def _flexnn_full(m: FlexnnMetrics) -> str:
         pts = [p for p in m.full_size if p.model == model and p.mode == "flexnn"]
         if pts:
             b = max(pts, key=lambda p: p.memory_reduction_pct)
-            out.append(f"{model} at 224: {_fmt(b.memory_reduction_pct, 3)}% less memory, "
-                       f"{_fmt(b.latency_increase_pct, 2)}% latency")
+            out.append(f"{model} at 224: {_pct_change(b.memory_reduction_pct, 'less', 'more')} "
+                       f"memory, latency {_pct_change(b.latency_increase_pct, 'higher', 'lower')}")
     return "; ".join(out) or "-"
 
 
 def _masa_pressure(m: MasaMetrics) -> str:
     return "; ".join(
-        f"{scaling}: MASA {_fmt(g['masa'], 3)}%, when-idle {_fmt(g['masa-idle'], 3)}% lower "
-        f"mean response than Bulk" for scaling, g in m.pressure_gain_vs_bulk_pct.items()
+        f"{scaling}: mean response against Bulk's: MASA {_pct_change(g['masa'])}, "
+        f"when-idle {_pct_change(g['masa-idle'])}" for scaling, g in m.pressure_gain_vs_bulk_pct.items()
         if "masa" in g and "masa-idle" in g) or "-"
 
 
