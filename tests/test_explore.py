@@ -335,3 +335,23 @@ def test_a_link_to_the_view_reopens_it():
     assert bad.apply_query("profile=a71&slo=max+A&weights=1,x") is None
     assert bad.failed and "URL: weights" in bad.w_status.value
     assert bad.apply_query("token=abc") is None and not Explorer("a71", "uc1").failed
+
+
+def test_every_metric_at_once_in_parallel_coordinates():
+    pytest.importorskip("ipywidgets")
+    pytest.importorskip("anywidget")
+    from workbench.lab.widgets import Explorer
+
+    ex = Explorer("a71", "uc3")  # multi-DNN: per-task accuracy and the system metrics
+    ex.w_view.value = "every metric"
+    par = ex.fig_box.children[0]
+    assert par is ex.fig_parallel and par.data[0].type == "parcoords"
+    dims = par.data[0].dimensions
+    assert [d.label.split(" (")[0] for d in dims] == ex.session.axis_names
+    assert len(dims[0].values) == ex.last.n_feasible  # small space: every feasible line
+    colours = list(par.data[0].line.color)
+    assert sum(colours) == int(ex.last.pareto.sum())  # the front in its own colour
+    ex.w_bounds[0].value = ex.w_bounds[0].max  # edits redraw this view
+    assert ex.fig_box.children[0] is ex.fig_parallel and ex.fig_parallel is not par
+    ex.w_view.value = "two axes"
+    assert ex.fig_box.children[0] is ex.fig

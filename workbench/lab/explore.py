@@ -85,6 +85,11 @@ class Exploration:
     hover: list[str] = field(default_factory=list)
     #: Set when NSGA-II was stopped before its last generation (its front is partial).
     nsga2_note: str = ""
+    #: Every axis metric of each point (rows aligned with ``index``; columns ``axis_names``),
+    #: for views of more than two objectives.
+    metrics: np.ndarray | None = None
+    axis_names: list[str] = field(default_factory=list)
+    axis_units: list[str] = field(default_factory=list)
 
     @property
     def front_is_2d(self) -> bool:
@@ -246,6 +251,7 @@ class Session:
         return Exploration(
             x_unit=metric_unit(terms[xi].metric), y_unit=metric_unit(terms[yi].metric),
             bounds=on_axes, objective_names=list(pb.objective_names), hover=hover,
+            metrics=xs, axis_names=list(self.axis_names), axis_units=list(self._units),
             index=index, x=xs[:, xi], y=xs[:, yi], x_name=self.axis_names[xi],
             y_name=self.axis_names[yi], labels=labels, feasible=feasible, pareto=pareto,
             nsga2_note=nsga_note,

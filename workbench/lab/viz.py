@@ -37,6 +37,23 @@ def _save_png(fig: "go.Figure") -> None:
         print(f"(PNG figures skipped: {type(e).__name__}: {str(e)[:200]})")
 
 
+def _whole_tables() -> None:
+    """In executed reports, tables are shown whole: pandas' default truncation (20 columns,
+    50-character cells, "...") hid exactly the column where a result differed from the paper."""
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - pandas comes with the notebooks extra
+        return
+    pd.set_option("display.max_columns", None)
+    pd.set_option("display.max_colwidth", None)
+    pd.set_option("display.max_rows", 500)
+    pd.set_option("display.width", None)
+
+
+if os.environ.get(REPORT_ENV):
+    _whole_tables()
+
+
 def show(fig: "go.Figure") -> Any:
     """Display a figure: interactive in Jupyter, or as HTML sharing one plotly.js in reports."""
     _save_png(fig)
@@ -232,6 +249,38 @@ def explorer_figure(e: Any, *, title: str | None = None) -> "go.Figure":
     fig.update_layout(title=title or f"SLO: {e.slo}", template="plotly_white", height=520,
                       width=960, legend=dict(orientation="h", y=-0.18), uirevision="explorer",
                       **explorer_layout(e))
+    return fig
+
+
+def explorer_parallel(e: Any, *, max_lines: int = 5000) -> "go.Figure":
+    """Every metric of the problem at once (parallel coordinates): one line per feasible
+    combination (a sample of ``max_lines`` when there are more; the front and the designs are
+    always kept), coloured by whether it is on the Pareto front. For SLOs with three or more
+    objectives, where any two axes show a projection."""
+    import numpy as np
+
+    M = np.asarray(e.metrics)
+    feas = np.flatnonzero(e.feasible)
+    keep = np.zeros(len(M), bool)
+    keep[np.flatnonzero(e.pareto)] = True
+    keep[list(e.designs.values())] = True
+    rest = np.setdiff1d(feas, np.flatnonzero(keep))
+    if len(rest) > max_lines:
+        rest = np.random.default_rng(0).choice(rest, max_lines, replace=False)
+    keep[rest] = True
+    idx = np.flatnonzero(keep)
+    dims = []
+    for k, (name, unit) in enumerate(zip(e.axis_names, e.axis_units or [""] * len(e.axis_names))):
+        col = M[idx, k]
+        dims.append(dict(label=_axis_title(name, unit), values=col,
+                         range=[float(np.nanmin(col)), float(np.nanmax(col))] if len(col) else None))
+    on_front = e.pareto[idx].astype(float)
+    fig = go.Figure(go.Parcoords(
+        line=dict(color=on_front, colorscale=[[0, "#9ecae1"], [1, "#f58518"]], cmin=0, cmax=1),
+        dimensions=dims))
+    fig.update_layout(title=f"every metric: {len(idx)} feasible combinations "
+                            f"(orange: the Pareto front of {', '.join(e.objective_names)})",
+                      template="plotly_white", height=480, width=960)
     return fig
 
 

@@ -35,7 +35,7 @@ from .explore import (
     load_state,
     save_state,
 )
-from .viz import explorer_figure, explorer_layout, explorer_traces
+from .viz import explorer_figure, explorer_layout, explorer_parallel, explorer_traces
 
 
 def _table(rows: list[dict[str, Any]], *, css: str = "") -> str:
@@ -80,6 +80,11 @@ class Explorer:
         self.w_x = W.Dropdown(description="x axis")
         self.w_y = W.Dropdown(description="y axis")
         self.w_nsga2 = W.Checkbox(description="overlay NSGA-II", value=False)
+        self.w_view = W.ToggleButtons(options=["two axes", "every metric"], value="two axes",
+                                      tooltips=["a scatter of the two chosen metrics",
+                                                "parallel coordinates of every metric"],
+                                      style={"button_width": "110px"})
+        self.fig_parallel: go.FigureWidget | None = None
         self.w_nsga2_bar = W.IntProgress(value=0, min=0, max=1, description="NSGA-II",
                                          layout=W.Layout(width="300px"))
         self.w_nsga2_cancel = W.Button(description="cancel", icon="stop",
@@ -116,7 +121,7 @@ class Explorer:
             W.HBox([self.w_profile, self.w_scenario, self.w_tasks]), self.w_slo,
             W.HBox([W.VBox([W.HTML("<b>objectives</b> (on/off, weight)"), self.objective_box]),
                     W.VBox([W.HTML("<b>constraints</b>"), self.constraint_box])]),
-            W.HBox([self.w_x, self.w_y, self.w_nsga2, self.w_nsga2_box]),
+            W.HBox([self.w_view, self.w_x, self.w_y, self.w_nsga2, self.w_nsga2_box]),
             self.fig_box, self.w_status,
             W.HTML("<b>device flags</b>: which design would the runtime run?"), self.flag_box,
             self.w_pick, self.w_designs, W.HTML("<b>switching policy</b> (CARIn Table 7 shape)"),
@@ -133,7 +138,7 @@ class Explorer:
         self.w_scenario.observe(self._on_scenario, "value")
         self.w_slo.observe(self._on_slo, "value")
         self.w_tasks.observe(self._on_tasks, "value")
-        for w in (self.w_x, self.w_y, self.w_nsga2):
+        for w in (self.w_x, self.w_y, self.w_nsga2, self.w_view):
             w.observe(lambda _c: self.update(), "value")
         self.w_nsga2_cancel.on_click(lambda _b: self.cancel_nsga2())
         self._load_profile(profile, scenario=scenario, slo=slo)
@@ -314,6 +319,14 @@ class Explorer:
                     old.mode, old.name, old.hovertemplate = new.mode, new.name, new.hovertemplate
                 self.fig.layout.title.text = f"SLO: {e.slo}"
                 self.fig.update_layout(**explorer_layout(e))
+        if self.w_view.value == "every metric":
+            # Built on demand (not on every edit of the scatter view); replaced, not patched.
+            if self.fig_parallel is not None:
+                self.fig_parallel.close()
+            self.fig_parallel = go.FigureWidget(explorer_parallel(e))
+            self.fig_box.children = [self.fig_parallel]
+        elif self.fig_box.children != (self.fig,):
+            self.fig_box.children = [self.fig]
         self.last = e
         self._show(e)
         self.update_ms = (time.perf_counter() - t0) * 1e3
