@@ -55,7 +55,7 @@ def run(quick: bool, home: Path | None) -> dict:
         name, _, rest = line.partition(": ")
         if "FAILED" in rest:
             failed.append(name)
-        elif rest.endswith(")") and " s" in rest and name.isidentifier():
+        elif rest.endswith(")") and " s" in rest and name.isidentifier() and name != "index":
             per[name] = float(rest.rsplit("(", 1)[1].split(" s")[0])
     return {"quick": quick, "fresh_workspace": home is not None, "wall_s": round(wall, 1),
             "per_report_s": per, "failed": failed, "exit_code": proc.returncode,
