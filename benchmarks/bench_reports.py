@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -20,21 +19,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from workbench.fileio import atomic_write_json  # noqa: E402
+from workbench.host.profiling import _cpu_model as cpu_model  # noqa: E402
 
 
 def _tracked_state() -> str:
     return subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
                           capture_output=True, text=True).stdout
-
-
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def run(quick: bool, home: Path | None) -> dict:
@@ -76,7 +66,7 @@ def main(argv=None) -> int:
     ok = quick["exit_code"] == 0 and not quick["failed"] and not quick["tracked_files_changed"]
     out = {"what": "workbench report wall time on this machine (measured; a fresh interpreter; "
                    "the quick run in a fresh workspace, as on a new clone)",
-           "cpu": _cpu(), "runs": rows,
+           "cpu": cpu_model(), "runs": rows,
            "targets": {"quick_wall_s": {"target": 300, "measured": quick["wall_s"],
                                         "met": ok and quick["wall_s"] <= 300}}}
     atomic_write_json(args.output, out)

@@ -62,6 +62,18 @@ def _stop(proc, log):
     log.close()
 
 
+def _move_bound_until_d0_changes(page, value: str) -> str:
+    """Type a constraint bound, wait for d0 to change, return the new d0 line."""
+    before = page.inner_text(".wb-d0")
+    box = page.locator(".wb-bound-0 input")
+    box.fill(value)
+    box.press("Enter")
+    page.wait_for_function(
+        "b => document.querySelector('.wb-d0') && "
+        "document.querySelector('.wb-d0').innerText !== b", arg=before, timeout=60_000)
+    return page.inner_text(".wb-d0")
+
+
 @pytest.fixture
 def dashboard(tmp_path):
     pytest.importorskip("voila")
@@ -117,10 +129,8 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
 @pytest.mark.timeout(600)
 def test_changing_a_constraint_in_the_browser_moves_the_highlighted_design(dashboard, tmp_path):
     sync_api = pytest.importorskip("playwright.sync_api")
-    exe = CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium")
     with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=exe,
-                                     args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+        browser = _browser(pw)
         try:
             page = browser.new_page(viewport={"width": 1300, "height": 1700})
             page.goto(dashboard, timeout=180_000)
@@ -128,13 +138,7 @@ def test_changing_a_constraint_in_the_browser_moves_the_highlighted_design(dashb
             before = page.inner_text(".wb-d0")
             assert before.startswith("d0 = EfficientNet Lite0")
             page.wait_for_selector(".js-plotly-plot", timeout=60_000)  # the FigureWidget drew
-            box = page.locator(".wb-bound-0 input")
-            box.fill("16")
-            box.press("Enter")
-            page.wait_for_function(
-                "b => document.querySelector('.wb-d0') && "
-                "document.querySelector('.wb-d0').innerText !== b", arg=before, timeout=60_000)
-            after = page.inner_text(".wb-d0")
+            after = _move_bound_until_d0_changes(page, "16")
             assert after != before and "DSP" in after
             # The flags: an issue on the DSP sends the runtime to d1.
             page.locator(".wb-flag-DSP input").check()
@@ -197,13 +201,7 @@ def test_the_page_recovers_from_a_typo_exports_saves_and_links_a_view(dashboard,
             page.wait_for_function("() => !document.querySelector('.wb-error')", timeout=60_000)
             assert page.locator(".wb-figure .js-plotly-plot").is_visible()
             before = page.inner_text(".wb-d0")
-            box = page.locator(".wb-bound-0 input")
-            box.fill("16")
-            box.press("Enter")
-            page.wait_for_function(
-                "b => document.querySelector('.wb-d0') && "
-                "document.querySelector('.wb-d0').innerText !== b", arg=before, timeout=60_000)
-            view = page.inner_text(".wb-d0")
+            view = _move_bound_until_d0_changes(page, "16")
             # Downloads: the front as CSV and the session as JSON.
             page.locator(".wb-prepare").click()
             page.wait_for_selector("a.wb-download", timeout=60_000)
@@ -295,13 +293,7 @@ def test_the_explorer_works_inside_jupyterlab(jupyterlab, tmp_path):
             before = page.inner_text(".wb-d0")
             assert before.startswith("d0 = EfficientNet Lite0")
             page.wait_for_selector(".wb-figure .js-plotly-plot", timeout=60_000)
-            box = page.locator(".wb-bound-0 input")
-            box.fill("16")
-            box.press("Enter")
-            page.wait_for_function(
-                "b => document.querySelector('.wb-d0') && "
-                "document.querySelector('.wb-d0').innerText !== b", arg=before, timeout=60_000)
-            assert "DSP" in page.inner_text(".wb-d0")
+            assert "DSP" in _move_bound_until_d0_changes(page, "16")
             slo = page.locator(".wb-slo input")
             good = slo.input_value()
             slo.fill("max A; bogus <= 3")
