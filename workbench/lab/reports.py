@@ -162,7 +162,10 @@ def run_report(name: str, *, parameters: dict[str, Any] | None = None,
     home.mkdir(parents=True, exist_ok=True)  # a fresh WORKBENCH_HOME: the notebooks run there
     try:
         pm.execute_notebook(str(notebooks_dir / f"{stem}.ipynb"), str(tmp), parameters=params,
-                            cwd=str(home), progress_bar=progress, kernel_name="python3")
+                            cwd=str(home), progress_bar=progress, kernel_name="python3",
+                            # ipykernel warns on every start that its local TCP socket is
+                            # unencrypted (it is bound to 127.0.0.1 and keyed): noise here.
+                            extra_arguments=["--IPKernelApp.log_level=ERROR"])
     except BaseException:
         # No half-executed notebook left where a report belongs: it goes to the scratch
         # folder, where the failing cell's output can be read.
