@@ -152,3 +152,13 @@ def test_a_failing_report_is_one_line_and_the_others_still_run(tmp_path, monkeyp
         "InputError: profiles/x.json: no such profile file (cell [3])" in out
     assert "traceback" not in out and "1 of 2 reports failed" in out
     assert (tmp_path / "index.html").exists()
+
+
+@pytest.mark.parametrize("value, text", [(100, "100"), (1611.2, "1,611"), (2, "2"), (0, "0"),
+                                         (0.01234, "0.0123"), (25.83, "25.8"), (None, "n/a"),
+                                         (2.5e7, "2.5e+07")])
+def test_index_numbers_read_as_numbers(value, text):
+    from workbench.lab.report_index import _fmt, _pct_change
+
+    assert _fmt(value) == text
+    assert _pct_change(-3.87) == "3.87% higher" and _pct_change(63.2) == "63.2% lower"

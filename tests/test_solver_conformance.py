@@ -88,3 +88,20 @@ def test_unknown_solver_and_unsupported_algorithm():
         solve(PROBLEMS["uc1-s20fe"], "simplex")
     with pytest.raises(InputError, match="cannot solve this problem"):
         solve(PROBLEMS["uc1-s20fe"], "moead", **FAST)  # pymoo's MOEA/D takes no constraints
+
+
+def test_an_evolutionary_run_reports_progress_and_stops_when_asked():
+    from workbench.moo.problem import DiscreteProblem
+    from workbench.profiles import load_profile, resolve_profile
+    from workbench.solvers.evolutionary import evolutionary
+
+    pb = DiscreteProblem(load_profile(resolve_profile("a71")), "max A; max TP; max L <= 41.67ms",
+                         tasks=["uc1"])
+    seen = []
+    full = evolutionary(pb, pop_size=10, n_gen=6, compare=False,
+                        progress=lambda done, total: seen.append((done, total)))
+    assert [d for d, _ in seen] == list(range(1, 7)) and {t for _, t in seen} == {6}
+    assert "cancelled" not in full.extra
+    stop = evolutionary(pb, pop_size=10, n_gen=1000, compare=False,
+                        progress=lambda done, total: done < 3)
+    assert stop.extra["cancelled"] and stop.extra["generations_done"] <= 4 and stop.ok

@@ -99,7 +99,7 @@ def evolutionary(problem: DiscreteProblem, *, algorithm: str = "nsga2", pop_size
         if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= MAX_EFFORT:
             raise InputError(f"must be a whole number {lo}..{MAX_EFFORT}", where=name, value=v)
     alg = make_algorithm(algorithm, problem.n_obj, pop_size=pop_size, seed=seed)
-    cancelled = [False]
+    cancelled, stopped_at = [False], [0]
     callback = None
     if progress is not None:
         from pymoo.core.callback import Callback
@@ -108,8 +108,10 @@ def evolutionary(problem: DiscreteProblem, *, algorithm: str = "nsga2", pop_size
 
         class _Progress(Callback):
             def notify(self, algorithm: Any) -> None:
-                if report(int(algorithm.n_gen), n_gen) is False:
+                done = int(algorithm.n_gen)
+                if not cancelled[0] and report(done, n_gen) is False:
                     cancelled[0] = True
+                    stopped_at[0] = done  # pymoo may finish the generation under way
                     algorithm.termination.terminate()
 
         callback = _Progress()
@@ -126,7 +128,7 @@ def evolutionary(problem: DiscreteProblem, *, algorithm: str = "nsga2", pop_size
                              "seed": seed, "evaluations": n_eval}
     if cancelled[0]:
         extra["cancelled"] = True
-        extra["generations_done"] = int(res.algorithm.n_gen)
+        extra["generations_done"] = stopped_at[0]
     if res.X is None:
         return SolveResult(algorithm, "infeasible", {}, {"solve": solve_ms, "total": solve_ms},
                            problem.size, -1, extra=extra)
