@@ -227,6 +227,11 @@ def test_bad_sessions_name_the_file_and_field_and_keep_the_view(tmp_path):
         ex.apply_state(ExplorerState(profile="a71", use_case="uc1", slo=ex.last.slo,
                                      flags={"TPU": True}))
     assert ex.last.design_label("d0") == before
+    # A state for another device that does not fit: the explorer goes back to its own view.
+    with pytest.raises(InputError, match="bounds"):
+        ex.apply_state(ExplorerState(profile="s20fe", use_case="uc1", slo=ex.last.slo,
+                                     bounds=[1.0, 2.0, 3.0, 4.0, 5.0]))
+    assert ex.w_profile.value == "a71" and ex.last.design_label("d0") == before
 
 
 def test_exports_hold_the_feasible_set_the_front_and_the_designs(tmp_path):

@@ -153,9 +153,7 @@ def write_csv(path: str, res, front: list) -> None:
     configuration(s) and every objective."""
     from ..fileio import atomic_write_text, csv_text
 
-    rows = [{"role": d.role, "design": " + ".join(d.labels), "optimality": d.optimality,
-             **d.objectives} for d in [*res.designs.values(), *front]]
-    atomic_write_text(path, csv_text(rows))
+    atomic_write_text(path, csv_text([d.row() for d in [*res.designs.values(), *front]]))
 
 
 def bundle(args: argparse.Namespace) -> int:

@@ -18,7 +18,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import InputError
-from ..fileio import atomic_write_json, parse_json, read_text
+from ..fileio import atomic_write_text, dumps_json, parse_json, read_text
 from ..metrics import unit as metric_unit
 from ..moo.front import exact_front
 from ..moo.optimality import feasible_mask
@@ -249,7 +249,7 @@ class Session:
                   if (b.term.metric, b.term.stat, b.term.task)
                   == (terms[i].metric, terms[i].stat, terms[i].task)]
         return Exploration(
-            x_unit=metric_unit(terms[xi].metric), y_unit=metric_unit(terms[yi].metric),
+            x_unit=self._units[xi], y_unit=self._units[yi],
             bounds=on_axes, objective_names=list(pb.objective_names), hover=hover,
             metrics=xs, axis_names=list(self.axis_names), axis_units=list(self._units),
             index=index, x=xs[:, xi], y=xs[:, yi], x_name=self.axis_names[xi],
@@ -380,37 +380,40 @@ def _validate_state(data: Any, *, where: str, file: Any = None) -> ExplorerState
                          where=f"{where}: {loc}" if where != "file" else loc) from None
 
 
+def state_json(state: ExplorerState) -> str:
+    """A session as the JSON text :func:`save_state` writes (and the page downloads)."""
+    return dumps_json(state.model_dump(exclude_none=True)) + "\n"
+
+
+def parse_state(text: str, *, file: Any = None) -> ExplorerState:
+    """A session from JSON text (a file's, or an upload's); bad text is an InputError naming
+    ``file`` and the field."""
+    return _validate_state(parse_json(text, file=file), where="file", file=file)
+
+
 def save_state(state: ExplorerState, path: str | Path) -> Path:
     """Write a session as JSON (atomically: a crash leaves the old file or the new one)."""
-    return atomic_write_json(path, state.model_dump(exclude_none=True))
+    return atomic_write_text(path, state_json(state))
 
 
 def load_state(path: str | Path) -> ExplorerState:
     """A session written by :func:`save_state`; a bad file is an InputError naming the file and
     the field."""
-    data = parse_json(read_text(path, what="explorer session"), file=path)
-    return _validate_state(data, where="file", file=path)
+    return parse_state(read_text(path, what="explorer session"), file=path)
 
 
-def _metric_columns(pb: DiscreteProblem, flats: np.ndarray) -> dict[str, np.ndarray]:
-    F = pb.evaluate_flat(flats).F
-    return {n: F[:, i] for i, n in enumerate(pb.objective_names)}
-
-
-def export_rows(session: "Session", e: Exploration, what: str) -> list[dict[str, Any]]:
+def export_rows(e: Exploration, what: str) -> list[dict[str, Any]]:
     """Rows to download: ``feasible`` (every feasible combination), ``front`` (the exact Pareto
     front of the edited SLO) or ``designs`` (RASS's designs and OODIn's choice), each with its
     configuration(s) and the displayed metrics in natural units."""
     if what not in ("feasible", "front", "designs"):
         raise InputError("export feasible, front or designs", where="export", value=what)
     if what == "designs":
-        rows = [{"role": r, "design": " + ".join(d.labels), "optimality": d.optimality,
-                 **d.objectives} for r, d in e.result.designs.items()]
+        rows = [d.row() for d in e.result.designs.values()]
         if e.oodin is not None:
             rows.append({"role": "OODIn", "design": e.labels[e.oodin]})
         return rows
-    keep = e.feasible if what == "feasible" else e.pareto
-    pos = np.flatnonzero(keep)
-    cols = _metric_columns(session.display, e.index[pos])
-    return [{"configuration": e.labels[p], **{k: float(v[i]) for k, v in cols.items()}}
-            for i, p in enumerate(pos)]
+    assert e.metrics is not None  # Session.explore fills it
+    pos = np.flatnonzero(e.feasible if what == "feasible" else e.pareto)
+    return [{"configuration": e.labels[p], **dict(zip(e.axis_names, e.metrics[p].tolist()))}
+            for p in pos]

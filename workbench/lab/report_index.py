@@ -131,14 +131,15 @@ def _table10(m: RuntimeMetrics) -> str:
             f"{m.storage_host.get('reduction', 0):.1f}x")
 
 
-def _delen_check(fig: str) -> Callable[[DelenMetrics], str]:
+def _delen_row(m: DelenMetrics, fig: str) -> dict[str, Any] | None:
     """The Delen report's own paper-beside row for ``fig`` (delen.paper_checks)."""
+    return next((c for c in m.checks if c["figure"] == fig), None)
+
+
+def _delen_check(fig: str) -> Callable[[DelenMetrics], str]:
     def f(m: DelenMetrics) -> str:
-        row = next((c for c in m.checks if c["figure"] == fig), None)
-        if row is None:
-            return "-"
-        verdict = {True: "shape holds", False: "shape does not hold", None: ""}[row["holds"]]
-        return f"{row['workbench']} ({verdict})" if verdict else row["workbench"]
+        row = _delen_row(m, fig)
+        return "-" if row is None else row["workbench"]  # the status column says if it holds
     return f
 
 
@@ -267,7 +268,7 @@ def _st_table10(m: RuntimeMetrics) -> Status:
 
 def _st_delen(fig: str) -> Callable[[DelenMetrics], Status]:
     def f(m: DelenMetrics) -> Status:
-        row = next((c for c in m.checks if c["figure"] == fig), None)
+        row = _delen_row(m, fig)
         if row is None:
             return "not reproduced", "not in this run"
         return ("reproduced" if row["holds"] else "not reproduced"), row["workbench"]
@@ -537,7 +538,9 @@ def _read(reports_dir: Path, name: str) -> _Read:
         return _Read(True, None, why, source)
 
 
-PAPERS = ("carin", "oodin", "delen", "masa", "flexnn")
+#: The five papers: data key -> how the papers write their names.
+PAPERS = {"carin": "CARIn", "oodin": "OODIn", "delen": "Delen", "masa": "MASA",
+          "flexnn": "FlexNN"}
 
 
 def evaluation_status(reports_dir: Path, read: dict[str, "_Read"] | None = None
@@ -574,10 +577,10 @@ def status_counts(items: list[dict[str, Any]]) -> dict[str, int]:
     return {k: sum(i["status"] == k for i in items) for k in keys}
 
 
-def status_section(read: dict[str, "_Read"]) -> list[str]:
+def status_section(reports_dir: Path, read: dict[str, "_Read"]) -> list[str]:
     """The index's top: the counts, then every evaluation figure and table by paper."""
     e = html.escape
-    items = evaluation_status(Path("."), read)
+    items = evaluation_status(reports_dir, read)
     c = status_counts(items)
     head = (f"<p class='counts'><b>{len(items)} evaluation figures and tables</b> of the five "
             f"papers: <span class='st-reproduced'>{c['reproduced']} reproduced</span>, "
@@ -590,8 +593,7 @@ def status_section(read: dict[str, "_Read"]) -> list[str]:
     for key in PAPERS:
         mine = [i for i in items if i["paper"] == key]
         cc = status_counts(mine)
-        name = papers.paper(key)["paper"] if "paper" in papers.paper(key) else key
-        parts.append(f"<h3>{e(str(name).upper() if len(str(name)) < 7 else str(name))}: "
+        parts.append(f"<h3>{e(PAPERS[key])}: "
                      + ", ".join(f"{v} {k}" for k, v in cc.items() if v) + "</h3>")
         parts.append("<table><tr><th>figure / table</th><th>what</th><th>status</th>"
                      "<th>why</th><th>data</th></tr>")
@@ -619,7 +621,7 @@ def write_index(reports_dir: Path) -> Path:
              "run). Phones are not available here: their profiles are <b>modelled</b> (an "
              "analytical model with documented parameters); this machine's are <b>measured</b>; "
              "the papers' numbers are data with citations. Each report says which it shows.</p>",
-             *status_section(read),
+             *status_section(reports_dir, read),
              "<h2>Reports</h2><table><tr><th>report</th><th>data</th><th>files</th></tr>"]
     for name, title in TITLES.items():
         d = reports_dir / name

@@ -291,7 +291,7 @@ def explorer_traces(e: Any) -> list:
     x, y, lab = np.asarray(e.x), np.asarray(e.y), e.labels
     # The hover names the configuration and gives every metric of the problem with its unit
     # (Exploration.hover, built once per session).
-    hv = list(getattr(e, "hover", None) or lab)
+    hv = e.hover or lab
     hover = "%{text}<extra></extra>"
 
     def pts(mask):
@@ -307,8 +307,8 @@ def explorer_traces(e: Any) -> list:
                                 hovertemplate=hover))
     order = np.flatnonzero(e.pareto)
     order = order[np.argsort(x[order], kind="stable")]
-    two_d = bool(getattr(e, "front_is_2d", True))
-    objs = ", ".join(getattr(e, "objective_names", []) or [])
+    two_d = e.front_is_2d
+    objs = ", ".join(e.objective_names)
     out.append(go.Scatter(x=x[order], y=y[order], text=[hv[i] for i in order],
                           hovertemplate=hover,
                           # A front of more objectives than the two plotted is not a curve here:

@@ -33,7 +33,9 @@ from .explore import (
     Session,
     export_rows,
     load_state,
+    parse_state,
     save_state,
+    state_json,
 )
 from .viz import explorer_figure, explorer_layout, explorer_parallel, explorer_traces
 
@@ -435,8 +437,17 @@ class Explorer:
 
         Raises:
             InputError: the state does not fit the profile (a list of the wrong length, a flag
-                or axis the problem does not have); the explorer keeps its current view.
+                or axis the problem does not have); the explorer goes back to its view.
         """
+        previous = self.session_state() if self.last is not None and not self.failed else None
+        try:
+            return self._apply_state(state)
+        except InputError:
+            if previous is not None:
+                self._apply_state(previous)
+            raise
+
+    def _apply_state(self, state: ExplorerState) -> Exploration | None:
         self._quiet = True
         try:
             names = dict(self.w_profile.options)
@@ -517,7 +528,7 @@ class Explorer:
 
         if self.last is None:
             raise InputError("nothing solved yet", where="export")
-        rows = export_rows(self.session, self.last, what)
+        rows = export_rows(self.last, what)
         text = csv_text(rows) if fmt == "csv" else json.dumps(rows, indent=1) + "\n"
         if path is not None:
             atomic_write_text(path, text)
@@ -531,8 +542,7 @@ class Explorer:
         files = [(f"{what}.csv", "text/csv", self.export(what))
                  for what in ("feasible", "front", "designs")]
         files.append(("designs.json", "application/json", self.export("designs", fmt="json")))
-        files.append(("session.json", "application/json",
-                      json.dumps(self.session_state().model_dump(exclude_none=True), indent=1)))
+        files.append(("session.json", "application/json", state_json(self.session_state())))
         links = [f'<a download="{n}" class="wb-download" href="data:{mime};base64,'
                  f'{base64.b64encode(text.encode()).decode()}">{n}</a>' for n, mime, text in files]
         self.w_downloads.value = " · ".join(links)
@@ -543,10 +553,7 @@ class Explorer:
             return
         f = files[0]
         try:
-            from ..fileio import parse_json
-            from .explore import _validate_state
-
-            data = parse_json(bytes(f["content"]).decode("utf-8", "replace"), file=f["name"])
-            self.apply_state(_validate_state(data, where="file", file=f["name"]))
+            self.apply_state(parse_state(bytes(f["content"]).decode("utf-8", "replace"),
+                                         file=f["name"]))
         except WorkbenchError as e:
             self._fail(e)

@@ -52,7 +52,7 @@ class SegmentedNet:
         p, k, state, _ = run_exits(self.sessions, x, should_exit, accuracy=self.accuracy,
                                    flops=self.flops, threads=self.threads, waited_ms=waited_ms,
                                    cap_ms=cap_ms,
-                                   segment_ms=None if segment_ms is None else list(segment_ms))
+                                   segment_ms=segment_ms)
         return p, k, state
 
     def run_all(self, x: np.ndarray) -> tuple[list[np.ndarray], list[float]]:

@@ -87,8 +87,8 @@ def softmax(z: np.ndarray) -> np.ndarray:
 def run_exits(sessions: Sequence[Any], x: np.ndarray,
               should_exit: Callable[[ExitState], bool] | None, *, accuracy: Sequence[float],
               flops: Sequence[float], threads: int = 1, waited_ms: float = 0.0,
-              cap_ms: float = float("inf"), segment_ms: list[float] | None = None,
-              learn: bool = False) -> tuple[np.ndarray, int, ExitState, bool]:
+              cap_ms: float = float("inf"), segment_ms: Sequence[float] | None = None,
+              learn: list[float] | None = None) -> tuple[np.ndarray, int, ExitState, bool]:
     """One sample (batch 1) through a multi-exit model's segments until ``should_exit`` holds
     (None: every exit): Delen's conditional execution, the one loop the runtime and the
     experiments share.
@@ -96,8 +96,9 @@ def run_exits(sessions: Sequence[Any], x: np.ndarray,
     ``response_time`` counts from the request's arrival (``waited_ms`` in a queue before this
     call); energy is the busy time's (``workbench.power.HOST_CORE``). With ``cap_ms`` (a
     limiter's remaining budget) and ``segment_ms`` (what each segment is expected to cost), the
-    run also exits before a segment that would take its busy time past the cap; ``learn``
-    updates ``segment_ms`` in place with a running mean of what each segment took.
+    run also exits before a segment that would take its busy time past the cap; ``learn`` (a
+    list, usually ``segment_ms`` itself) is updated in place with a running mean of what each
+    segment took.
 
     Returns:
         The answering exit's softmax, its 0-based index, the state there, and whether the cap
@@ -110,9 +111,9 @@ def run_exits(sessions: Sequence[Any], x: np.ndarray,
         feat, logits = s.run(None, {"x": feat})
         p = softmax(logits[0])
         now = time.perf_counter()
-        if learn and segment_ms is not None:
+        if learn is not None:
             d = (now - prev) * 1e3
-            segment_ms[k] = d if segment_ms[k] == 0.0 else 0.9 * segment_ms[k] + 0.1 * d
+            learn[k] = d if learn[k] == 0.0 else 0.9 * learn[k] + 0.1 * d
             prev = now
         busy = (now - t0) * 1e3
         state = ExitState(busy + waited_ms, float(p.max()), accuracy[k],
@@ -168,7 +169,7 @@ class MultiExitExecutor(Executor):
         p, k, _, capped = run_exits(self.sessions, x, self._should_exit,
                                     accuracy=self.spec.exit_accuracy, flops=self.spec.exit_flops,
                                     threads=self.spec.threads, cap_ms=cap_ms,
-                                    segment_ms=self.seg_ms, learn=True)
+                                    segment_ms=self.seg_ms, learn=self.seg_ms)
         self.capped += capped
         return p, k
 

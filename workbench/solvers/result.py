@@ -39,6 +39,11 @@ class Design:
                    labels=tuple(d["labels"]), processors=tuple(d["processors"]), optimality=opt,
                    objectives=d["objectives"], W=d["W"], MF=d["MF"], trigger=trigger)
 
+    def row(self) -> dict[str, Any]:
+        """One flat row (CSV, a table): role, configuration(s), optimality, every objective."""
+        return {"role": self.role, "design": " + ".join(self.labels),
+                "optimality": self.optimality, **self.objectives}
+
     def to_dict(self) -> dict[str, Any]:
         out = {"config": self.configs[0] if len(self.configs) == 1 else list(self.configs),
                "configs": list(self.configs), "labels": list(self.labels),
