@@ -52,3 +52,41 @@ def test_metrics_floats_are_rounded_to_four_significant_digits():
             "e": 0.0}
     assert nf.round_floats(data) == {"a": 3.645, "b": [0.0001235, 152.9, 7.93], "c": 2, "d": "x",
                                      "e": 0.0}
+
+
+def _static_text(node) -> str:
+    """The literal text of a caption expression: string constants, f-string parts and `+`."""
+    import ast
+
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(_static_text(v) for v in node.values)
+    if isinstance(node, ast.BinOp):
+        return _static_text(node.left) + _static_text(node.right)
+    if isinstance(node, ast.IfExp):
+        return _static_text(node.body) + _static_text(node.orelse)
+    return ""
+
+
+def test_every_report_figure_has_a_caption_naming_its_data():
+    """A report figure says what it shows and whether that is measured, modelled, simulated or
+    the paper's: a reader must never take a modelled number for a measurement."""
+    import ast
+
+    from workbench.lab.reports import available
+    from workbench.lab.viz import data_kinds
+
+    missing = []
+    for stem in available(NOTEBOOKS):
+        nb = json.loads((NOTEBOOKS / f"{stem}.ipynb").read_text())
+        for cell in nb["cells"]:
+            if cell["cell_type"] != "code":
+                continue
+            for node in ast.walk(ast.parse("".join(cell["source"]))):
+                if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                        and node.func.attr == "show" and getattr(node.func.value, "id", "") == "viz"):
+                    cap = next((k.value for k in node.keywords if k.arg == "caption"), None)
+                    if cap is None or not data_kinds(_static_text(cap)):
+                        missing.append(f"{stem}: line {node.lineno} of a cell")
+    assert missing == []

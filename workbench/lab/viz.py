@@ -54,14 +54,53 @@ if os.environ.get(REPORT_ENV):
     _whole_tables()
 
 
-def show(fig: "go.Figure") -> Any:
-    """Display a figure: interactive in Jupyter, or as HTML sharing one plotly.js in reports."""
+#: What a figure's data can be. Every report figure's caption names at least one, so a reader
+#: never takes a modelled or simulated number for a measurement (or the paper's for ours).
+DATA_KINDS = ("measured", "modelled", "simulated", "paper")
+#: One look for the papers' own numbers on every figure: black diamonds (lines: black dashes).
+PAPER_MARKER = {"symbol": "diamond", "size": 14, "color": "black"}
+
+
+def data_kinds(caption: str) -> list[str]:
+    """The kinds of data (:data:`DATA_KINDS`) a caption names, in that order."""
+    low = caption.lower()
+    return [k for k in DATA_KINDS if k in low]
+
+
+def paper_marks(fig: "go.Figure", x: Sequence[Any], y: Sequence[float | None], *, name: str,
+                **scatter: Any) -> "go.Figure":
+    """Draw a paper's numbers on a figure's own axes as black diamonds named ``name``."""
+    fig.add_trace(go.Scatter(x=list(x), y=list(y), mode="markers", name=name,
+                             marker=dict(PAPER_MARKER), **scatter))
+    return fig
+
+
+def paper_line(fig: "go.Figure", value: float, *, text: str, axis: str = "y") -> "go.Figure":
+    """Draw one number from a paper (a bound, a best point, a ratio) as a dashed black line
+    across the plot, labelled ``text``; ``axis`` is the axis the value is on."""
+    style = dict(line_dash="dash", line_color="black", annotation_text=text,
+                 annotation_font_size=11, annotation_bgcolor="rgba(255,255,255,0.75)")
+    if axis == "y":
+        fig.add_hline(y=value, annotation_position="top left", **style)
+    else:
+        fig.add_vline(x=value, annotation_position="top right", **style)
+    return fig
+
+
+def show(fig: "go.Figure", *, caption: str | None = None) -> Any:
+    """Display a figure: interactive in Jupyter, or as HTML sharing one plotly.js in reports.
+
+    ``caption`` goes under it; in reports it says what the figure shows and which kind of data
+    (measured / modelled / simulated / from the paper) each part is."""
     _save_png(fig)
     src = os.environ.get(REPORT_ENV)
+    from IPython.display import HTML, Markdown, display
+
     if not src:
         fig.show()
+        if caption:
+            display(Markdown(f"*{caption}*"))
         return None
-    from IPython.display import HTML, display
 
     global _LOADED
     loader = ""
@@ -73,8 +112,17 @@ def show(fig: "go.Figure") -> Any:
                   f'<script>window.define = window.__wbDefine;</script>')
         _LOADED = True
     html = fig.to_html(include_plotlyjs=False, full_html=False, config={"displaylogo": False})
+    if caption:
+        html += ('<p class="wb-caption" style="margin:.2em 0 1.4em;font-size:.9em;color:#333">'
+                 f'{_escape(caption)}</p>')
     display(HTML(loader + html))
     return None
+
+
+def _escape(text: str) -> str:
+    import html
+
+    return html.escape(text, quote=False)
 
 
 def tradeoff_scatter(x: Sequence[float], y: Sequence[float], *, labels: Sequence[str],
