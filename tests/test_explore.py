@@ -1,6 +1,8 @@
 """The explorer's computation and its widget, headless: SLO edits re-solve, flags pick designs,
 bad input is shown rather than raised."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -253,6 +255,27 @@ def test_exports_hold_the_feasible_set_the_front_and_the_designs(tmp_path):
     assert set(ex.session.axis_names) <= set(feas[0])
     ex._prepare_downloads()
     assert ex.w_downloads.value.count("wb-download") == 5 and "front.csv" in ex.w_downloads.value
+
+
+def test_json_exports_are_strict_json_when_a_metric_is_unbounded():
+    """An infinite metric (e.g. an unbounded throughput) must not write `Infinity`, which strict
+    JSON readers (browsers' JSON.parse, jq) reject; the sign survives as a string."""
+    pytest.importorskip("ipywidgets")
+    pytest.importorskip("anywidget")
+    from workbench.lab.widgets import Explorer
+
+    ex = Explorer("a71", "uc1")
+    first = int(np.flatnonzero(ex.last.feasible)[0])
+    ex.last.metrics[first, 0], ex.last.metrics[first, 1] = np.inf, -np.inf
+
+    def strict(token):
+        raise AssertionError(f"non-standard JSON token {token}")
+
+    rows = json.loads(ex.export("feasible", fmt="json"), parse_constant=strict)
+    name0, name1 = ex.last.axis_names[:2]
+    assert (rows[0][name0], rows[0][name1]) == ("inf", "-inf")
+    with pytest.raises(InputError, match="csv or json"):
+        ex.export("feasible", fmt="xlsx")
 
 
 def test_the_plot_shows_the_objectives_with_units_and_draws_constraints(a71):

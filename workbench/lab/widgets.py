@@ -27,6 +27,7 @@ from ..errors import InputError, WorkbenchError
 from ..fileio import csv_text
 from ..moo.usecases import scenarios_for
 from ..profiles import list_profiles, load_profile, resolve_profile
+from ..solvers.result import jsonable
 from .explore import (
     Exploration,
     ExplorerState,
@@ -528,8 +529,11 @@ class Explorer:
 
         if self.last is None:
             raise InputError("nothing solved yet", where="export")
+        if fmt not in ("csv", "json"):
+            raise InputError("export as csv or json", where="export fmt", value=fmt)
         rows = export_rows(self.last, what)
-        text = csv_text(rows) if fmt == "csv" else json.dumps(rows, indent=1) + "\n"
+        text = (csv_text(rows) if fmt == "csv"
+                else json.dumps(jsonable(rows), indent=1, allow_nan=False) + "\n")
         if path is not None:
             atomic_write_text(path, text)
         return text

@@ -194,21 +194,24 @@ class SolveResult:
         if self.nearest:
             out["nearest"] = [v.to_dict() for v in self.nearest]
         if self.extra:
-            out["extra"] = _jsonable(self.extra)
+            out["extra"] = jsonable(self.extra)
         return out
 
 
 def _json_float(x: float) -> float | str:
-    return "inf" if math.isinf(x) else x
+    # JSON has no infinity; "inf"/"-inf" keep the sign (an unbounded objective is either).
+    return ("inf" if x > 0 else "-inf") if math.isinf(x) else x
 
 
-def _jsonable(x: Any) -> Any:
+def jsonable(x: Any) -> Any:
+    """``x`` with numpy values made plain and non-finite floats spelt "inf"/"-inf" (NaN: null),
+    so strict JSON (no Infinity/NaN tokens) can hold it."""
     if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
+        return {str(k): jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
+        return [jsonable(v) for v in x]
     if isinstance(x, np.ndarray):
-        return _jsonable(x.tolist())
+        return jsonable(x.tolist())
     if isinstance(x, (np.floating, float)):
         return _json_float(float(x)) if x == x else None
     if isinstance(x, np.integer):
