@@ -27,15 +27,17 @@ def _tracked_state() -> str:
                           capture_output=True, text=True).stdout
 
 
-def run(quick: bool, home: Path | None) -> dict:
-    """One `workbench report` run in a subprocess (a fresh interpreter, as a user runs it)."""
-    out_dir = Path(tempfile.mkdtemp(prefix="bench-reports-"))
+def run(quick: bool, home: Path | None, out_dir: Path | None = None) -> dict:
+    """One `workbench report` run in a subprocess (a fresh interpreter, as a user runs it),
+    into ``out_dir`` (default: a new temporary folder)."""
+    out_dir = out_dir or Path(tempfile.mkdtemp(prefix="bench-reports-"))
     env = dict(os.environ)
     if home is not None:
         env["WORKBENCH_HOME"] = str(home)
     before = _tracked_state()
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "workbench", "report", "--quiet", "--no-png",
+    # Default flags, as a user runs it (PNG figures in the full run when Chromium is here).
+    proc = subprocess.run([sys.executable, "-m", "workbench", "report", "--quiet",
                            "--reports-dir", str(out_dir), *(["--quick"] if quick else [])],
                           cwd=home or ROOT, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
@@ -56,19 +58,26 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--full", action="store_true", help="also time the full run (about 15 min; "
                     "needs the full host zoo)")
+    ap.add_argument("--full-reports-dir", default=None,
+                    help="where the full run's reports go (default: a temporary folder; give the "
+                         "checkout's reports/ to regenerate the committed reports and time them at once)")
     ap.add_argument("-o", "--output", default=str(ROOT / "reports" / "bench" / "reports.json"))
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-reports-home-") as home:
         quick = run(True, Path(home))
     rows = [quick]
     if args.full:
-        rows.append(run(False, None))
+        rows.append(run(False, None, Path(args.full_reports_dir) if args.full_reports_dir else None))
     ok = quick["exit_code"] == 0 and not quick["failed"] and not quick["tracked_files_changed"]
     out = {"what": "workbench report wall time on this machine (measured; a fresh interpreter; "
                    "the quick run in a fresh workspace, as on a new clone)",
            "cpu": cpu_model(), "runs": rows,
            "targets": {"quick_wall_s": {"target": 300, "measured": quick["wall_s"],
                                         "met": ok and quick["wall_s"] <= 300}}}
+    if args.full:
+        full = rows[-1]
+        # No target in the issue for the full run: it is measured so users know what to expect.
+        out["full_wall_s"] = full["wall_s"]
     atomic_write_json(args.output, out)
     print(out)
     return 0
