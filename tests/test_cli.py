@@ -27,6 +27,29 @@ def test_model_writes_profiles_that_validate(tmp_path, capsys):
     assert "ok:" in capsys.readouterr().out
 
 
+def test_model_from_a_spec_writes_a_profile_and_refuses_bad_names(tmp_path, capsys):
+    spec = {"name": "pixel4", "cpu_clusters": [{"core": "Cortex-A76", "count": 4, "ghz": 2.42}],
+            "gpu": {"name": "Adreno 640", "fp32_gflops": 898.6}, "ram_mhz": 2133}
+    f = tmp_path / "pixel4.json"
+    f.write_text(json.dumps(spec))
+    assert main(["profiles", "model", "--spec", str(f), "--use-case", "uc1", "--out-dir",
+                 str(tmp_path / "out"), "--quiet"]) == 0
+    prof = load_profile(tmp_path / "out" / "pixel4.json")
+    assert prof.device.name == "pixel4" and {c.processor for c in prof.configs} == {"CPU", "GPU"}
+    assert "not calibrated on this device" in capsys.readouterr().out
+    # The name becomes the file name: a name that climbs out of the folder is refused.
+    f.write_text(json.dumps(spec | {"name": "../escape"}))
+    assert main(["profiles", "model", "--spec", str(f), "--out-dir", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "name" in err and "'../escape'" in err
+    assert not (tmp_path / "escape.json").exists()
+    # An unknown core type is one line that lists the known ones.
+    f.write_text(json.dumps(spec | {"cpu_clusters": [{"core": "Cortex-A99", "count": 4, "ghz": 3}]}))
+    assert main(["profiles", "model", "--spec", str(f), "-o", str(tmp_path / "x.json")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "Cortex-A99" in err and "Cortex-A55" in err
+
+
 def test_list_and_show(tmp_path, capsys):
     main(["profiles", "model", "--device", "s20fe", "--use-case", "uc1", "--out-dir",
           str(tmp_path), "--quiet"])

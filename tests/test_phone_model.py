@@ -147,11 +147,82 @@ def test_every_parameter_group_has_a_source_note():
         if isinstance(group, dict) and key != "devices":
             assert "source" in group, key
     for dev in params["devices"].values():
-        assert "dram_source" in dev
         for eng in dev["engines"].values():
             assert eng["source"]
+    for name in pm.DEVICES:  # the phones' specs say where their numbers (DRAM too) come from
+        spec = pm.paper_spec(name)
+        assert "DRAM" in spec.note and spec.dram_gbps
+        assert all(a.note for a in (spec.gpu, spec.npu, spec.dsp) if a is not None)
 
 
 def test_unknown_device():
     with pytest.raises(InputError, match="unknown device.*'iphone'"):
         pm.build_profile("iphone")
+
+
+PIXEL4 = {"name": "pixel4", "display_name": "Google Pixel 4", "soc": "Snapdragon 855",
+          "cpu_clusters": [{"core": "Cortex-A76", "count": 1, "ghz": 2.84},
+                           {"core": "Cortex-A76", "count": 3, "ghz": 2.42},
+                           {"core": "Cortex-A55", "count": 4, "ghz": 1.78}],
+          "gpu": {"name": "Adreno 640", "clock_mhz": 585, "fp32_gflops": 898.6},
+          "ram_gb": 6, "ram_mhz": 2133}
+
+
+def test_any_device_from_its_spec(tmp_path):
+    """A device the repository has never seen, from its spec alone: modelled with the papers'
+    phones' median calibration, and saying so."""
+    f = tmp_path / "pixel4.json"
+    f.write_text(json.dumps(PIXEL4))
+    prof = pm.build_profile(pm.load_spec(f), use_cases=["uc1"])
+    assert prof.device.name == "pixel4" and prof.device.gpu.fp32_gflops == 898.6
+    assert any("NOT calibrated on this device" in n for n in prof.provenance.notes)
+    assert [e.name for e in prof.engines] == ["CPU", "GPU"]  # no NPU in the spec: none modelled
+    rows = {(c.model, c.precision, c.processor, c.threads, c.xnnpack): c for c in prof.configs}
+    lite0 = lambda prec, proc="CPU", t=4: rows[("EfficientNet Lite0", prec, proc,  # noqa: E731
+                                                 t if proc == "CPU" else None,
+                                                 True if proc == "CPU" else None)]
+    assert lite0("FFX8").L < lite0("FP32").L             # int8 kernels beat fp32 on the CPU
+    assert lite0("FP32", t=4).L < lite0("FP32", t=1).L   # four big cores beat one
+    assert lite0("FP16", "GPU").L < lite0("FP32").L       # an 0.9 TFLOPS GPU beats the CPU
+    # The same silicon with a faster GPU clock: only the GPU rows move, and they get faster.
+    fast = pm.build_profile(pm.load_spec(f).model_copy(update={"gpu": prof.device.gpu.model_copy(
+        update={"fp32_gflops": 2 * 898.6})}), use_cases=["uc1"])
+    for a, b in zip(prof.configs, fast.configs):
+        assert (b.L < a.L) if a.processor == "GPU" else (b.L == a.L)
+
+
+def test_a_papers_phone_given_as_a_spec_keeps_the_shape_of_its_profile():
+    """The papers' phones are specs in the same form: given as a file (no calibration), the
+    profile has the same rows; by name, the calibrated values (the committed profiles)."""
+    for name in ("s20fe", "a71"):
+        spec = pm.paper_spec(name)
+        as_spec, by_name = (pm.build_profile(x, use_cases=["uc1", "uc3"]) for x in (spec, name))
+        assert [c.id for c in as_spec.configs] == [c.id for c in by_name.configs]
+        assert [e.name for e in as_spec.engines] == [e.name for e in by_name.engines]
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"cpu_clusters": [{"core": "Cortex-A99", "count": 4, "ghz": 3.0}]},
+     r"cpu_clusters\[0\]\.core.*unknown core type; the model knows .*Cortex-A76"),
+    ({"gpu": {"name": "Adreno 640"}}, r"gpu\.fp32_gflops.*GPU is modelled from its throughput"),
+    ({"ram_mhz": None}, r"dram_gbps.*needs dram_gbps or ram_mhz"),
+    ({"governors": ["turbo"]}, r"governors.*unknown governor"),
+])
+def test_a_bad_spec_gets_one_clear_error(tmp_path, change, message):
+    spec = {k: v for k, v in (PIXEL4 | change).items() if v is not None}
+    f = tmp_path / "bad.json"
+    f.write_text(json.dumps(spec))
+    with pytest.raises(InputError, match=message):
+        pm.build_profile(pm.load_spec(f), use_cases=["uc1"])
+
+
+def test_a_malformed_spec_file_names_the_file_and_field(tmp_path):
+    f = tmp_path / "bad.json"
+    f.write_text(json.dumps(PIXEL4 | {"cpu_clusters": [{"core": "Cortex-A76", "count": "four",
+                                                         "ghz": 2.8}]}))
+    with pytest.raises(InputError) as e:
+        pm.load_spec(f)
+    assert "bad.json" in str(e.value) and "cpu_clusters.0.count" in str(e.value)
+    f.write_text("{not json")
+    with pytest.raises(InputError, match="bad.json"):
+        pm.load_spec(f)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
 from .. import workspace
-from ..errors import WorkbenchError
+from ..errors import InputError, WorkbenchError
 from ._format import fmt, table
 
 
@@ -112,14 +113,41 @@ def import_(args: argparse.Namespace) -> int:
     return 0
 
 
+_FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
 def model(args: argparse.Namespace) -> int:
     from ..profiles import phone_model
+    from ..profiles.store import save_profile
 
     params = phone_model.load_parameters(args.parameters) if args.parameters else None
-    paths = phone_model.regenerate(args.out_dir or workspace.profiles_dir(),
-                                   devices=args.device or phone_model.DEVICES,
-                                   use_cases=args.use_case or phone_model.USE_CASES,
-                                   parameters=params, progress=not args.quiet)
+    use_cases = args.use_case or phone_model.USE_CASES
+    out_dir = Path(args.out_dir) if args.out_dir else workspace.profiles_dir()
+    if args.spec:
+        specs = [phone_model.load_spec(f) for f in args.spec]
+        if args.output and len(specs) > 1:
+            raise InputError("-o names one file: give one --spec with it", where="-o")
+        for f, spec in zip(args.spec, specs):
+            if not args.output and not _FILE_NAME.match(spec.name):
+                # The name becomes the file name: no folders, no hidden files.
+                raise InputError("the name becomes the profile's file name: letters, digits, '.', "
+                                 "'_' and '-' only", file=f, where="name", value=spec.name)
+        for spec in specs:
+            prof = phone_model.build_profile(spec, use_cases=use_cases, parameters=params)
+            out = Path(args.output) if args.output else out_dir / f"{spec.name}.json"
+            save_profile(prof, out)
+            print(f"wrote {out} ({len(prof.configs)} configurations, MODELLED from the spec; "
+                  "not calibrated on this device)")
+        return 0
+    if args.output and len(args.device or phone_model.DEVICES) > 1:
+        raise InputError("-o names one file: give one --device with it", where="-o")
+    if args.output:
+        prof = phone_model.build_profile(args.device[0], use_cases=use_cases, parameters=params)
+        print(f"wrote {save_profile(prof, args.output)}")
+        return 0
+    paths = phone_model.regenerate(out_dir, devices=args.device or phone_model.DEVICES,
+                                   use_cases=use_cases, parameters=params,
+                                   progress=not args.quiet)
     for p in paths:
         print(f"wrote {p}")
     return 0
@@ -169,12 +197,19 @@ def add_parser(sub) -> None:
                    "<workspace>/profiles/<device>.json)")
     p.set_defaults(func=import_)
 
-    p = psub.add_parser("model", help="regenerate the modelled phone profiles")
+    p = psub.add_parser("model", help="model a phone's profile: the papers' phones, or any device "
+                        "from its spec (--spec)")
     p.add_argument("--device", action="append", default=None,
                    help="pixel7, s20fe, a71 or xperia-c5 (repeatable; default: all)")
+    p.add_argument("--spec", action="append", default=None, metavar="DEVICE.json",
+                   help="any device: a JSON file in the form of a profile's device section (CPU "
+                        "clusters with core type, count and GHz; GPU with fp32_gflops; NPU/DSP with "
+                        "int8_tops; ram_mhz or dram_gbps). Repeatable. See README 'Any device from "
+                        "its spec'")
     p.add_argument("--use-case", action="append", default=None,
                    help="CARIn use case uc1..uc4 (repeatable; default: all)")
     p.add_argument("--out-dir", default=None, help="default: the workspace's profiles/")
+    p.add_argument("-o", "--output", default=None, help="the profile file (one device or spec)")
     p.add_argument("--parameters", default=None, help="an edited copy of model_parameters.json")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=model)

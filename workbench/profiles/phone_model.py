@@ -38,9 +38,7 @@ from ..errors import InputError
 from .importers import config_id
 from .schema import (
     PRECISIONS,
-    Accelerator,
     Config,
-    CpuCluster,
     Device,
     Engine,
     EngineOptions,
@@ -92,10 +90,113 @@ def load_parameters(path: str | Path | None = None) -> dict[str, Any]:
     return json.loads(Path(path).read_text("utf-8"))
 
 
-@lru_cache(maxsize=None)
-def _device_row(device: str) -> dict[str, Any]:
-    # Read-only inside this module: papers.device_rows() copies the tables on every call.
-    return papers.device_rows()[device]
+def paper_spec(device: str) -> Device:
+    """The spec of one of the papers' phones (``workbench/data/phones/specs/<device>.json``), in
+    the form of a profile's ``device`` section: what ``--spec`` takes for any other device."""
+    if device not in DEVICES:
+        raise InputError(f"unknown device; the phone model knows {', '.join(DEVICES)} (or give "
+                         "any device's spec with --spec)", value=device)
+    text = resources.files("workbench.data.phones").joinpath("specs", f"{device}.json").read_text(
+        "utf-8")
+    return Device.model_validate_json(text)
+
+
+def load_spec(path: str | Path) -> Device:
+    """A device spec file: a profile's ``device`` section, alone or inside ``{"device": ...}``
+    (so a profile can be given too). A bad file is one InputError naming the file and field."""
+    from pydantic import ValidationError
+
+    from ..fileio import parse_json, read_text
+
+    data = parse_json(read_text(path, what="device spec"), file=path)
+    if isinstance(data, dict) and isinstance(data.get("device"), dict):
+        data = data["device"]
+    if not isinstance(data, dict):
+        raise InputError("a device spec is a JSON object (a profile's device section)", file=path)
+    try:
+        return Device.model_validate(data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        where = ".".join(str(x) for x in err["loc"])
+        raise InputError(err["msg"], file=path, where=where,
+                         value=err.get("input", ...) if err["type"] != "missing" else ...) from None
+
+
+@dataclass(frozen=True)
+class ModelDevice:
+    """A device as the model runs it: its spec, every core (type, GHz) fastest first, and the
+    parameters the model needs, derived from the spec and, for the papers' phones, overlaid with
+    what was calibrated for them (``calibrated``)."""
+
+    spec: Device
+    cores: tuple[tuple[str, float], ...]
+    params: dict[str, Any]
+    calibrated: bool
+
+
+def model_device(device: str | Device, P: dict[str, Any]) -> ModelDevice:
+    """Resolve a papers' phone by name (its spec and its calibration) or any spec (defaults)."""
+    spec = paper_spec(device) if isinstance(device, str) else device
+    cal = P["devices"].get(device) if isinstance(device, str) else None
+    known = [k for k in P["core_types"] if k != "source"]
+    if not spec.cpu_clusters:
+        raise InputError("a device spec needs cpu_clusters (core, count, ghz)", where="cpu_clusters")
+    for i, cl in enumerate(spec.cpu_clusters):
+        if cl.core not in P["core_types"] or cl.core == "source":
+            raise InputError(f"unknown core type; the model knows {', '.join(known)}",
+                             where=f"cpu_clusters[{i}].core", value=cl.core)
+    D = P["spec_defaults"]
+    governors = list(spec.governors) or list(D["governors"])
+    unknown = [g for g in governors if g not in P["governors"]]
+    if unknown:
+        raise InputError("unknown governor; the model knows "
+                         + ", ".join(k for k in P["governors"] if k != "source"),
+                         where="governors", value=unknown[0])
+    if spec.dram_gbps is not None:
+        dram = spec.dram_gbps
+    elif spec.ram_mhz is not None:
+        dram = spec.ram_mhz * 2 * D["bus_bytes"] / 1e3
+    else:
+        raise InputError("a device spec needs dram_gbps or ram_mhz (memory traffic is modelled)",
+                         where="dram_gbps")
+    engines: dict[str, dict[str, Any]] = {}
+    for kind, acc in (("GPU", spec.gpu), ("NPU", spec.npu), ("DSP", spec.dsp)):
+        if acc is None:
+            continue
+        if kind == "GPU":
+            fp32 = acc.fp32_gflops or (acc.fp16_gflops / 2 if acc.fp16_gflops else None)
+            if fp32 is None:
+                raise InputError("a GPU is modelled from its throughput: give fp32_gflops (and "
+                                 "fp16_gflops if not twice that)", where="gpu.fp32_gflops")
+            figures = {"fp32_gflops": fp32, "fp16_gflops": acc.fp16_gflops or 2 * fp32}
+        else:
+            if acc.int8_tops is None:
+                if cal is None:  # a named NPU without figures cannot be modelled, only listed
+                    continue
+                raise InputError(f"the {kind} needs int8_tops", where=f"{kind.lower()}.int8_tops")
+            figures = {"int8_tops": acc.int8_tops, "fp16_tflops": acc.fp16_tflops or 0.0}
+        base = dict(D["engines"][kind])
+        if kind != "GPU" and not figures["fp16_tflops"]:
+            base["precisions"] = ["FX8", "FFX8"]  # integer-only accelerators
+        if cal is not None:
+            if kind not in cal["engines"]:
+                continue
+            base.update(cal["engines"][kind])
+        engines[kind] = base | figures
+    params = {"dram_gbps": dram, "static_power_w": D["static_power_w"],
+              "variability_scale": D["variability_scale"],
+              "default_governor": (D["default_governor"] if D["default_governor"] in governors
+                                   else governors[0]),
+              "governors": governors, "paper": ""}
+    if cal is not None:
+        params.update({k: v for k, v in cal.items() if k != "engines"})
+    params["engines"] = engines
+    cores = []
+    for cl in spec.cpu_clusters:
+        cores += [(cl.core, float(cl.ghz))] * int(cl.count)
+    ct = P["core_types"]
+    cores.sort(key=lambda c: -ct[c[0]]["fp32_flops_per_cycle"] * c[1])
+    return ModelDevice(spec=spec, cores=tuple(cores), params=params, calibrated=cal is not None)
 
 
 def _input_elements(spec: str, kind: str) -> int:
@@ -138,15 +239,6 @@ def _lognormal_stats(mean: float, cv: float, runs: int) -> dict[str, float]:
             "L_min": q(0.5 / runs), "L_max": q(1 - 0.5 / runs)}
 
 
-def _cores(device_row: dict[str, Any], P: dict[str, Any]) -> list[tuple[str, float]]:
-    """(core type, GHz) of every core, fastest first (by fp32 rate)."""
-    cores = []
-    for cl in device_row["cpu"]:
-        cores += [(cl["core"], float(cl["ghz"]))] * int(cl["count"])
-    ct = P["core_types"]
-    return sorted(cores, key=lambda c: -ct[c[0]]["fp32_flops_per_cycle"] * c[1])
-
-
 def _cpu_rates(variant: Variant, cores: list[tuple[str, float]], xnnpack: bool,
                P: dict[str, Any], speed: float) -> list[float]:
     """Per-core achieved rate (FLOPs/ms) for this variant's kernels."""
@@ -186,12 +278,12 @@ def size_mb(variant: Variant, P: dict[str, Any]) -> float:
     return variant.params * _BYTES[variant.precision] / 1e6 * (1 + P["memory"]["graph_overhead"])
 
 
-def model_cpu(variant: Variant, device: str, threads: int, xnnpack: bool, *,
+def model_cpu(variant: Variant, device: ModelDevice, threads: int, xnnpack: bool, *,
               P: dict[str, Any], governor: str | None = None) -> dict[str, float]:
     """Metrics of a variant on the CPU with `threads` threads and XNNPACK on or off."""
-    dev, row = P["devices"][device], _device_row(device)
+    dev = device.params
     gov = P["governors"][governor or dev["default_governor"]]
-    cores = _cores(row, P)[:threads]
+    cores = list(device.cores[:threads])
     rates = _cpu_rates(variant, cores, xnnpack, P, gov["speed"])
     arch, cpu, mem, var = (P["architectures"][variant.arch], P["cpu"], P["memory"],
                            P["variability"])
@@ -202,7 +294,7 @@ def model_cpu(variant: Variant, device: str, threads: int, xnnpack: bool, *,
     t = (cpu["invoke_ms"] + arch["n_ops"] * cpu["per_op_us"]["xnnpack" if xnnpack else "builtin"]
          / 1e3 + _cpu_compute_ms(work, rates, xnnpack, P)
          + traffic / (dev["dram_gbps"] * 1e9 * cpu["dram_efficiency"]) * 1e3)
-    all_cores = _cores(row, P)
+    all_cores = device.cores
     slowest = all_cores[-1][0]
     n_fast = sum(1 for c in all_cores if c[0] != slowest) or len(all_cores)
     cv = (var["cpu_base"] + var["cpu_per_thread"] * (threads - 1)
@@ -222,10 +314,10 @@ def model_cpu(variant: Variant, device: str, threads: int, xnnpack: bool, *,
     return _finish(variant, t, cv, mf, power, P)
 
 
-def model_delegate(variant: Variant, device: str, kind: str, *, P: dict[str, Any]
+def model_delegate(variant: Variant, device: ModelDevice, kind: str, *, P: dict[str, Any]
                    ) -> dict[str, float] | None:
     """Metrics of a variant on a GPU, NPU or DSP, or None if the engine cannot run it."""
-    dev, arch, cpu, mem = (P["devices"][device], P["architectures"][variant.arch], P["cpu"],
+    dev, arch, cpu, mem = (device.params, P["architectures"][variant.arch], P["cpu"],
                            P["memory"])
     eng = dev["engines"].get(kind)
     if eng is None or variant.precision not in eng["precisions"]:
@@ -246,9 +338,8 @@ def model_delegate(variant: Variant, device: str, kind: str, *, P: dict[str, Any
     if rate <= 0:
         return None
     work = variant.flops * variant.batch
-    row = _device_row(device)
     gov = P["governors"][dev["default_governor"]]
-    fb_cores = _cores(row, P)[:cpu["fallback_threads"]]
+    fb_cores = list(device.cores[:cpu["fallback_threads"]])
     fb_rates = _cpu_rates(variant, fb_cores, False, P, gov["speed"])
     io_bytes = variant.input_elements * variant.batch * (1.0 if variant.precision == "FFX8" else 4.0)
     t = (eng["invoke_ms"] + io_bytes / (eng["transfer_gbps"] * 1e9) * 1e3
@@ -282,24 +373,8 @@ def _r(x: float) -> float:
 
 # --- profile assembly --------------------------------------------------------------------------
 
-def _device(device: str, P: dict[str, Any]) -> Device:
-    row, dev = _device_row(device), P["devices"][device]
-    gpu_name, gpu_clock = papers.parse_clocked(row.get("gpu"))
-    ram_gb, ram_mhz = papers.parse_ram(row["ram"])
-    npu = row.get("npu")
-    return Device(
-        name=device, display_name=row["name"], soc=row["soc"], launch=row.get("launch"),
-        os=dev.get("os"),
-        cpu_clusters=[CpuCluster(core=c["core"], count=c["count"], ghz=c["ghz"]) for c in row["cpu"]],
-        gpu=Accelerator(name=gpu_name, clock_mhz=gpu_clock) if gpu_name else None,
-        npu=Accelerator(name=npu) if npu and "NPU" in dev["engines"] else None,
-        dsp=Accelerator(name="Hexagon 688 DSP") if "DSP" in dev["engines"] else None,
-        ram_gb=ram_gb, ram_mhz=ram_mhz, tdp_w=row.get("tdp_w"), battery_mah=dev.get("battery_mah"),
-        governors=list(dev["governors"]))
-
-
-def _engines(device: str, P: dict[str, Any]) -> list[Engine]:
-    dev = P["devices"][device]
+def _engines(device: ModelDevice) -> list[Engine]:
+    dev = device.params
     out = [Engine(name="CPU", kind="CPU", precisions=list(PRECISIONS), native=["fp32", "int8"],
                   options=EngineOptions(threads=list(THREADS), xnnpack=list(XNNPACK),
                                         governors=list(dev["governors"])))]
@@ -317,29 +392,29 @@ def parameters_digest(P: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(P, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def build_profile(device: str, *, use_cases: Iterable[str] = USE_CASES,
+def build_profile(device: str | Device, *, use_cases: Iterable[str] = USE_CASES,
                   parameters: dict[str, Any] | None = None) -> Profile:
     """A modelled profile of one phone for the models of the given CARIn use cases.
 
     Args:
-        device: One of ``DEVICES``.
+        device: One of ``DEVICES`` (its spec and its calibration), or any device's spec
+            (:func:`load_spec`; modelled with the papers' phones' median calibration).
         use_cases: CARIn use cases whose models to include.
         parameters: Model parameters (default: the packaged file).
 
     Returns:
         A Profile whose every row has ``source='modelled'``. Same inputs, same bytes.
     """
-    if device not in DEVICES:
-        raise InputError(f"unknown device; the phone model knows {', '.join(DEVICES)}", value=device)
     P = parameters or _default_parameters()
+    md = model_device(device, P)
     use_cases = tuple(use_cases)
     variants = paper_variants(use_cases)
-    dev = P["devices"][device]
+    dev = md.params
     configs: list[Config] = []
     for v in variants:
         for threads in THREADS:
             for xnn in XNNPACK:
-                m = model_cpu(v, device, threads, xnn, P=P)
+                m = model_cpu(v, md, threads, xnn, P=P)
                 configs.append(Config(
                     id=config_id(v.model, v.precision, "CPU", task=v.task, threads=threads,
                                  xnnpack=xnn),
@@ -347,7 +422,7 @@ def build_profile(device: str, *, use_cases: Iterable[str] = USE_CASES,
                     processor="CPU", threads=threads, xnnpack=xnn, batch=v.batch,
                     source="modelled", **m))
         for kind in dev["engines"]:
-            m = model_delegate(v, device, kind, P=P)
+            m = model_delegate(v, md, kind, P=P)
             if m is None:
                 continue
             dp = "fp16" if kind == "GPU" or v.precision in ("FP32", "FP16") else "int8"
@@ -361,24 +436,30 @@ def build_profile(device: str, *, use_cases: Iterable[str] = USE_CASES,
             t = papers.model_table(name)
             tasks.append(Task(name=name, metric=t["metric"], higher_is_better=t["higher_is_better"],
                               dataset=t["dataset"], batch=int(t.get("batch", 1))))
-    row = _device_row(device)
     cites = [papers.citation("carin")] + ([papers.citation("oodin")]
                                           if "oodin" in dev["paper"] else [])
+    if md.calibrated:
+        spec_note = (f"device spec: workbench/data/phones/specs/{md.spec.name}.json ({dev['paper']}); "
+                     "model parameters calibrated on the papers' published designs (CARIn Table 7)")
+    else:
+        spec_note = ("device spec given by the user; NOT calibrated on this device: engine "
+                     "efficiencies and overheads are the median of the papers' phones' calibrated "
+                     "values (model_parameters.json spec_defaults)")
     prov = Provenance(
         method=f"analytical model workbench.profiles.phone_model v{P['model_version']}",
         citation="; ".join(cites),
         notes=[
             "MODELLED, not measured: phones are not available; latency, memory and energy come "
             "from an analytical model of published chip specs.",
-            f"device spec from {row['table']}; model accuracies, FLOPs and params from CARIn "
-            "Tables 2-5",
+            spec_note,
+            "model accuracies, FLOPs and params from CARIn Tables 2-5",
             f"model parameters sha256[:16]={parameters_digest(P)} "
             "(workbench/data/phones/model_parameters.json)",
             "units: ms, MB, FLOPs (per inference call, x batch), mJ, samples/s",
         ])
     contention = {k: float(v) for k, v in P["contention"].items() if k != "source"}
-    return Profile(device=_device(device, P), source="modelled", provenance=prov,
-                   engines=_engines(device, P), tasks=tasks, configs=configs,
+    return Profile(device=md.spec, source="modelled", provenance=prov,
+                   engines=_engines(md), tasks=tasks, configs=configs,
                    contention=contention)
 
 

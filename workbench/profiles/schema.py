@@ -60,10 +60,16 @@ class CpuCluster(_Strict):
 
 
 class Accelerator(_Strict):
-    """A GPU, NPU or DSP as the spec sheet names it."""
+    """A GPU, NPU or DSP as the spec sheet names it, with its peak throughput where known (the
+    phone model runs an accelerator from these figures, never from its name)."""
 
     name: str
     clock_mhz: float | None = Field(default=None, gt=0)
+    fp32_gflops: float | None = Field(default=None, gt=0, description="Peak FP32 GFLOPS (GPU).")
+    fp16_gflops: float | None = Field(default=None, gt=0, description="Peak FP16 GFLOPS (GPU).")
+    int8_tops: float | None = Field(default=None, gt=0, description="Peak int8 TOPS (NPU, DSP).")
+    fp16_tflops: float | None = Field(default=None, gt=0,
+                                      description="Peak FP16 TFLOPS (NPU, DSP), where it has FP16.")
     note: str | None = None
 
 
@@ -81,9 +87,12 @@ class Device(_Strict):
     dsp: Accelerator | None = None
     ram_gb: float | None = Field(default=None, gt=0)
     ram_mhz: float | None = Field(default=None, gt=0)
+    dram_gbps: float | None = Field(default=None, gt=0, description=(
+        "Peak DRAM bandwidth in GB/s (default for modelling: ram_mhz x 2 transfers x 64-bit bus)."))
     tdp_w: float | None = Field(default=None, gt=0)
     battery_mah: float | None = Field(default=None, gt=0)
     governors: list[str] = Field(default_factory=list, description="DVFS governors available.")
+    note: str | None = Field(default=None, description="Where the spec's numbers come from.")
 
     @property
     def n_cores(self) -> int:
