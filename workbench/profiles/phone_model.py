@@ -314,9 +314,10 @@ def model_cpu(variant: Variant, device: ModelDevice, threads: int, xnnpack: bool
     return _finish(variant, t, cv, mf, power, P)
 
 
-def model_delegate(variant: Variant, device: ModelDevice, kind: str, *, P: dict[str, Any]
-                   ) -> dict[str, float] | None:
-    """Metrics of a variant on a GPU, NPU or DSP, or None if the engine cannot run it."""
+def model_delegate(variant: Variant, device: ModelDevice, kind: str, *, P: dict[str, Any],
+                   gpu_fp32: bool = False) -> dict[str, float] | None:
+    """Metrics of a variant on a GPU, NPU or DSP, or None if the engine cannot run it.
+    ``gpu_fp32``: the GPU delegate without precision loss (FP32 arithmetic and tensors)."""
     dev, arch, cpu, mem = (device.params, P["architectures"][variant.arch], P["cpu"],
                            P["memory"])
     eng = dev["engines"].get(kind)
@@ -326,7 +327,10 @@ def model_delegate(variant: Variant, device: ModelDevice, kind: str, *, P: dict[
     if frac <= 0:
         return None
     int8 = variant.precision in ("FX8", "FFX8")
-    if kind == "GPU":  # the GPU delegate runs every precision in fp16 (int8 weights dequantised)
+    if kind == "GPU" and gpu_fp32:
+        rate = eng["fp32_gflops"] * 1e9 * eng["eff"] * arch["gpu_eff"]
+        w_dev = variant.params * 4.0
+    elif kind == "GPU":  # the GPU delegate runs every precision in fp16 (int8 weights dequantised)
         rate = eng["fp16_gflops"] * 1e9 * eng["eff"] * arch["gpu_eff"]
         w_dev = variant.params * 2.0
     elif int8:
@@ -349,8 +353,9 @@ def model_delegate(variant: Variant, device: ModelDevice, kind: str, *, P: dict[
     cv = P["variability"][kind] * dev["variability_scale"] + (0.02 if frac < 1 else 0.0)
     S = size_mb(variant, P)
     act = arch["act_per_input"] * variant.input_elements * variant.batch
+    act_bytes = 4.0 if gpu_fp32 else _act_bytes(variant.precision, kind)
     mf = (mem["cpu_base_mb"] + S + mem[f"{kind.lower()}_runtime_mb"] + w_dev / 1e6
-          + act * _act_bytes(variant.precision, kind) / 1e6)
+          + act * act_bytes / 1e6)
     big = fb_cores[0]
     power = (dev["static_power_w"] + eng["power_w"]
              + 0.3 * P["core_types"][big[0]]["power_w"])  # the thread that drives the delegate
