@@ -29,6 +29,17 @@ def test_carin_designs(tmp_path):
         if row["workbench_mean"] is not None:
             assert row["workbench_mean"] >= 1 and row["paper_mean"] > 1
     assert m["per_mapping"]["uc3"][0]["carin"] >= m["per_mapping"]["uc3"][-1]["carin"]
+    # Per use case, with counts: UC1's single-architecture baselines break its constraints on
+    # every modelled phone, so the pooled UC1-UC2 gains over them come from UC2 alone.
+    per = {(r["use_case"], r["baseline"]): r for r in m["gains_per_use_case"]}
+    assert per[("uc1", "B-A")]["comparable"] == 0 and per[("uc1", "B-A")]["not_comparable"] == 2
+    assert per[("uc1", "B-A")]["mean"] is None
+    for r in m["gains_per_use_case"]:
+        assert r["comparable"] + r["not_comparable"] >= 1
+        assert (r["mean"] is None) == (r["comparable"] == 0)
+    # CARIn 7.1.2's per-objective claims, each beside the workbench's number.
+    obj = {(r["use_case"], r["objective"]): r for r in m["objective_gains"]}
+    assert obj[("uc1", "TP")]["paper"] == 32.7 and obj[("uc2", "L")]["paper"] == 19.9
 
 
 def test_oodin_solve_time(tmp_path):
@@ -43,3 +54,19 @@ def test_rass_vs_nsga2(tmp_path):
     s = m["summary"]
     assert 0 < s["min_optimality_ratio"] <= s["mean_optimality_ratio"] <= 1 + 1e-9
     assert all(r["evaluations"] > 0 for r in m["rows"])
+
+
+def test_phone_model_report(tmp_path):
+    """The trust report: every held-out row, an error per engine, and the sensitivity of both
+    tables to every calibrated parameter, in metrics a reader (and the index) can read back."""
+    from workbench.lab.experiments.phone_trust import CALIBRATED
+    from workbench.profiles.validation import ENGINES, data
+
+    m = _metrics("phone_model", tmp_path)
+    assert len(m["held_out"]) == len(data()["rows"])
+    assert [e["engine"] for e in m["by_engine"]] == list(ENGINES)
+    assert "Table 7" in m["calibrated_on"]
+    assert {(r["parameter"], r["table"]) for r in m["sensitivity"]} == {
+        (".".join(p), t) for p in CALIBRATED for t in ("Table 7", "Table 8")}
+    html = (tmp_path / "phone_model" / "phone_model.html").read_text()
+    assert "modelled" in html and "published" in html

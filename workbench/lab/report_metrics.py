@@ -15,7 +15,16 @@ from typing import Any, TypeVar
 
 from ..errors import InputError
 from ..fileio import atomic_write_json
-from .experiments.carin import MethodRow, PaperGainRow, SolveTimeRow, VersusRow, VersusSummary
+from ..profiles.validation import EngineError, HeldOutRow
+from .experiments.carin import (
+    MethodRow,
+    ObjectiveGainRow,
+    PaperGainRow,
+    SolveTimeRow,
+    UseCaseGainRow,
+    VersusRow,
+    VersusSummary,
+)
 from .experiments.flexnn import AdaptationRow, DmRow, MeasuredPoint, PressureRow, TradeoffRow
 from .experiments.masa import (
     BatchRow,
@@ -26,6 +35,7 @@ from .experiments.masa import (
     ResponseRow,
 )
 from .experiments.masa_pressure import FitRow, PressureRun
+from .experiments.phone_trust import SensitivityRow
 from .experiments.real_scale import ScaleRow, SolverRow
 from .experiments.runtime import RunSummary
 
@@ -69,6 +79,10 @@ class CarinDesignsMetrics:
     gains_vs_paper: list[PaperGainRow]
     per_mapping: dict[str, list[dict[str, Any]]]
     policies: dict[str, PolicyMatch]  # "uc1_s20fe" -> Table 7's comparison
+    #: Gains per use case with the number of comparable baselines (the pooled UC1-UC2 rows
+    #: above can come from one use case) and CARIn 7.1.2's per-objective comparisons.
+    gains_per_use_case: list[UseCaseGainRow] = field(default_factory=list)
+    objective_gains: list[ObjectiveGainRow] = field(default_factory=list)
 
 
 @dataclass
@@ -191,12 +205,24 @@ class RealScaleMetrics:
     figs: list[MethodRow]
 
 
+@dataclass
+class PhoneModelMetrics:
+    source: str
+    calibrated_on: str
+    held_out_sources: dict[str, str]
+    held_out: list[HeldOutRow]
+    by_engine: list[EngineError]
+    by_engine_if_xnnpack: list[EngineError]
+    sensitivity_step: float
+    sensitivity: list[SensitivityRow]
+
+
 #: The report (folder) -> what its metrics.json holds.
 METRICS: dict[str, type] = {
     "quickstart": QuickstartMetrics, "carin_designs": CarinDesignsMetrics,
     "oodin_solve_time": SolveTimeMetrics, "rass_vs_nsga2": VersusMetrics, "host": HostMetrics,
     "runtime": RuntimeMetrics, "delen": DelenMetrics, "masa": MasaMetrics,
-    "flexnn": FlexnnMetrics, "host_real": RealScaleMetrics,
+    "flexnn": FlexnnMetrics, "host_real": RealScaleMetrics, "phone_model": PhoneModelMetrics,
 }
 
 

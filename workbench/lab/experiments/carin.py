@@ -17,9 +17,10 @@ import numpy as np
 from ... import papers
 from ...moo.problem import DiscreteProblem
 from ...moo.usecases import scenario
-from ...profiles import load_profile, resolve_profile
+from ...profiles import Profile, load_profile, resolve_profile
 from ...solvers import OodinManager, evolutionary, oodin, rass
 from ...solvers.baselines import multi_dnn_unaware, single_architecture, transferred
+from ...solvers.result import Design
 from ...timing import mean_ms, samples_ms
 
 #: The phones of CARIn's evaluation (Table 6).
@@ -38,12 +39,16 @@ class MethodRow:
     design: str | None
     gain: float | None      # CARIn's d0 optimality / this method's (None for CARIn itself)
     source: str             # profile source: measured / modelled / imported
+    #: The design's objective values (the SLO's metrics, natural units), when it has one.
+    objectives: dict[str, float] | None = None
 
 
-def _problem(uc: str, device: str, slo: str | None = None) -> DiscreteProblem:
-    """A named use case (CARIn's, the host's or the real-scale host's) on a profile."""
+def _problem(uc: str, device: str | Profile, slo: str | None = None) -> DiscreteProblem:
+    """A named use case (CARIn's, the host's or the real-scale host's) on a profile (a name, a
+    path or a Profile in memory)."""
     tasks, uc_slo = scenario(uc)
-    return DiscreteProblem(load_profile(resolve_profile(device)), slo or uc_slo, tasks=list(tasks))
+    prof = device if isinstance(device, Profile) else load_profile(resolve_profile(device))
+    return DiscreteProblem(prof, slo or uc_slo, tasks=list(tasks))
 
 
 def designs_vs_baselines(uc: str, devices: Iterable[str] = CARIN_DEVICES) -> list[MethodRow]:
@@ -57,23 +62,25 @@ def designs_vs_baselines(uc: str, devices: Iterable[str] = CARIN_DEVICES) -> lis
         best = rass(pr)
         d0 = best.d0.optimality if best.ok else None
 
-        def row(method: str, outcome: str, opt: float | None, design: str | None) -> MethodRow:
+        def row(method: str, outcome: str, opt: float | None, design: Design | None) -> MethodRow:
             gain = (d0 / opt) if (d0 and opt and outcome == "ok" and np.isfinite(d0)
                                   and np.isfinite(opt)) else None
-            return MethodRow(uc, dev, method, outcome, opt, design, gain, src)
+            return MethodRow(uc, dev, method, outcome, opt,
+                             " + ".join(design.labels) if design else None, gain, src,
+                             dict(design.objectives) if design else None)
 
         rows.append(MethodRow(uc, dev, "CARIn", "ok" if best.ok else "!", d0,
-                              " + ".join(best.d0.labels) if best.ok else None, None, src))
+                              " + ".join(best.d0.labels) if best.ok else None, None, src,
+                              dict(best.d0.objectives) if best.ok else None))
         baselines = [single_architecture(pr, by="accuracy"), single_architecture(pr, by="size")]
         baselines += [transferred(pr, problems[o]) for o in devices if o != dev]
         if pr.multi:
             baselines.append(multi_dnn_unaware(pr))
         for b in baselines:
-            rows.append(row(b.name, b.outcome, b.optimality,
-                            " + ".join(b.design.labels) if b.design else None))
+            rows.append(row(b.name, b.outcome, b.optimality, b.design))
         od = oodin(pr)
         rows.append(row("OODIn", "ok" if od.ok else "!", od.d0.optimality if od.ok else None,
-                        " + ".join(od.d0.labels) if od.ok else None))
+                        od.d0 if od.ok else None))
     return rows
 
 
@@ -99,6 +106,84 @@ PAPER_GAINS = {
 
 
 @dataclass(frozen=True)
+class UseCaseGainRow:
+    """CARIn's gain over one kind of baseline in one use case, with how many baselines could be
+    compared (a baseline that breaks the constraints or does not apply has no gain)."""
+
+    use_case: str
+    baseline: str
+    comparable: int
+    not_comparable: int
+    mean: float | None
+    max: float | None
+
+
+def gains_per_use_case(rows_by_uc: dict[str, list[MethodRow]]) -> list[UseCaseGainRow]:
+    """Gains per use case (the pooled UC1-UC2 numbers can come from one use case alone: on the
+    modelled phones UC1's B-A and B-S designs break the constraints everywhere)."""
+    out = []
+    for uc, rows in rows_by_uc.items():
+        kinds: dict[str, list[MethodRow]] = {}
+        for r in rows:
+            if r.method != "CARIn":
+                kinds.setdefault("transferred" if r.method.startswith("T_") else r.method, []).append(r)
+        for kind, rs in kinds.items():
+            gains = [r.gain for r in rs if r.gain is not None]
+            out.append(UseCaseGainRow(uc, kind, len(gains), len(rs) - len(gains),
+                                      statistics.fmean(gains) if gains else None,
+                                      max(gains) if gains else None))
+    return out
+
+
+#: CARIn section 7.1.2's per-objective improvements of d0 over the transferred baselines.
+PAPER_OBJECTIVE_GAINS = {
+    "uc1": {"A": ("accuracy, mean increase (units of A)", 0.156),
+            "TP": ("throughput, mean increase (%)", 32.7)},
+    "uc2": {"S": ("model size, mean change (MB)", -2.8),
+            "L": ("latency speedup at the same accuracy, mean (%)", 19.9)},
+}
+
+
+@dataclass(frozen=True)
+class ObjectiveGainRow:
+    """One objective of d0 against the transferred baselines, beside CARIn's text (7.1.2)."""
+
+    use_case: str
+    objective: str
+    what: str
+    paper: float
+    workbench: float | None
+    comparable: int
+
+
+def objective_gains(rows_by_uc: dict[str, list[MethodRow]]) -> list[ObjectiveGainRow]:
+    """d0 against each feasible transferred design on the same device, per objective CARIn
+    states: accuracy difference, throughput change (%), size difference (MB), latency speedup
+    (%) (only between designs of equal accuracy, as the paper's 'at the same accuracy level')."""
+    out = []
+    for uc, claims in PAPER_OBJECTIVE_GAINS.items():
+        rows = rows_by_uc.get(uc, [])
+        d0 = {r.device: r.objectives for r in rows if r.method == "CARIn" and r.objectives}
+        pairs = [(d0[r.device], r.objectives) for r in rows if r.method.startswith("T_")
+                 and r.outcome == "ok" and r.objectives and r.device in d0]
+        for key, (what, paper) in claims.items():
+            vals = []
+            for a, b in pairs:
+                if key not in a or key not in b:
+                    continue
+                if key == "TP":
+                    vals.append(100.0 * (a[key] / b[key] - 1.0))
+                elif key == "L":
+                    if "A" in a and "A" in b and abs(a["A"] - b["A"]) < 1e-9:
+                        vals.append(100.0 * (b[key] / a[key] - 1.0))
+                else:
+                    vals.append(a[key] - b[key])
+            out.append(ObjectiveGainRow(uc, key, what, paper,
+                                        statistics.fmean(vals) if vals else None, len(vals)))
+    return out
+
+
+@dataclass(frozen=True)
 class PaperGainRow:
     """CARIn's mean and maximum gain over one baseline beside the paper's (section 7.1)."""
 
@@ -112,7 +197,8 @@ class PaperGainRow:
 
 
 def gains_vs_paper(rows_by_uc: dict[str, list[MethodRow]]) -> list[PaperGainRow]:
-    """The workbench's gains for UC1-UC2 (pooled) and UC3 beside CARIn section 7.1's."""
+    """The workbench's gains for UC1-UC2 (pooled, as the paper pools them; per use case:
+    :func:`gains_per_use_case`) and UC3 beside CARIn section 7.1's."""
     single = [r for uc in ("uc1", "uc2") for r in rows_by_uc.get(uc, [])]
     out = []
     for group, rows, paper in (("UC1-UC2", single, PAPER_GAINS["single"]),
@@ -160,10 +246,11 @@ def per_mapping(uc: str, device: str, *, top: int = 5) -> list[MappingRow]:
     return out[:top]
 
 
-def policy_comparison(uc: str, device: str) -> dict:
+def policy_comparison(uc: str, device: str, *, profile: Profile | None = None) -> dict:
     """Our designs and policy beside the paper's (CARIn Table 7 for uc1/s20fe, Table 8 for
-    uc3/a71): one row per policy rule with both designs and whether they agree."""
-    pr = _problem(uc, device)
+    uc3/a71): one row per policy rule with both designs and whether they agree. ``profile``:
+    the device's profile in memory (e.g. modelled with edited parameters) instead of its file."""
+    pr = _problem(uc, profile if profile is not None else device)
     res = rass(pr)
     paper = next((t for t in papers.paper("carin")["designs"]
                   if t["use_case"] == uc and t["device"] == device), None)
