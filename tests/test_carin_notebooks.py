@@ -68,5 +68,11 @@ def test_phone_model_report(tmp_path):
     assert "Table 7" in m["calibrated_on"]
     assert {(r["parameter"], r["table"]) for r in m["sensitivity"]} == {
         (".".join(p), t) for p in CALIBRATED for t in ("Table 7", "Table 8")}
+    # The contention model: fitted to the host's measured co-executions, every row also held out.
+    cf = m["contention_fit"]
+    assert cf["rows"] and set(cf["median_abs_error_pct"]) == {"fitted", "held_out", "defaults",
+                                                                "no_contention"}
+    assert cf["median_abs_error_pct"]["fitted"] < cf["median_abs_error_pct"]["no_contention"]
+    assert {r["use_case"] for r in m["contention_sensitivity"]} == {"uc3", "uc4"}
     html = (tmp_path / "phone_model" / "phone_model.html").read_text()
     assert "modelled" in html and "published" in html

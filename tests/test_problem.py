@@ -100,3 +100,25 @@ def test_optimality_of_matches_ranking(hand_profile):
     rk = pr.ranking
     assert np.allclose(pr.optimality_of(rk.index), rk.optimality)
     assert np.isnan(pr.optimality_of(np.array([4]))[0])  # infeasible: no optimality
+
+
+def test_contention_fit_is_no_worse_than_the_defaults_on_measured_rows():
+    """The fit minimises the squared log error over a grid that holds the defaults, so on the
+    host's measured co-executions it cannot do worse than them; predict() gives each row's
+    per-model latencies in order."""
+    from pathlib import Path
+
+    import numpy as np
+
+    from workbench.moo import contention as ct
+    from workbench.profiles import load_profile
+
+    prof = load_profile(Path(__file__).resolve().parents[1] / "profiles" / "host.json")
+    rows = list(prof.coexecution)
+    fitted = ct.fit(prof.configs, rows)
+    err = lambda params: sum(  # noqa: E731
+        float(((np.log(p) - np.log(r.L)) ** 2).sum())
+        for p, r in zip(ct.predict(prof.configs, rows, params), rows))
+    assert err(fitted) <= err(ct.DEFAULTS)
+    pred = ct.predict(prof.configs, rows, fitted)
+    assert [len(p) for p in pred] == [len(r.configs) for r in rows]

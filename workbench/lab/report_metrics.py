@@ -35,7 +35,7 @@ from .experiments.masa import (
     ResponseRow,
 )
 from .experiments.masa_pressure import FitRow, PressureRun
-from .experiments.phone_trust import SensitivityRow
+from .experiments.phone_trust import ContentionFit, ContentionSensitivityRow, SensitivityRow
 from .experiments.real_scale import ScaleRow, SolverRow
 from .experiments.runtime import RunSummary
 
@@ -215,6 +215,8 @@ class PhoneModelMetrics:
     by_engine_if_xnnpack: list[EngineError]
     sensitivity_step: float
     sensitivity: list[SensitivityRow]
+    contention_fit: ContentionFit
+    contention_sensitivity: list[ContentionSensitivityRow]
 
 
 #: The report (folder) -> what its metrics.json holds.

@@ -99,6 +99,43 @@ def co_latency(L: list[np.ndarray], proc: list[np.ndarray], is_cpu: list[np.ndar
     return out
 
 
+def _batches(configs: list[Config], coexec: list[CoExecution],
+             core_mask: Callable[[str], int]) -> list[tuple]:
+    """Co-execution rows as vectorised batches (rows with the same number of models together),
+    each with the rows' positions in ``coexec`` and their measured log latencies."""
+    by_id = {c.id: c for c in configs}
+    procs = sorted({c.processor for c in configs})
+    groups: dict[int, list[int]] = {}
+    for i, r in enumerate(coexec):
+        groups.setdefault(len(r.configs), []).append(i)
+    batches = []
+    for M, idx in groups.items():
+        cs = [[by_id[i] for i in coexec[j].configs] for j in idx]
+        col = lambda f, dt: [np.array([f(row[k]) for row in cs], dtype=dt) for k in range(M)]  # noqa: E731
+        masks = [mask_array([core_mask(row[k].processor) for row in cs]) for k in range(M)]
+        batches.append((idx, col(lambda c: c.L, float),
+                        col(lambda c: procs.index(c.processor), np.int64),
+                        col(lambda c: c.kind == "CPU", bool), masks,
+                        col(lambda c: c.threads or 1, np.int64),
+                        np.log(np.array([coexec[j].L for j in idx], dtype=float)).T))
+    return batches
+
+
+def _default_mask(p: str) -> int:
+    return processors.parse(p).core_mask()
+
+
+def predict(configs: list[Config], coexec: list[CoExecution], params: dict[str, float], *,
+            core_mask: Callable[[str], int] | None = None) -> list[list[float]]:
+    """The model's latency (ms) of every model of every co-execution row, in row order."""
+    out: list[list[float]] = [[] for _ in coexec]
+    for idx, L, P, C, K, T, _ in _batches(configs, coexec, core_mask or _default_mask):
+        pred = np.stack(co_latency(L, P, C, K, T, params))  # models x rows
+        for col, j in enumerate(idx):
+            out[j] = [float(x) for x in pred[:, col]]
+    return out
+
+
 def fit(configs: list[Config], coexec: list[CoExecution], *,
         base: dict[str, float] | None = None,
         core_mask: Callable[[str], int] | None = None) -> dict[str, float]:
@@ -114,33 +151,16 @@ def fit(configs: list[Config], coexec: list[CoExecution], *,
             knows: a plain ``CPU`` is the device's cores, not this machine's); default: the id's
             own core set.
     """
-    if core_mask is None:
-        core_mask = lambda p: processors.parse(p).core_mask()  # noqa: E731
     base = dict(DEFAULTS if base is None else base)
     if not coexec:
         return base
-    by_id = {c.id: c for c in configs}
-    procs = sorted({c.processor for c in configs})
-    # Rows with the same number of models form one vectorised batch of combinations.
-    groups: dict[int, list] = {}
-    for r in coexec:
-        groups.setdefault(len(r.configs), []).append(r)
-    batches = []
-    for M, rows in groups.items():
-        cs = [[by_id[i] for i in r.configs] for r in rows]
-        col = lambda f, dt: [np.array([f(row[k]) for row in cs], dtype=dt) for k in range(M)]  # noqa: E731
-        masks = [mask_array([core_mask(row[k].processor) for row in cs]) for k in range(M)]
-        batches.append((col(lambda c: c.L, float), col(lambda c: procs.index(c.processor), np.int64),
-                        col(lambda c: c.kind == "CPU", bool),
-                        masks,
-                        col(lambda c: c.threads or 1, np.int64),
-                        np.log(np.array([r.L for r in rows], dtype=float)).T))
+    batches = _batches(configs, coexec, core_mask or _default_mask)
     best, best_err = base, np.inf
     for o in np.linspace(0, 1.0, 21):
         for cp in np.linspace(0, 0.5, 26):
             params = dict(base, cpu_oversubscription=float(o), cross_processor=float(cp))
             err = 0.0
-            for L, P, C, K, T, target in batches:
+            for _, L, P, C, K, T, target in batches:
                 pred = np.log(np.stack(co_latency(L, P, C, K, T, params)))
                 err += float(((pred - target) ** 2).sum())
             if err < best_err:

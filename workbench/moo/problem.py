@@ -169,7 +169,7 @@ class DiscreteProblem(Problem):
             # the cost).
             self.processors = list(_spaces.processors)
             self.n_cores = self._n_cores()
-            self._masks = {p: self._coremask(p) for p in self.processors}
+            self._masks = {p: self.core_mask(p) for p in self.processors}
             self.tasks = list(_spaces.tasks)
         else:
             wanted = {t: set(ids) for t, ids in rows.items()} if rows is not None else None
@@ -178,7 +178,7 @@ class DiscreteProblem(Problem):
                             and (wanted is None or c.id in wanted.get(t, ()))] for t in tasks}
             self.processors = sorted({c.processor for cs in per_task.values() for c in cs})
             self.n_cores = self._n_cores()
-            self._masks = {p: self._coremask(p) for p in self.processors}
+            self._masks = {p: self.core_mask(p) for p in self.processors}
             self.tasks = [TaskSpace(t, per_task[t], self.processors, self._masks) for t in tasks]
         tables = list(self.tasks)  # before rows lacking this SLO's values are dropped
         self.objective_terms = self._resolve_objectives()
@@ -224,7 +224,8 @@ class DiscreteProblem(Problem):
         threads = [c.threads or 1 for c in self.profile.configs if c.kind == "CPU"]
         return max([max(ids) + 1 if ids else 0] + threads + [1])
 
-    def _coremask(self, processor: str) -> int:
+    def core_mask(self, processor: str) -> int:
+        """The CPU cores a processor id stands for on the profiled device (0: not a CPU)."""
         proc = processors.parse(processor)
         if not proc.is_cpu:
             return 0
@@ -342,7 +343,7 @@ class DiscreteProblem(Problem):
                                       "measured co-execution rows")
             return fit_contention(self.profile.configs, self.profile.coexecution,
                                   base=dict(CONTENTION_DEFAULTS, **params),
-                                  core_mask=self._coremask)
+                                  core_mask=self.core_mask)
         self.contention_source = "the contention model's defaults (workbench.moo.contention)"
         return dict(CONTENTION_DEFAULTS, **params)
 

@@ -96,3 +96,126 @@ def validation(parameters: dict[str, Any] | None = None) -> Validation:
                           "modelled_xnnpack_ms": None})) for r in rows]
     return Validation(rows=rows, by_engine=error_by_engine(rows),
                       by_engine_if_xnnpack=error_by_engine(alt))
+
+
+# --- the multi-DNN contention model ------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ContentionRow:
+    """One model's latency in a measured co-execution beside the contention model's."""
+
+    combination: str
+    config: str
+    alone_ms: float
+    measured_ms: float
+    fitted_ms: float     # parameters fitted to every row
+    held_out_ms: float   # parameters fitted without this combination's row
+    default_ms: float    # the model's defaults (what an unmeasured device gets)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ContentionFit:
+    profile: str
+    cpu: str
+    fitted: dict[str, float]
+    rows: list[ContentionRow]
+    #: Median |error| (%) of the fitted, held-out (leave one combination out) and default
+    #: predictions, and of "no contention" (each model as fast as alone).
+    median_abs_error_pct: dict[str, float]
+
+
+def _median_abs_pct(pairs: list[tuple[float, float]]) -> float:
+    import statistics
+
+    return statistics.median(abs(100.0 * (p / m - 1.0)) for p, m in pairs)
+
+
+def contention_fit(profile: str = "host", uc: str = "h3") -> ContentionFit:
+    """Fit the contention model to a measured profile's co-execution rows (the host's by
+    default), with every row predicted by parameters fitted without it."""
+    from ...moo import contention as ct
+    from ...moo.problem import DiscreteProblem
+    from ...moo.usecases import scenario
+    from ...profiles import load_profile, resolve_profile
+
+    prof = load_profile(resolve_profile(profile))
+    tasks, slo = scenario(uc)
+    mask = DiscreteProblem(prof, slo, tasks=list(tasks)).core_mask
+    co, configs = list(prof.coexecution), list(prof.configs)
+    base = dict(ct.DEFAULTS, same_processor_share=prof.contention.get(
+        "same_processor_share", ct.DEFAULTS["same_processor_share"]))
+    fitted = ct.fit(configs, co, base=base, core_mask=mask)
+    full = ct.predict(configs, co, fitted, core_mask=mask)
+    default = ct.predict(configs, co, dict(ct.DEFAULTS), core_mask=mask)
+    held = [ct.predict(configs, [r], ct.fit(configs, co[:i] + co[i + 1:], base=base, core_mask=mask),
+                       core_mask=mask)[0] for i, r in enumerate(co)]
+    by_id = {c.id: c for c in configs}
+    rows = []
+    for i, r in enumerate(co):
+        combo = " + ".join(by_id[c].label() for c in r.configs)
+        for k, cid in enumerate(r.configs):
+            alone = by_id[cid].L
+            assert alone is not None  # a co-execution row names rows with a latency (schema)
+            rows.append(ContentionRow(combo, by_id[cid].label(), alone, r.L[k], full[i][k],
+                                      held[i][k], default[i][k]))
+    err = {name: _median_abs_pct([(getattr(x, f), x.measured_ms) for x in rows])
+           for name, f in (("fitted", "fitted_ms"), ("held_out", "held_out_ms"),
+                           ("defaults", "default_ms"), ("no_contention", "alone_ms"))}
+    return ContentionFit(profile=profile, cpu=str(prof.provenance.host.get("cpu")),
+                         fitted=fitted, rows=rows, median_abs_error_pct=err)
+
+
+@dataclass(frozen=True)
+class ContentionSensitivityRow:
+    """RASS's d0 for a multi-DNN use case with one contention parameter set to ``value``."""
+
+    use_case: str
+    device: str
+    parameter: str
+    value: float
+    d0: str | None
+    d0_changed: bool
+    optimality: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+#: Values tried per parameter: from no contention to twice the defaults' (time-sharing an
+#: accelerator cannot cost more than running one after the other, so its share stops at 1).
+SWEEP = {"same_processor_share": (0.0, 0.5, 1.0), "cpu_oversubscription": (0.0, 0.15, 0.3, 0.6),
+         "cross_processor": (0.0, 0.04, 0.08, 0.16)}
+
+
+def _d0(res: Any) -> str | None:
+    return " + ".join(res.d0.labels) if res.ok and res.d0 is not None else None
+
+
+def contention_sensitivity(use_cases: tuple[str, ...] = ("uc3", "uc4"),
+                           devices: tuple[str, ...] = ("pixel7", "s20fe", "a71")
+                           ) -> list[ContentionSensitivityRow]:
+    """UC3/UC4's d0 on each modelled phone as each contention parameter moves alone."""
+    from ...moo.problem import DiscreteProblem
+    from ...moo.usecases import scenario
+    from ...profiles import load_profile, resolve_profile
+    from ...solvers import rass
+
+    out = []
+    for uc in use_cases:
+        tasks, slo = scenario(uc)
+        for dev in devices:
+            prof = load_profile(resolve_profile(dev))
+            base = rass(DiscreteProblem(prof, slo, tasks=list(tasks)))
+            base_d0 = _d0(base)
+            for name, values in SWEEP.items():
+                for v in values:
+                    p = prof.model_copy(update={"contention": dict(prof.contention, **{name: v})})
+                    res = rass(DiscreteProblem(p, slo, tasks=list(tasks)))
+                    d0 = _d0(res)
+                    out.append(ContentionSensitivityRow(
+                        uc, dev, name, v, d0, d0 != base_d0,
+                        res.d0.optimality if res.ok and res.d0 is not None else None))
+    return out
