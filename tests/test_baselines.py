@@ -85,3 +85,31 @@ def test_oodin_manager_resolves_around_unavailable_processors():
     assert pr.configs_of(m.resolve(memory_limit_mb=50))[0].id == "small-cpu"
     assert pr.configs_of(m.resolve(unavailable=("CPU",), memory_limit_mb=50))[0].id == "mid-npu"
     assert np.isfinite(pr.optimality_of(np.array([first]))[0])
+
+
+def test_oodin_normalises_by_the_model_space_and_the_old_way_can_flip_its_choice():
+    """OODIn Eq. 5 divides by the best over the model space; the best over the feasible space
+    (the old behaviour, kept as normalise="feasible") can pick another design."""
+    import numpy as np
+
+    from workbench.solvers.oodin import weighted_sum_scores
+
+    maximise, w = np.array([True, True]), np.ones(2)
+    feasible = np.array([[60.0, 100.0], [80.0, 70.0]])   # (A, TP) of the two feasible designs
+    space_best = np.array([80.0, 1000.0])                 # an infeasible design runs at 1000/s
+    assert np.argmax(weighted_sum_scores(feasible, maximise, w)) == 0
+    assert np.argmax(weighted_sum_scores(feasible, maximise, w, best=space_best)) == 1
+
+
+def test_oodin_normalisation_is_named_and_checked():
+    import pytest
+
+    from workbench.errors import InputError
+    from workbench.moo.usecases import problem
+    from workbench.solvers import oodin
+
+    pb = problem("uc1", "s20fe")
+    assert oodin(pb).extra["normalise"] == "model-space"
+    assert oodin(pb, normalise="feasible").extra["normalise"] == "feasible"
+    with pytest.raises(InputError, match="normalise"):
+        oodin(pb, normalise="best")

@@ -48,7 +48,7 @@ def test_round_trip_through_str():
 @pytest.mark.parametrize("text, message, caret", [
     ("max A; max Lat", "unknown metric 'Lat'", "max A; max Lat".index("Lat")),
     ("max A; L <= fast", "expected a number", "max A; L <= fast".index("fast")),
-    ("maximise A", "starts with min or max", 0),
+    ("maximise A", "starts with min, max or target", 0),
     ("max A; L <= 40 MB", "unit 'MB' does not fit L", "max A; L <= 40 MB".index("MB")),
     ("max NTT[uc1]", "system metric", 4),
     ("max A; A[total] >= 3", "A[total] is not defined", 7),
@@ -78,3 +78,26 @@ def test_weights():
         parse_weights("A:2")
     with pytest.raises(InputError, match="METRIC=WEIGHT"):
         parse_weights("A=-1")
+
+
+def test_target_objectives_are_closest_to_a_value():
+    """OODIn's "as close as possible to a target value": parsed, printed back, and solved as
+    the distance to the target (RASS's d0 is the feasible design closest to 30 inferences/s)."""
+    import numpy as np
+
+    from workbench.moo.usecases import problem
+    from workbench.solvers import rass
+
+    slo = parse_slo("target TP = 30; L <= 100ms")
+    assert slo.objectives[0].sense == "target" and slo.objectives[0].target == 30
+    assert parse_slo(str(slo)) == slo
+    assert parse_slo("target p99 L = 0.04s").objectives[0].target == pytest.approx(40.0)
+    pb = problem("uc1", "s20fe", slo=str(slo))
+    assert pb.objective_names == ["|TP - 30|"] and not pb.maximise[0]
+    d0 = rass(pb).d0
+    tp = [c.TP for c in pb.profile.configs if c.task == "uc1" and c.L <= 100]
+    assert d0.objectives["|TP - 30|"] == pytest.approx(min(abs(np.array(tp) - 30)))
+    for bad, msg in (("target TP 30", "target objective reads"), ("max TP = 30", "'=' sets a target"),
+                     ("target TP = 30 = 4", "target objective reads")):
+        with pytest.raises(SLOError, match=msg):
+            parse_slo(bad)

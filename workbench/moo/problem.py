@@ -14,7 +14,7 @@ so maximised objectives are negated) and ``G`` (G <= 0 feasible). Exact solvers 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Iterator, NamedTuple
 
@@ -59,6 +59,8 @@ class Term:
     task: int | None
     maximise: bool = False
     weight: float = 1.0
+    #: A target objective's value: the term is then the distance |f - target| (minimised).
+    target: float | None = None
 
     @property
     def column(self) -> str:
@@ -291,8 +293,13 @@ class DiscreteProblem(Problem):
         out = []
         for o in self.slo.effective_objectives:
             for pos in self._task_pos(o.task, str(o)) if o.metric in MODEL_METRICS else [None]:
-                out.append(self._term(o.metric, o.stat, pos, where=str(o), sense=o.sense,
-                                      weight=o.weight))
+                t = self._term(o.metric, o.stat, pos, where=str(o),
+                               sense="min" if o.sense == "target" else o.sense, weight=o.weight)
+                if o.sense == "target":
+                    # "as close as possible to": the distance, minimised, named for the target.
+                    t = replace(t, name=f"|{t.name} - {o.target:g}|", maximise=False,
+                                target=o.target)
+                out.append(t)
         names = [t.name for t in out]
         dup = {n for n in names if names.count(n) > 1}
         if dup:
@@ -421,6 +428,8 @@ class DiscreteProblem(Problem):
 
     def _term_values(self, term: Term, vals: list[dict[str, np.ndarray]],
                      ntt: list[np.ndarray]) -> np.ndarray:
+        if term.target is not None:
+            return np.abs(self._term_values(replace(term, target=None), vals, ntt) - term.target)
         if term.task is None:
             N = np.stack(ntt)
             if term.metric == "NTT":

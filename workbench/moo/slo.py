@@ -9,13 +9,16 @@ Broad SLOs are objectives, narrow SLOs are constraints::
 Grammar (items separated by ``;``)::
 
     objective  := (min|max) [stat] METRIC[task]
+                | target [stat] METRIC[task] = VALUE [unit]   (as close as possible to VALUE)
     constraint := [stat] METRIC[task] (<=|>=|<|>) VALUE [unit]
     stat       := avg | mean | std | min | max | pNN
     METRIC     := S W A L TP E MF  (per model)  |  NTT STP F  (multi-DNN system metrics)
 
 ``[task]`` restricts a per-model metric to one task (``L[uc3-vision]``) or, with ``[total]``,
 sums it over the tasks (``MF[total] <= 200MB``). Without it, a per-model metric applies to every
-task. With no objective at all, the constrained metrics become the objectives.
+task. With no objective at all, the constrained metrics become the objectives. A target
+objective (OODIn section III-C: "the average, median or nth percentile should be as close as
+possible to a target value") is minimised as the distance |f - VALUE|, e.g. ``target TP = 30``.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from ..metrics import unit as metric_unit
 #: :mod:`workbench.metrics`, the one table of names, units and directions.
 METRICS = MODEL_METRICS + SYSTEM_METRICS
 _STAT_RE = re.compile(r"^(avg|mean|std|min|max|p\d{1,2})$", re.I)
-_TOKEN_RE = re.compile(r"\s*(<=|>=|<|>|[^\s<>=]+)")
+_TOKEN_RE = re.compile(r"\s*(<=|>=|<|>|=|[^\s<>=]+)")
 _NUM_UNIT_RE = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-z%/]+)?$")
 _METRIC_RE = re.compile(r"^([A-Za-z]+)(?:\[([^\]]+)\])?$")
 
@@ -48,16 +51,21 @@ class SLOError(InputError):
 
 @dataclass(frozen=True)
 class Objective:
-    """A broad SLO ``<min|max, stat metric[task]>``."""
+    """A broad SLO ``<min|max|target, stat metric[task]>``; a target objective minimises the
+    distance to ``target`` (in the metric's base unit)."""
 
-    sense: str                  # "min" | "max"
+    sense: str                  # "min" | "max" | "target"
     metric: str                 # one of METRICS
     stat: str = "avg"           # avg | std | min | max | pNN
     task: str | None = None     # None: every task; "total": summed over tasks
     weight: float = 1.0
+    target: float | None = None
 
     def __str__(self) -> str:
-        return f"{self.sense} {_term(self.stat, self.metric, self.task)}"
+        term = _term(self.stat, self.metric, self.task)
+        if self.sense == "target":
+            return f"target {term} = {self.target:g}{metric_unit(self.metric)}"
+        return f"{self.sense} {term}"
 
 
 @dataclass(frozen=True)
@@ -120,9 +128,10 @@ class SLO:
         objs = list(self.effective_objectives)
         used = set()
         for i, o in enumerate(objs):
-            for key in (str(o).split(" ", 1)[1], _term(o.stat, o.metric, None), o.metric):
+            for key in (_term(o.stat, o.metric, o.task), _term(o.stat, o.metric, None), o.metric):
                 if key in weights:
-                    objs[i] = Objective(o.sense, o.metric, o.stat, o.task, float(weights[key]))
+                    objs[i] = Objective(o.sense, o.metric, o.stat, o.task, float(weights[key]),
+                                        o.target)
                     used.add(key)
                     break
         unknown = set(weights) - used
@@ -227,6 +236,31 @@ def _stat_metric(toks: list[tuple[str, int, int]], text: str, shape_error: str
     return stat, metric, task
 
 
+def _value(metric: str, rhs: list[tuple[str, int, int]], text: str) -> float:
+    """``VALUE [unit]`` after a comparison or a target's ``=``, in the metric's base unit."""
+    joined = "".join(t[0] for t in rhs)
+    m = _NUM_UNIT_RE.match(joined)
+    if not m:
+        raise SLOError(f"expected a number with an optional unit, got {joined!r}", text,
+                       rhs[0][1], rhs[-1][2])
+    value = float(m.group(1))
+    if not math.isfinite(value):
+        raise SLOError("the value must be a finite number", text, rhs[0][1], rhs[-1][2])
+    if value < 0:  # every metric is >= 0: such a bound is always or never met
+        raise SLOError(f"{metric} is never negative: the value must be >= 0", text,
+                       rhs[0][1], rhs[-1][2])
+    unit = m.group(2)
+    if unit:
+        factors = BY_NAME[metric].units
+        f = factors.get(unit.lower())
+        if f is None:
+            allowed = ", ".join(factors) or "none"
+            raise SLOError(f"unit {unit!r} does not fit {metric} (allowed: {allowed})",
+                           text, rhs[-1][2] - len(unit), rhs[-1][2])
+        value *= f
+    return value
+
+
 def parse_slo(text: str) -> SLO:
     """Parse ``"max A; max TP; max L <= 41.67ms"`` into an :class:`SLO`.
 
@@ -243,6 +277,23 @@ def parse_slo(text: str) -> SLO:
         offset += len(item) + 1
         if not toks:
             continue
+        eq = [i for i, t in enumerate(toks) if t[0] == "="]
+        if toks[0][0].lower() == "target":
+            if len(eq) != 1 or eq[0] < 2:
+                t = toks[eq[1]] if len(eq) > 1 else toks[0]
+                raise SLOError("a target objective reads 'target [stat] METRIC = VALUE', e.g. "
+                               "'target TP = 30'", text, t[1], t[2])
+            k = eq[0]
+            stat, metric, task = _stat_metric(toks[1:k], text, "expected target [stat] METRIC = VALUE")
+            if not toks[k + 1:]:
+                raise SLOError("a target needs a value after '='", text, toks[k][1], toks[k][2])
+            objectives.append(Objective("target", metric, stat, task,
+                                        target=_value(metric, toks[k + 1:], text)))
+            continue
+        if eq:
+            t = toks[eq[0]]
+            raise SLOError("'=' sets a target ('target METRIC = VALUE'); a constraint compares "
+                           "with <=, >=, < or >", text, t[1], t[2])
         ops = [i for i, t in enumerate(toks) if t[0] in ("<=", ">=", "<", ">")]
         if len(ops) > 1:
             t = toks[ops[1]]
@@ -259,32 +310,13 @@ def parse_slo(text: str) -> SLO:
             if not rhs:
                 raise SLOError("a constraint needs a value after the comparison", text,
                                toks[k][1], toks[k][2])
-            joined = "".join(t[0] for t in rhs)
-            m = _NUM_UNIT_RE.match(joined)
-            if not m:
-                raise SLOError(f"expected a number with an optional unit, got {joined!r}", text,
-                               rhs[0][1], rhs[-1][2])
-            value = float(m.group(1))
-            if not math.isfinite(value):
-                raise SLOError("the value must be a finite number", text, rhs[0][1], rhs[-1][2])
-            if value < 0:  # every metric is >= 0: such a bound is always or never met
-                raise SLOError(f"{metric} is never negative: the bound must be >= 0", text,
-                               rhs[0][1], rhs[-1][2])
-            unit = m.group(2)
-            if unit:
-                factors = BY_NAME[metric].units
-                f = factors.get(unit.lower())
-                if f is None:
-                    allowed = ", ".join(factors) or "none"
-                    raise SLOError(f"unit {unit!r} does not fit {metric} (allowed: {allowed})",
-                                   text, rhs[-1][2] - len(unit), rhs[-1][2])
-                value *= f
+            value = _value(metric, rhs, text)
             constraints.append(Constraint(metric, op, value, stat, task))
         else:
             head = toks[0]
             if head[0].lower() not in ("min", "max"):
-                raise SLOError("an objective starts with min or max (or write a constraint "
-                               "such as 'L <= 40ms')", text, head[1], head[2])
+                raise SLOError("an objective starts with min, max or target (or write a "
+                               "constraint such as 'L <= 40ms')", text, head[1], head[2])
             rest = toks[1:]
             if not rest:
                 raise SLOError("expected a metric after min/max", text, head[1], head[2])

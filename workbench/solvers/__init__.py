@@ -5,7 +5,7 @@ returns a :class:`SolveResult`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from ..errors import InputError
 from ..moo.problem import DiscreteProblem
@@ -15,7 +15,7 @@ from .rass import rass
 from .result import Design, PolicyRule, SolveResult
 
 #: Exact solvers by name; any pymoo algorithm name (see ``ALGORITHMS``) is also accepted.
-SOLVERS = {"rass": rass, "oodin": oodin}
+SOLVERS: dict[str, Callable[..., SolveResult]] = {"rass": rass, "oodin": oodin}
 
 
 def solve(problem: DiscreteProblem, solver: str = "rass", **options: Any) -> SolveResult:

@@ -1,9 +1,12 @@
 """OODIn (Venieris et al., SMARTCOMP 2021): the comparator CARIn improves on (SPEC section 7).
 
-Each objective is normalised by its best value over the (epsilon-)constrained space, f / f_best
-when maximised and f_best / f when minimised, and the weighted sum is maximised by exhaustive
-search. Constraints act as epsilon-constraints (they filter the space). For multi-DNN problems
-OODIn knows no co-execution: it solves each task alone and combines the answers (CARIn 7.1.1).
+Each objective is normalised by its best value over the model space (OODIn Eq. 5: "divided by
+the maximum observed accuracy and FPS in the model space"), f / f_best when maximised and
+f_best / f when minimised, and the weighted sum is maximised by exhaustive search over the
+(epsilon-)constrained space. ``normalise="feasible"`` takes the best over the constrained space
+instead (what this package did before; the two can pick different designs). Constraints act as
+epsilon-constraints (they filter the space). For multi-DNN problems OODIn knows no
+co-execution: it solves each task alone and combines the answers (CARIn 7.1.1).
 At run time OODIn re-solves over its look-up tables whenever resources change
 (:class:`OodinManager`); that solve time is the cost CARIn's policy lookup removes.
 """
@@ -14,14 +17,22 @@ import time
 
 import numpy as np
 
+from ..errors import InputError
 from ..moo.optimality import feasible_mask
 from ..moo.problem import DiscreteProblem
 from .result import Design, SolveResult, nearest_violations
 
+#: How OODIn normalises each objective: by its best value over the whole model space (the
+#: paper) or over the constrained (feasible) space.
+NORMALISATIONS = ("model-space", "feasible")
 
-def weighted_sum_scores(F: np.ndarray, maximise: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """OODIn's score of every row: sum_i w_i * best-normalised f_i (higher is better)."""
-    best = np.where(maximise, F.max(axis=0), F.min(axis=0))
+
+def weighted_sum_scores(F: np.ndarray, maximise: np.ndarray, weights: np.ndarray, *,
+                        best: np.ndarray | None = None) -> np.ndarray:
+    """OODIn's score of every row: sum_i w_i * best-normalised f_i (higher is better);
+    ``best``: each objective's normalising value (default: the best over the rows of F)."""
+    if best is None:
+        best = np.where(maximise, F.max(axis=0), F.min(axis=0))
     with np.errstate(divide="ignore", invalid="ignore"):
         norm = np.where(maximise, F / best, best / F)
     # 0/0 (e.g. a zero-valued minimised metric that is also the best) counts as the best.
@@ -30,29 +41,41 @@ def weighted_sum_scores(F: np.ndarray, maximise: np.ndarray, weights: np.ndarray
     return norm @ weights
 
 
-def oodin(problem: DiscreteProblem) -> SolveResult:
-    """Solve a problem as OODIn does (weighted sum, epsilon-constraints, exhaustive search)."""
+def _best(problem: DiscreteProblem, normalise: str, F_feasible: np.ndarray) -> np.ndarray:
+    if normalise not in NORMALISATIONS:
+        raise InputError(f"normalise is one of {', '.join(NORMALISATIONS)}", where="normalise",
+                         value=normalise)
+    F = F_feasible if normalise == "feasible" else problem.evaluate_flat(
+        np.arange(problem.size)).F
+    with np.errstate(invalid="ignore"):
+        return np.where(problem.maximise, np.nanmax(F, axis=0), np.nanmin(F, axis=0))
+
+
+def oodin(problem: DiscreteProblem, *, normalise: str = "model-space") -> SolveResult:
+    """Solve a problem as OODIn does (weighted sum, epsilon-constraints, exhaustive search);
+    ``normalise``: see :data:`NORMALISATIONS`."""
     t0 = time.perf_counter()
     if problem.multi:
-        return _per_task(problem, t0)
+        return _per_task(problem, t0, normalise)
     fe = problem.feasible
     if len(fe.index) == 0:
         return SolveResult("oodin", "infeasible", {}, {"total": (time.perf_counter() - t0) * 1e3},
                            problem.size, 0, nearest=nearest_violations(problem))
-    scores = weighted_sum_scores(fe.F, problem.maximise, problem.weights)
+    scores = weighted_sum_scores(fe.F, problem.maximise, problem.weights,
+                                 best=_best(problem, normalise, fe.F))
     best = int(fe.index[int(np.argmax(scores))])
     t1 = time.perf_counter()
     d0 = Design.of(problem, "d0", best)
     return SolveResult("oodin", "ok", {"d0": d0}, {"solve": (t1 - t0) * 1e3,
                        "total": (time.perf_counter() - t0) * 1e3}, problem.size,
-                       len(fe.index), extra={"score": float(scores.max())})
+                       len(fe.index), extra={"score": float(scores.max()), "normalise": normalise})
 
 
-def _per_task(problem: DiscreteProblem, t0: float) -> SolveResult:
+def _per_task(problem: DiscreteProblem, t0: float, normalise: str) -> SolveResult:
     picks = []
     for task in problem.task_names:
         sub = problem.variant(slo=problem.task_slo(task), tasks=[task])
-        res = oodin(sub)
+        res = oodin(sub, normalise=normalise)
         if not res.ok:
             return SolveResult("oodin", "infeasible", {}, {"total": (time.perf_counter() - t0)
                                * 1e3}, problem.size, -1, extra={"failed_task": task})
@@ -77,7 +100,8 @@ class OodinManager:
         index: Keep only these combinations (flat indices) in the tables (default: all).
     """
 
-    def __init__(self, problem: DiscreteProblem, index: np.ndarray | None = None) -> None:
+    def __init__(self, problem: DiscreteProblem, index: np.ndarray | None = None, *,
+                 normalise: str = "model-space") -> None:
         ev = problem.evaluate_flat(np.arange(problem.size) if index is None else
                                    np.asarray(index, dtype=np.int64))
         self.index = ev.index
@@ -87,6 +111,11 @@ class OodinManager:
         self.proc = np.stack([ts.proc[r] for ts, r in zip(problem.tasks, rows)], axis=1)
         self.MF = problem.metrics(ev.index)["MF"]
         self.feasible = feasible_mask(self.G)
+        # The look-up tables are OODIn's model space: normalise by their best (or, "feasible",
+        # by the best of what is still allowed at each re-solve).
+        self.normalise = normalise
+        self._best = (None if normalise == "feasible" else
+                      _best(problem, "feasible", self.F))  # the best over every table row
 
     def resolve(self, unavailable: tuple[str, ...] = (), memory_limit_mb: float | None = None
                 ) -> int | None:
@@ -101,5 +130,6 @@ class OodinManager:
         if not ok.any():
             return None
         idx = np.flatnonzero(ok)
-        scores = weighted_sum_scores(self.F[idx], self.problem.maximise, self.problem.weights)
+        scores = weighted_sum_scores(self.F[idx], self.problem.maximise, self.problem.weights,
+                                     best=self._best)
         return int(self.index[idx[int(np.argmax(scores))]])
