@@ -76,3 +76,9 @@ def test_phone_model_report(tmp_path):
     assert {r["use_case"] for r in m["contention_sensitivity"]} == {"uc3", "uc4"}
     html = (tmp_path / "phone_model" / "phone_model.html").read_text()
     assert "modelled" in html and "published" in html
+
+
+def test_oodin_eval_report(tmp_path):
+    m = _metrics("oodin_eval", tmp_path)
+    assert {s["figure"] for s in m["summary"]} == {"Fig. 3", "Fig. 4", "Fig. 5", "Fig. 6"}
+    assert set(m["engines_chosen"]) == {"xperia-c5", "a71", "s20fe"}

@@ -35,6 +35,7 @@ from .experiments.masa import (
     ResponseRow,
 )
 from .experiments.masa_pressure import FitRow, PressureRun
+from .experiments.oodin_eval import SpeedupRow, SpeedupSummary
 from .experiments.phone_trust import ContentionFit, ContentionSensitivityRow, SensitivityRow
 from .experiments.real_scale import ScaleRow, SolverRow
 from .experiments.runtime import RunSummary
@@ -219,12 +220,22 @@ class PhoneModelMetrics:
     contention_sensitivity: list[ContentionSensitivityRow]
 
 
+@dataclass
+class OodinEvalMetrics:
+    source: str
+    rows: list[SpeedupRow]
+    summary: list[SpeedupSummary]
+    #: Per phone: how many of the DNNs get each engine as OODIn's design (Fig. 3's objective).
+    engines_chosen: dict[str, dict[str, int]]
+
+
 #: The report (folder) -> what its metrics.json holds.
 METRICS: dict[str, type] = {
     "quickstart": QuickstartMetrics, "carin_designs": CarinDesignsMetrics,
     "oodin_solve_time": SolveTimeMetrics, "rass_vs_nsga2": VersusMetrics, "host": HostMetrics,
     "runtime": RuntimeMetrics, "delen": DelenMetrics, "masa": MasaMetrics,
     "flexnn": FlexnnMetrics, "host_real": RealScaleMetrics, "phone_model": PhoneModelMetrics,
+    "oodin_eval": OodinEvalMetrics,
 }
 
 

@@ -224,6 +224,32 @@ def paper_variants(use_cases: Iterable[str] = USE_CASES) -> list[Variant]:
     return out
 
 
+#: OODIn Table II's models and the families whose parameters the model uses for them.
+OODIN_FAMILIES = {"MobileNetV2": "MobileNetV2", "EfficientNetLite": "EfficientNetLite",
+                  "ResNetV2": "ResNet", "InceptionV3": "Inception", "DeepLabV3": "DeepLabV3"}
+#: OODIn's phones (Table I).
+OODIN_DEVICES = ("xperia-c5", "a71", "s20fe")
+
+
+def oodin_task(row: dict[str, Any]) -> str:
+    """The task name of one evaluated DNN of OODIn Table II, e.g. ``mobilenetv2-1.0-int8``."""
+    return f"{row['model']} {row['precision']}".lower().replace(" ", "-")
+
+
+def oodin_variants() -> list[Variant]:
+    """OODIn Table II's eleven evaluated DNNs, each its own task. OODIn's INT8 is TFLite
+    dynamic-range quantisation (section III-E): DR8 here."""
+    out = []
+    for r in papers.paper("oodin")["models"]["rows"]:
+        family = next(v for k, v in OODIN_FAMILIES.items() if r["model"].replace(" ", "").startswith(k))
+        out.append(Variant(task=oodin_task(r), model=r["model"], arch=family,
+                           precision="DR8" if r["precision"] == "INT8" else r["precision"],
+                           flops=float(r["flops"]), params=float(r["params"]),
+                           input_elements=_input_elements(r["resolution"], "image"), batch=1,
+                           accuracy=float(r["accuracy"])))
+    return out
+
+
 # --- the model ---------------------------------------------------------------------------------
 
 def _lognormal_stats(mean: float, cv: float, runs: int) -> dict[str, float]:
@@ -466,6 +492,71 @@ def build_profile(device: str | Device, *, use_cases: Iterable[str] = USE_CASES,
     return Profile(device=md.spec, source="modelled", provenance=prov,
                    engines=_engines(md), tasks=tasks, configs=configs,
                    contention=contention)
+
+
+def _nnapi_dr8(variant: Variant, md: ModelDevice, kind: str, P: dict[str, Any]
+               ) -> dict[str, float] | None:
+    """NNAPI given a dynamic-range (hybrid) model: its drivers have no hybrid kernels, so the
+    graph runs on NNAPI's CPU reference path (one thread, builtin kernels) plus the NNAPI call."""
+    if kind not in md.params["engines"]:
+        return None
+    m = model_cpu(variant, md, 1, False, P=P)
+    extra = md.params["engines"][kind]["invoke_ms"]
+    return _finish(variant, m["L"] + extra, P["variability"][kind] * md.params["variability_scale"],
+                   m["MF"] + P["memory"][f"{kind.lower()}_runtime_mb"],
+                   md.params["static_power_w"] + 0.3 * P["core_types"][md.cores[0][0]]["power_w"], P)
+
+
+def build_oodin_profile(device: str | Device, *, parameters: dict[str, Any] | None = None
+                        ) -> Profile:
+    """A modelled profile of OODIn Table II's DNNs (one task each) with OODIn's system
+    parameters: engine (CPU, GPU, NNAPI's NPU or DSP), CPU threads 1..N_cores with XNNPACK on
+    or off, and every DVFS governor of the device (CPU rows; delegates run under the default).
+    A DR8 (OODIn "INT8") model runs on the GPU dequantised to FP16 and on NNAPI through its
+    CPU reference path (:func:`_nnapi_dr8`)."""
+    P = parameters or _default_parameters()
+    md = model_device(device, P)
+    dev = md.params
+    n_cores = len(md.cores)
+    configs: list[Config] = []
+    tasks: dict[str, Task] = {}
+    for v in oodin_variants():
+        tasks.setdefault(v.task, Task(name=v.task, metric="mIoU" if v.arch == "DeepLabV3" else "top1",
+                                      higher_is_better=True,
+                                      dataset="PASCAL VOC 2012" if v.arch == "DeepLabV3" else "ImageNet"))
+        for gov in dev["governors"]:
+            for threads in range(1, n_cores + 1):
+                for xnn in XNNPACK:
+                    m = model_cpu(v, md, threads, xnn, P=P, governor=gov)
+                    configs.append(Config(
+                        id=config_id(v.model, v.precision, "CPU", task=v.task, threads=threads,
+                                     xnnpack=xnn, extra=gov),
+                        task=v.task, model=v.model, arch=v.arch, precision=v.precision,
+                        processor="CPU", threads=threads, xnnpack=xnn, governor=gov, batch=1,
+                        source="modelled", **m))
+        for kind in dev["engines"]:
+            if v.precision == "DR8":
+                m = (model_delegate(Variant(**{**v.__dict__, "precision": "FP16"}), md, kind, P=P)
+                     if kind == "GPU" else _nnapi_dr8(v, md, kind, P))
+            else:
+                m = model_delegate(v, md, kind, P=P)
+            if m is None:
+                continue
+            configs.append(Config(
+                id=config_id(v.model, v.precision, kind, task=v.task), task=v.task, model=v.model,
+                arch=v.arch, precision=v.precision, processor=kind,
+                delegate_precision="fp16" if kind == "GPU" or v.precision in ("FP32", "FP16")
+                else "int8", batch=1, source="modelled", **m))
+    prov = Provenance(
+        method=f"analytical model workbench.profiles.phone_model v{P['model_version']} (OODIn Table II)",
+        citation=papers.citation("oodin"),
+        notes=["MODELLED, not measured: phones are not available.",
+               "models from OODIn Table II (INT8 = dynamic-range DR8); ResNet, Inception and "
+               "DeepLabV3 families are estimates, never calibrated",
+               f"model parameters sha256[:16]={parameters_digest(P)}"])
+    contention = {k: float(v) for k, v in P["contention"].items() if k != "source"}
+    return Profile(device=md.spec, source="modelled", provenance=prov, engines=_engines(md),
+                   tasks=list(tasks.values()), configs=configs, contention=contention)
 
 
 def regenerate(out_dir: str | Path, *, devices: Iterable[str] = DEVICES,
