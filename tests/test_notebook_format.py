@@ -90,3 +90,15 @@ def test_every_report_figure_has_a_caption_naming_its_data():
                     if cap is None or not data_kinds(_static_text(cap)):
                         missing.append(f"{stem}: line {node.lineno} of a cell")
     assert missing == []
+
+
+def test_committed_reports_name_no_machine_paths():
+    """The committed reports are read on other machines: a path into someone's checkout, home
+    or temporary folder means a result that names where it was made instead of what it is."""
+    import re
+
+    reports = NOTEBOOKS.parent / "reports"
+    pattern = re.compile(r"(/home/|/root/|/tmp/|/work/|/Users/|C:\\\\)")
+    bad = [str(p.relative_to(reports)) for p in sorted(reports.glob("*/*"))
+           if p.suffix in (".json", ".ipynb", ".html") and pattern.search(p.read_text("utf-8", "replace"))]
+    assert bad == []
