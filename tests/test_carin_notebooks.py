@@ -82,3 +82,9 @@ def test_oodin_eval_report(tmp_path):
     m = _metrics("oodin_eval", tmp_path)
     assert {s["figure"] for s in m["summary"]} == {"Fig. 3", "Fig. 4", "Fig. 5", "Fig. 6"}
     assert set(m["engines_chosen"]) == {"xperia-c5", "a71", "s20fe"}
+
+
+def test_sweep_report(tmp_path):
+    m = _metrics("sweep", tmp_path, devices=["s20fe"])
+    assert m["problems"] == sum(m["statuses"].values()) and "error" not in m["statuses"]
+    assert {"uc1", "uc3", "h1"} <= set(m["by_use_case"])

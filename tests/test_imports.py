@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-HEAVY = ["tensorflow", "torch", "plotly", "ipywidgets", "pydantic", "pandas"]
+HEAVY = ["tensorflow", "torch", "plotly", "ipywidgets", "pydantic", "pandas", "dask", "distributed"]
 
 
 def _loaded_after(stmt: str) -> set[str]:
@@ -21,8 +21,8 @@ def test_import_workbench_loads_no_heavy_module():
 
 def test_computation_modules_load_no_plotting_or_ml_frameworks():
     loaded = _loaded_after("import workbench.profiles, workbench.moo, workbench.papers, "
-                           "workbench.cli, workbench.profiles.phone_model")
-    assert not loaded & {"tensorflow", "torch", "plotly", "ipywidgets"}
+                           "workbench.cli, workbench.profiles.phone_model, workbench.lab.sweep")
+    assert not loaded & {"tensorflow", "torch", "plotly", "ipywidgets", "dask", "distributed"}
 
 
 def test_the_runtime_imports_only_numpy_and_the_standard_library():

@@ -13,10 +13,10 @@ import sys
 from typing import Sequence
 
 from ..errors import WorkbenchError
-from . import explore, host, memory, models, multiexit, profiles, report, run, solve
+from . import explore, host, memory, models, multiexit, profiles, report, run, solve, sweep
 
 #: Command groups in the order ``workbench --help`` lists them.
-GROUPS = (models, profiles, solve, run, explore, multiexit, memory, host, report)
+GROUPS = (models, profiles, solve, sweep, run, explore, multiexit, memory, host, report)
 
 
 def build_parser() -> argparse.ArgumentParser:

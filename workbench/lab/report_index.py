@@ -557,6 +557,7 @@ TITLES = {
     "flexnn": "FlexNN: slicing and preload-aware planning under a budget (Figs 10, 14, Table 2)",
     "phone_model": "Can the phone model be trusted? Held-out error per engine, sensitivity of Tables 7-8",
     "oodin_eval": "OODIn's evaluation: oSQ, PAW-D and MAW-D baselines on the modelled phones (Figs 3-6)",
+    "sweep": "Sweeps: RASS, OODIn and NSGA-II over the phones, the host and grids of latency bounds",
 }
 
 _CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;

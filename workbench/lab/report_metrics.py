@@ -229,13 +229,21 @@ class OodinEvalMetrics:
     engines_chosen: dict[str, dict[str, int]]
 
 
+@dataclass
+class SweepMetrics:
+    source: str
+    problems: int
+    statuses: dict[str, int]
+    by_use_case: dict[str, dict[str, Any]]
+
+
 #: The report (folder) -> what its metrics.json holds.
 METRICS: dict[str, type] = {
     "quickstart": QuickstartMetrics, "carin_designs": CarinDesignsMetrics,
     "oodin_solve_time": SolveTimeMetrics, "rass_vs_nsga2": VersusMetrics, "host": HostMetrics,
     "runtime": RuntimeMetrics, "delen": DelenMetrics, "masa": MasaMetrics,
     "flexnn": FlexnnMetrics, "host_real": RealScaleMetrics, "phone_model": PhoneModelMetrics,
-    "oodin_eval": OodinEvalMetrics,
+    "oodin_eval": OodinEvalMetrics, "sweep": SweepMetrics,
 }
 
 

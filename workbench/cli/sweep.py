@@ -1,0 +1,86 @@
+"""``workbench sweep``: many problems at once, in this process or on Dask."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from ..errors import InputError, WorkbenchError
+
+
+def sweep_cmd(args: argparse.Namespace) -> int:
+    from ..lab.sweep import sweep, sweep_grid, write_results
+
+    out = Path(args.output)
+    if out.suffix not in (".csv", ".parquet"):
+        raise InputError("results go to a .csv or .parquet file", where="-o", value=str(out))
+    profiles = [*(args.profiles or []), *(args.devices or [])]
+    if not profiles:
+        raise InputError("give --profiles or --devices", where="sweep")
+    solvers = [s.strip() for s in args.solvers.split(",") if s.strip()]
+    grid = sweep_grid(profiles=profiles, use_cases=args.use_cases, slos=args.slo or [None],
+                      weights=args.weights_grid or [None], solvers=solvers, repeat=args.repeat,
+                      pop_size=args.pop_size, n_gen=args.generations)
+    journal = out.with_name(out.name + ".partial.jsonl")
+    workers = args.workers if args.workers is not None else (os.cpu_count() or 1)
+    where = (f"the scheduler at {args.scheduler}" if args.scheduler else
+             "this process" if workers == 0 else f"a local Dask cluster of {workers} workers")
+    resumed = journal.exists()
+    print(f"{len(grid)} problems on {where}" + (f" (resuming from {journal})" if resumed else ""),
+          file=sys.stderr)
+    bar = None
+    if not args.quiet:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(grid), unit="problem", file=sys.stderr)
+
+    def progress(done: int, total: int) -> None:
+        if bar is not None:
+            bar.n = done
+            bar.refresh()
+
+    try:
+        df = sweep(grid, workers=workers, scheduler=args.scheduler, journal=journal,
+                   progress=progress)
+    except ImportError as exc:  # no sweep extra: one line that says what to install
+        raise WorkbenchError(str(exc)) from None
+    finally:
+        if bar is not None:
+            bar.close()
+    write_results(df, out)
+    journal.unlink(missing_ok=True)  # written whole: nothing left to resume
+    failed = int((df["status"] == "error").sum())
+    print(f"wrote {out}: {len(df)} rows ({failed} errors; "
+          + ", ".join(f"{k} {v}" for k, v in df["status"].value_counts().items()) + ")")
+    return 0
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("sweep", help="solve a grid of problems (profiles x use cases x SLOs x "
+                       "weights x solvers), in this process or on Dask")
+    p.add_argument("--profiles", nargs="+", metavar="PROFILE", help="profile names or files")
+    p.add_argument("--devices", nargs="+", metavar="DEVICE", help="the same, by device name")
+    p.add_argument("--use-cases", nargs="+", required=True, metavar="UC",
+                   help="uc1..uc4, h1..h4, r1, r2 (each profile must have the use case's tasks)")
+    p.add_argument("--slo", action="append", default=None, metavar="TEMPLATE",
+                   help="an SLO; braces expand: 'max A; max TP; max L <= {10,20,41.67}ms' "
+                        "(repeatable; default: each use case's own)")
+    p.add_argument("--weights-grid", action="append", default=None, metavar="W",
+                   help="objective weights, braces expand: 'A={1,2},TP=1' (repeatable)")
+    p.add_argument("--solvers", default="rass", help="comma list: rass, oodin, nsga2, ... "
+                   "(default rass)")
+    p.add_argument("--repeat", type=int, default=1, help="runs per problem (stochastic solvers "
+                   "get seeds 1..N)")
+    p.add_argument("--pop-size", type=int, default=None, help="evolutionary solvers' population "
+                   "(default 100)")
+    p.add_argument("--generations", type=int, default=None, help="evolutionary solvers' "
+                   "generations (default 100)")
+    p.add_argument("-o", "--output", required=True, help="results.csv or results.parquet")
+    p.add_argument("--workers", type=int, default=None, help="0: this process (the reference); "
+                   "N: a local Dask cluster of N processes (default: one per CPU)")
+    p.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
+                   help="run on an existing Dask cluster instead")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=sweep_cmd)
