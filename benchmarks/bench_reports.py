@@ -27,7 +27,7 @@ def _tracked_state() -> str:
                           capture_output=True, text=True).stdout
 
 
-def run(quick: bool, home: Path | None, out_dir: Path | None = None) -> dict:
+def run(quick: bool, home: Path | None, out_dir: Path | None = None, workers: int = 0) -> dict:
     """One `workbench report` run in a subprocess (a fresh interpreter, as a user runs it),
     into ``out_dir`` (default: a new temporary folder)."""
     out_dir = out_dir or Path(tempfile.mkdtemp(prefix="bench-reports-"))
@@ -38,7 +38,8 @@ def run(quick: bool, home: Path | None, out_dir: Path | None = None) -> dict:
     t0 = time.perf_counter()
     # Default flags, as a user runs it (PNG figures in the full run when Chromium is here).
     proc = subprocess.run([sys.executable, "-m", "workbench", "report", "--quiet",
-                           "--reports-dir", str(out_dir), *(["--quick"] if quick else [])],
+                           "--reports-dir", str(out_dir), *(["--quick"] if quick else []),
+                           *(["--workers", str(workers)] if workers else [])],
                           cwd=home or ROOT, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
     per = {}
@@ -49,7 +50,8 @@ def run(quick: bool, home: Path | None, out_dir: Path | None = None) -> dict:
             failed.append(name)
         elif rest.endswith(")") and " s" in rest and name.isidentifier() and name != "index":
             per[name] = float(rest.rsplit("(", 1)[1].split(" s")[0])
-    return {"quick": quick, "fresh_workspace": home is not None, "wall_s": round(wall, 1),
+    return {"quick": quick, "fresh_workspace": home is not None, "workers": workers,
+            "wall_s": round(wall, 1),
             "per_report_s": per, "failed": failed, "exit_code": proc.returncode,
             "tracked_files_changed": _tracked_state() != before}
 
@@ -61,11 +63,16 @@ def main(argv=None) -> int:
     ap.add_argument("--full-reports-dir", default=None,
                     help="where the full run's reports go (default: a temporary folder; give the "
                          "checkout's reports/ to regenerate the committed reports and time them at once)")
+    ap.add_argument("--workers", type=int, default=0, help="also time the quick run as Dask tasks "
+                    "on N workers (a fresh workspace each), against the serial run")
     ap.add_argument("-o", "--output", default=str(ROOT / "reports" / "bench" / "reports.json"))
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-reports-home-") as home:
         quick = run(True, Path(home))
     rows = [quick]
+    if args.workers:
+        with tempfile.TemporaryDirectory(prefix="bench-reports-home-") as home:
+            rows.append(run(True, Path(home), workers=args.workers))
     if args.full:
         rows.append(run(False, None, Path(args.full_reports_dir) if args.full_reports_dir else None))
     ok = quick["exit_code"] == 0 and not quick["failed"] and not quick["tracked_files_changed"]
@@ -74,6 +81,11 @@ def main(argv=None) -> int:
            "cpu": cpu_model(), "runs": rows,
            "targets": {"quick_wall_s": {"target": 300, "measured": quick["wall_s"],
                                         "met": ok and quick["wall_s"] <= 300}}}
+    if args.workers:
+        par = next(r for r in rows if r["workers"])
+        out["quick_parallel"] = {"workers": args.workers, "wall_s": par["wall_s"],
+                                 "speedup": round(quick["wall_s"] / par["wall_s"], 2),
+                                 "all_passed": par["exit_code"] == 0 and not par["failed"]}
     if args.full:
         full = rows[-1]
         # No target in the issue for the full run: it is measured so users know what to expect.

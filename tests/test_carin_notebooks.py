@@ -88,3 +88,33 @@ def test_sweep_report(tmp_path):
     m = _metrics("sweep", tmp_path, devices=["s20fe"])
     assert m["problems"] == sum(m["statuses"].values()) and "error" not in m["statuses"]
     assert {"uc1", "uc3", "h1"} <= set(m["by_use_case"])
+
+
+def test_reports_run_as_dask_tasks_give_the_serial_outputs(tmp_path):
+    """`workbench report --workers 2`: each notebook in its own kernel on a worker process; the
+    metrics and the executed notebooks' outputs are the serial run's."""
+    pytest.importorskip("distributed")
+    from workbench.lab.reports import run_all
+
+    names = ["quickstart", "carin_designs"]
+    serial = run_all(names=names, reports_dir=tmp_path / "serial", quick=True, progress=False,
+                     png=False)
+    par = run_all(names=names, reports_dir=tmp_path / "par", quick=True, progress=False,
+                  png=False, workers=2)
+    assert [r.name for r in par] == names and not any(r.error for r in par)
+
+    def outputs(run):
+        import re
+
+        nb = json.loads(run.notebook.read_text())
+        text = json.dumps([c.get("outputs") for c in nb["cells"] if c["cell_type"] == "code"])
+        text = text.replace(str(run.notebook.parents[1]), "REPORTS")  # where each run wrote
+        # Solve times are measured and plotly names each figure's div with a fresh uuid (two
+        # serial runs differ there too); everything else must be the same.
+        text = re.sub(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "UUID", text)
+        return re.sub(r"[0-9.]+ ms", "N ms", text)
+
+    for a, b in zip(serial, par):
+        assert json.loads(a.metrics.read_text()) == json.loads(b.metrics.read_text())
+        assert outputs(a) == outputs(b)
+    assert (tmp_path / "par" / "index.html").exists()

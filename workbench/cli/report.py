@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..errors import WorkbenchError
+
 
 def report(args: argparse.Namespace) -> int:
     from ..lab import reports
@@ -23,8 +25,12 @@ def report(args: argparse.Namespace) -> int:
             print(f"rendered {html}")
         print(f"index: {write_index(out)}")
         return 0
-    runs = reports.run_all(names=args.only, quick=args.quick, progress=not args.quiet, png=png,
-                           reports_dir=out, show_code=args.show_code)
+    try:
+        runs = reports.run_all(names=args.only, quick=args.quick, progress=not args.quiet,
+                               png=png, reports_dir=out, show_code=args.show_code,
+                               workers=args.workers, scheduler=args.scheduler)
+    except ImportError as exc:  # no sweep extra for --workers: one line that says what to install
+        raise WorkbenchError(str(exc)) from None
     failed = [r for r in runs if r.error]
     for run in runs:
         if run.error:
@@ -59,4 +65,9 @@ def add_parser(sub) -> None:
                    help="re-render the HTML of reports already executed (nothing runs)")
     p.add_argument("--reports-dir", default=None,
                    help="where reports go (default: the workspace's reports/)")
+    p.add_argument("--workers", type=int, default=0,
+                   help="run the notebooks as Dask tasks on a local cluster of N processes, each "
+                   "in its own kernel (default 0: one after the other here)")
+    p.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
+                   help="run them on an existing Dask cluster instead")
     p.set_defaults(func=report)

@@ -244,12 +244,25 @@ def chromium() -> str | None:
     return "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None
 
 
+def _run_one(name: str, reports_dir: Path, quick: bool, png: bool, show_code: bool,
+             progress: bool) -> ReportRun:
+    """One report; its failure is its ReportRun (a Dask task, or one step of the serial loop)."""
+    t0 = time.perf_counter()
+    try:
+        return run_report(name, reports_dir=reports_dir, quick=quick, progress=progress, png=png,
+                          show_code=show_code)
+    except Exception as e:  # noqa: BLE001 - one report's failure is reported, not fatal
+        return _failed_run(name, reports_dir, e, time.perf_counter() - t0)
+
+
 def run_all(*, names: list[str] | None = None, reports_dir: str | os.PathLike | None = None,
             quick: bool = False, progress: bool = True, png: bool | None = None,
-            show_code: bool = False) -> list[ReportRun]:
+            show_code: bool = False, workers: int = 0, scheduler: str | None = None
+            ) -> list[ReportRun]:
     """Execute every report (or ``names``) and rewrite the index.html of ``reports_dir``
     (default: see :func:`default_reports_dir`). PNG figures by default when a Chromium is
-    installed and not ``quick``."""
+    installed and not ``quick``. ``workers`` > 0 (a Dask LocalCluster) or ``scheduler`` runs
+    the notebooks as Dask tasks, each in its own kernel; the outputs are the serial run's."""
     from tqdm.auto import tqdm
 
     if png is None:
@@ -258,16 +271,31 @@ def run_all(*, names: list[str] | None = None, reports_dir: str | os.PathLike | 
 
     reports_dir = Path(reports_dir) if reports_dir else default_reports_dir(quick=quick)
     names = names or [_report_name(s) for s in available()]
+    if workers > 0 or scheduler:
+        from .sweep import dask_client
+
+        _shared_plotlyjs(reports_dir)  # once, before several workers would copy it at once
+        client, close = dask_client(workers, scheduler)
+        try:
+            from dask.distributed import as_completed
+
+            futures = [client.submit(_run_one, n, reports_dir.resolve(), quick, png, show_code,
+                                     False, pure=False, key=f"report-{n}") for n in names]
+            bar = tqdm(total=len(names), desc="reports", unit="report", disable=not progress)
+            for fut in as_completed(futures):
+                bar.update(1)
+                bar.set_postfix_str(fut.result().name)
+            bar.close()
+            runs = [f.result() for f in futures]  # in the order asked, as the serial run
+        finally:
+            close()
+        write_index(Path(reports_dir))
+        return runs
     runs = []
     bar = tqdm(names, desc="reports", unit="report", disable=not progress)
     for name in bar:
         bar.set_postfix_str(name)
         # The notebook's own bar (cell by cell) under the reports' one: long reports move.
-        t0 = time.perf_counter()
-        try:
-            runs.append(run_report(name, reports_dir=reports_dir, quick=quick,
-                                   progress=progress, png=png, show_code=show_code))
-        except Exception as e:  # noqa: BLE001 - one report's failure is reported, not fatal
-            runs.append(_failed_run(name, reports_dir, e, time.perf_counter() - t0))
+        runs.append(_run_one(name, reports_dir, quick, png, show_code, progress))
     write_index(Path(reports_dir))
     return runs

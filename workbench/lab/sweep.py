@@ -186,7 +186,9 @@ def read_journal(path: str | os.PathLike) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _client(workers: int, scheduler: str | None) -> tuple[Any, Callable[[], None]]:
+def dask_client(workers: int, scheduler: str | None) -> tuple[Any, Callable[[], None]]:
+    """A Dask client on an existing scheduler, or on a new LocalCluster of ``workers`` worker
+    processes (one thread each), and the function that closes what was started."""
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -244,7 +246,7 @@ def sweep(tasks: Iterable[SweepTask], *, workers: int = 0, scheduler: str | None
     try:
         if todo and (client is not None or scheduler or workers > 0):
             own = client is None
-            cl, close = (client, lambda: None) if client is not None else _client(workers, scheduler)
+            cl, close = (client, lambda: None) if client is not None else dask_client(workers, scheduler)
             try:
                 from dask.distributed import as_completed
 
