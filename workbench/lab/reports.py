@@ -244,9 +244,15 @@ def chromium() -> str | None:
     return "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None
 
 
+#: Reports that read what another report writes: the runtime report runs the zoo and the
+#: profile the host report builds (in quick mode, from scratch). Run in parallel, they wait.
+AFTER = {"runtime": ("host",)}
+
+
 def _run_one(name: str, reports_dir: Path, quick: bool, png: bool, show_code: bool,
-             progress: bool) -> ReportRun:
-    """One report; its failure is its ReportRun (a Dask task, or one step of the serial loop)."""
+             progress: bool, *_after: Any) -> ReportRun:
+    """One report; its failure is its ReportRun (a Dask task, or one step of the serial loop).
+    ``_after``: the runs it waits for (Dask passes their results; only the order matters)."""
     t0 = time.perf_counter()
     try:
         return run_report(name, reports_dir=reports_dir, quick=quick, progress=progress, png=png,
@@ -279,8 +285,14 @@ def run_all(*, names: list[str] | None = None, reports_dir: str | os.PathLike | 
         try:
             from dask.distributed import as_completed
 
-            futures = [client.submit(_run_one, n, reports_dir.resolve(), quick, png, show_code,
-                                     False, pure=False, key=f"report-{n}") for n in names]
+            futures: list[Any] = []
+            by_name: dict[str, Any] = {}
+            for n in names:  # in the serial order, so a report's prerequisites come first
+                after = [by_name[a] for a in AFTER.get(_report_name(n), ()) if a in by_name]
+                fut = client.submit(_run_one, n, reports_dir.resolve(), quick, png, show_code,
+                                    False, *after, pure=False, key=f"report-{n}")
+                futures.append(fut)
+                by_name[_report_name(n)] = fut
             bar = tqdm(total=len(names), desc="reports", unit="report", disable=not progress)
             for fut in as_completed(futures):
                 bar.update(1)
