@@ -139,3 +139,18 @@ def test_results_are_written_as_csv_or_parquet(tmp_path):
     pytest.importorskip("pyarrow")
     assert pd.read_parquet(write_results(df, tmp_path / "r.parquet")).equals(df)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.csv", "r.parquet"]  # no staging left
+
+
+
+def test_a_grid_file_gives_the_same_tasks_as_the_flags(tmp_path):
+    from workbench.lab.sweep import load_grid
+
+    f = tmp_path / "grid.json"
+    f.write_text(json.dumps({"profiles": ["s20fe", "a71"], "use_cases": ["uc1"],
+                             "slos": ["max A; max TP; max L <= {20,41.67}ms"],
+                             "solvers": ["rass", "oodin"]}))
+    assert load_grid(f) == sweep_grid(**GRID)
+    f.write_text(json.dumps({"profiles": ["s20fe"], "use_cases": ["uc1"], "solver": ["rass"]}))
+    with pytest.raises(InputError) as e:
+        load_grid(f)
+    assert "grid.json" in str(e.value) and "solver" in str(e.value)

@@ -11,24 +11,31 @@ from ..errors import InputError, WorkbenchError
 
 
 def sweep_cmd(args: argparse.Namespace) -> int:
-    from ..lab.sweep import sweep, sweep_grid, write_results
+    from ..lab.sweep import load_grid, sweep, sweep_grid, write_results
 
     out = Path(args.output)
     if out.suffix not in (".csv", ".parquet"):
         raise InputError("results go to a .csv or .parquet file", where="-o", value=str(out))
     profiles = [*(args.profiles or []), *(args.devices or [])]
-    if not profiles:
-        raise InputError("give --profiles or --devices", where="sweep")
-    solvers = [s.strip() for s in args.solvers.split(",") if s.strip()]
-    grid = sweep_grid(profiles=profiles, use_cases=args.use_cases, slos=args.slo or [None],
-                      weights=args.weights_grid or [None], solvers=solvers, repeat=args.repeat,
-                      pop_size=args.pop_size, n_gen=args.generations)
+    if args.grid:
+        if profiles or args.use_cases or args.slo or args.weights_grid:
+            raise InputError("a grid file says everything: give --grid alone, or the grid's flags",
+                             where="--grid")
+        grid = load_grid(args.grid)
+    else:
+        if not profiles or not args.use_cases:
+            raise InputError("give --profiles (or --devices) and --use-cases, or --grid FILE",
+                             where="sweep")
+        solvers = [s.strip() for s in args.solvers.split(",") if s.strip()]
+        grid = sweep_grid(profiles=profiles, use_cases=args.use_cases, slos=args.slo or [None],
+                          weights=args.weights_grid or [None], solvers=solvers,
+                          repeat=args.repeat, pop_size=args.pop_size, n_gen=args.generations)
     journal = out.with_name(out.name + ".partial.jsonl")
     workers = args.workers if args.workers is not None else (os.cpu_count() or 1)
-    where = (f"the scheduler at {args.scheduler}" if args.scheduler else
-             "this process" if workers == 0 else f"a local Dask cluster of {workers} workers")
+    where = (f"on the scheduler at {args.scheduler}" if args.scheduler else
+             "in this process" if workers == 0 else f"on a local Dask cluster of {workers} workers")
     resumed = journal.exists()
-    print(f"{len(grid)} problems on {where}" + (f" (resuming from {journal})" if resumed else ""),
+    print(f"{len(grid)} problems {where}" + (f" (resuming from {journal})" if resumed else ""),
           file=sys.stderr)
     bar = None
     if not args.quiet:
@@ -62,7 +69,11 @@ def add_parser(sub) -> None:
                        "weights x solvers), in this process or on Dask")
     p.add_argument("--profiles", nargs="+", metavar="PROFILE", help="profile names or files")
     p.add_argument("--devices", nargs="+", metavar="DEVICE", help="the same, by device name")
-    p.add_argument("--use-cases", nargs="+", required=True, metavar="UC",
+    p.add_argument("--grid", default=None, metavar="FILE",
+                   help="a JSON grid file instead of the flags below: {\"profiles\": [...], "
+                   "\"use_cases\": [...], \"slos\": [...], \"weights\": [...], \"solvers\": [...], "
+                   "\"repeat\": 1, \"pop_size\": 40, \"n_gen\": 20}")
+    p.add_argument("--use-cases", nargs="+", default=None, metavar="UC",
                    help="uc1..uc4, h1..h4, r1, r2 (each profile must have the use case's tasks)")
     p.add_argument("--slo", action="append", default=None, metavar="TEMPLATE",
                    help="an SLO; braces expand: 'max A; max TP; max L <= {10,20,41.67}ms' "

@@ -102,6 +102,34 @@ def sweep_grid(*, profiles: Sequence[str], use_cases: Sequence[str],
                 profiles, use_cases, slo_list, w_list, solvers, range(repeat))]
 
 
+def load_grid(path: str | os.PathLike) -> list[SweepTask]:
+    """A grid file: JSON with the keyword arguments of :func:`sweep_grid`, e.g.
+    ``{"profiles": ["s20fe"], "use_cases": ["uc1"], "slos": ["max A; L <= {10,20}ms"],
+    "solvers": ["rass", "nsga2"], "n_gen": 20}``. A bad file is one error naming the field."""
+    from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+    from ..fileio import parse_json, read_text
+
+    class _Grid(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        profiles: list[str] = Field(min_length=1)
+        use_cases: list[str] = Field(min_length=1)
+        slos: list[str | None] = [None]
+        weights: list[str | None] = [None]
+        solvers: list[str] = ["rass"]
+        repeat: int = 1
+        pop_size: int | None = None
+        n_gen: int | None = None
+
+    data = parse_json(read_text(path, what="sweep grid"), file=path)
+    try:
+        g = _Grid.model_validate(data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        raise InputError(err["msg"], file=path, where=".".join(str(x) for x in err["loc"])) from None
+    return sweep_grid(**g.model_dump())
+
+
 #: The columns of a sweep's rows, in order.
 COLUMNS = ("key", "profile", "device", "profile_source", "use_case", "slo", "weights", "solver",
            "repeat", "status", "d0", "optimality", "designs", "feasible", "hv", "igd",
