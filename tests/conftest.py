@@ -167,3 +167,36 @@ def h1_bundle(h1_problem, quick_zoo, tmp_path):
     res = rass(h1_problem)
     make_bundle(res, h1_problem, tmp_path / "h1", models=quick_zoo[0])
     return tmp_path / "h1", res
+
+
+@pytest.fixture
+def dask_cluster(tmp_path):
+    """A Dask scheduler started as its own process on 127.0.0.1 (as on a real cluster), and a
+    function that starts a worker process for it (extra command-line arguments, e.g.
+    ``--resources``); yields ``(address, start_worker)`` and stops everything afterwards."""
+    import subprocess
+    import sys
+    import time
+
+    pytest.importorskip("distributed")
+    file = tmp_path / "scheduler.json"
+    quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host",
+                               "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file",
+                               str(file)], **quiet)]
+    try:
+        deadline = time.monotonic() + 60
+        while not file.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        address = json.loads(file.read_text())["address"]
+
+        def start_worker(*args: str) -> None:
+            procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker",
+                                           address, "--nthreads", "1", "--no-dashboard", *args],
+                                          **quiet))
+
+        yield address, start_worker
+    finally:
+        for p in procs:
+            p.terminate()
+            p.wait(timeout=30)

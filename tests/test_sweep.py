@@ -2,7 +2,6 @@
 separately started Dask scheduler and worker; a failing task is a row; a killed sweep resumes."""
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -53,30 +52,12 @@ def test_rows_are_the_same_in_process_and_on_a_local_cluster():
     assert _same(ref, sweep(grid, workers=2))
 
 
-def test_rows_are_the_same_on_a_separately_started_scheduler_and_worker(tmp_path):
-    pytest.importorskip("distributed")
-    file = tmp_path / "scheduler.json"
-    env = dict(os.environ, DASK_DISTRIBUTED__LOGGING__DISTRIBUTED="error")
-    sched = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host",
-                              "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file",
-                              str(file)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    worker = None
-    try:
-        deadline = time.monotonic() + 60
-        while not file.exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        address = json.loads(file.read_text())["address"]
-        assert address.startswith("tcp://127.0.0.1:")
-        worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address,
-                                   "--nthreads", "1", "--no-dashboard"],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-        grid = sweep_grid(**GRID)
-        assert _same(sweep(grid, workers=0), sweep(grid, scheduler=address))
-    finally:
-        for p in (worker, sched):
-            if p is not None:
-                p.terminate()
-                p.wait(timeout=30)
+def test_rows_are_the_same_on_a_separately_started_scheduler_and_worker(dask_cluster):
+    address, start_worker = dask_cluster
+    assert address.startswith("tcp://127.0.0.1:")
+    start_worker()
+    grid = sweep_grid(**GRID)
+    assert _same(sweep(grid, workers=0), sweep(grid, scheduler=address))
 
 
 def test_a_failing_task_is_a_row_and_the_sweep_goes_on():
