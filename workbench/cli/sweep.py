@@ -34,9 +34,12 @@ def sweep_cmd(args: argparse.Namespace) -> int:
     workers = args.workers if args.workers is not None else (os.cpu_count() or 1)
     where = (f"on the scheduler at {args.scheduler}" if args.scheduler else
              "in this process" if workers == 0 else f"on a local Dask cluster of {workers} workers")
-    resumed = journal.exists()
-    print(f"{len(grid)} problems {where}" + (f" (resuming from {journal})" if resumed else ""),
-          file=sys.stderr)
+    from ..lab.sweep import read_journal
+
+    resumed = bool(read_journal(journal))
+    plural = "" if len(grid) == 1 else "s"
+    print(f"{len(grid)} problem{plural} {where}"
+          + (f" (resuming from {journal})" if resumed else ""), file=sys.stderr)
     bar = None
     if not args.quiet:
         from tqdm import tqdm

@@ -223,7 +223,12 @@ def dask_client(workers: int, scheduler: str | None) -> tuple[Any, Callable[[], 
         raise ImportError("a sweep on Dask needs the sweep extra: pip install 'workbench[sweep]' "
                           "(or run in this process with workers=0)") from exc
     if scheduler:
-        client = Client(scheduler, timeout="10s")
+        try:
+            client = Client(scheduler, timeout="10s")
+        except (OSError, TimeoutError) as exc:
+            from ..errors import WorkbenchError
+
+            raise WorkbenchError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
         return client, client.close
     # Processes, one thread each: solvers are numpy-bound and hold the GIL between calls.
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
@@ -259,13 +264,15 @@ def sweep(tasks: Iterable[SweepTask], *, workers: int = 0, scheduler: str | None
     done = read_journal(journal) if journal else {}
     todo = [t for t in tasks if t.key() not in done]
     rows = dict(done)
-    if journal:
-        Path(journal).parent.mkdir(parents=True, exist_ok=True)
-    sink = open(journal, "a", encoding="utf-8") if journal else None  # noqa: SIM115
+    sink: Any = None  # opened at the first finished row: a sweep that never ran leaves none
 
     def record(row: dict[str, Any]) -> None:
+        nonlocal sink
         rows[row["key"]] = row
-        if sink is not None:
+        if journal:
+            if sink is None:
+                Path(journal).parent.mkdir(parents=True, exist_ok=True)
+                sink = open(journal, "a", encoding="utf-8")  # noqa: SIM115
             sink.write(json.dumps(row) + "\n")
             sink.flush()
         if progress is not None:
