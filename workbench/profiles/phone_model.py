@@ -26,12 +26,12 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from statistics import NormalDist
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from .. import papers
 from ..errors import InputError
@@ -107,6 +107,7 @@ def load_spec(path: str | Path) -> Device:
     from pydantic import ValidationError
 
     from ..fileio import parse_json, read_text
+    from .store import error_from_validation
 
     data = parse_json(read_text(path, what="device spec"), file=path)
     if isinstance(data, dict) and isinstance(data.get("device"), dict):
@@ -115,11 +116,8 @@ def load_spec(path: str | Path) -> Device:
         raise InputError("a device spec is a JSON object (a profile's device section)", file=path)
     try:
         return Device.model_validate(data)
-    except ValidationError as e:
-        err = e.errors()[0]
-        where = ".".join(str(x) for x in err["loc"])
-        raise InputError(err["msg"], file=path, where=where,
-                         value=err.get("input", ...) if err["type"] != "missing" else ...) from None
+    except ValidationError as e:  # one line naming the file, JSON path and value, as profiles do
+        raise error_from_validation(e, file=path) from None
 
 
 @dataclass(frozen=True)
@@ -423,6 +421,41 @@ def parameters_digest(P: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(P, sort_keys=True).encode()).hexdigest()[:16]
 
 
+def _variant_rows(v: Variant, md: ModelDevice, P: dict[str, Any], *, threads: Iterable[int],
+                  governors: Sequence[str | None] = (None,), dr8_on_delegates: bool = False
+                  ) -> list[Config]:
+    """Every configuration of one variant: CPU rows for each governor (None: the default, and
+    no governor field) x thread count x XNNPACK on/off, then a row for each delegate that runs
+    it. ``dr8_on_delegates``: OODIn's dynamic-range models also run on the GPU (dequantised to
+    FP16) and on NNAPI (its CPU reference path, :func:`_nnapi_dr8`); CARIn's profiles keep DR8
+    on the CPU only."""
+    rows = []
+    for gov in governors:
+        for t in threads:
+            for xnn in XNNPACK:
+                m = model_cpu(v, md, t, xnn, P=P, governor=gov)
+                rows.append(Config(
+                    id=config_id(v.model, v.precision, "CPU", task=v.task, threads=t, xnnpack=xnn,
+                                 extra=gov),
+                    task=v.task, model=v.model, arch=v.arch, precision=v.precision,
+                    processor="CPU", threads=t, xnnpack=xnn, governor=gov, batch=v.batch,
+                    source="modelled", **m))
+    for kind in md.params["engines"]:
+        if dr8_on_delegates and v.precision == "DR8":
+            m = (model_delegate(replace(v, precision="FP16"), md, kind, P=P) if kind == "GPU"
+                 else _nnapi_dr8(v, md, kind, P))
+        else:
+            m = model_delegate(v, md, kind, P=P)
+        if m is None:
+            continue
+        dp = "fp16" if kind == "GPU" or v.precision in ("FP32", "FP16") else "int8"
+        rows.append(Config(
+            id=config_id(v.model, v.precision, kind, task=v.task), task=v.task, model=v.model,
+            arch=v.arch, precision=v.precision, processor=kind, delegate_precision=dp,
+            batch=v.batch, source="modelled", **m))
+    return rows
+
+
 def build_profile(device: str | Device, *, use_cases: Iterable[str] = USE_CASES,
                   parameters: dict[str, Any] | None = None) -> Profile:
     """A modelled profile of one phone for the models of the given CARIn use cases.
@@ -441,26 +474,7 @@ def build_profile(device: str | Device, *, use_cases: Iterable[str] = USE_CASES,
     use_cases = tuple(use_cases)
     variants = paper_variants(use_cases)
     dev = md.params
-    configs: list[Config] = []
-    for v in variants:
-        for threads in THREADS:
-            for xnn in XNNPACK:
-                m = model_cpu(v, md, threads, xnn, P=P)
-                configs.append(Config(
-                    id=config_id(v.model, v.precision, "CPU", task=v.task, threads=threads,
-                                 xnnpack=xnn),
-                    task=v.task, model=v.model, arch=v.arch, precision=v.precision,
-                    processor="CPU", threads=threads, xnnpack=xnn, batch=v.batch,
-                    source="modelled", **m))
-        for kind in dev["engines"]:
-            m = model_delegate(v, md, kind, P=P)
-            if m is None:
-                continue
-            dp = "fp16" if kind == "GPU" or v.precision in ("FP32", "FP16") else "int8"
-            configs.append(Config(
-                id=config_id(v.model, v.precision, kind, task=v.task), task=v.task, model=v.model,
-                arch=v.arch, precision=v.precision, processor=kind, delegate_precision=dp,
-                batch=v.batch, source="modelled", **m))
+    configs = [c for v in variants for c in _variant_rows(v, md, P, threads=THREADS)]
     tasks = []
     for uc in use_cases:
         for name in papers.use_case_tasks(uc):
@@ -517,36 +531,14 @@ def build_oodin_profile(device: str | Device, *, parameters: dict[str, Any] | No
     P = parameters or _default_parameters()
     md = model_device(device, P)
     dev = md.params
-    n_cores = len(md.cores)
     configs: list[Config] = []
     tasks: dict[str, Task] = {}
     for v in oodin_variants():
         tasks.setdefault(v.task, Task(name=v.task, metric="mIoU" if v.arch == "DeepLabV3" else "top1",
                                       higher_is_better=True,
                                       dataset="PASCAL VOC 2012" if v.arch == "DeepLabV3" else "ImageNet"))
-        for gov in dev["governors"]:
-            for threads in range(1, n_cores + 1):
-                for xnn in XNNPACK:
-                    m = model_cpu(v, md, threads, xnn, P=P, governor=gov)
-                    configs.append(Config(
-                        id=config_id(v.model, v.precision, "CPU", task=v.task, threads=threads,
-                                     xnnpack=xnn, extra=gov),
-                        task=v.task, model=v.model, arch=v.arch, precision=v.precision,
-                        processor="CPU", threads=threads, xnnpack=xnn, governor=gov, batch=1,
-                        source="modelled", **m))
-        for kind in dev["engines"]:
-            if v.precision == "DR8":
-                m = (model_delegate(Variant(**{**v.__dict__, "precision": "FP16"}), md, kind, P=P)
-                     if kind == "GPU" else _nnapi_dr8(v, md, kind, P))
-            else:
-                m = model_delegate(v, md, kind, P=P)
-            if m is None:
-                continue
-            configs.append(Config(
-                id=config_id(v.model, v.precision, kind, task=v.task), task=v.task, model=v.model,
-                arch=v.arch, precision=v.precision, processor=kind,
-                delegate_precision="fp16" if kind == "GPU" or v.precision in ("FP32", "FP16")
-                else "int8", batch=1, source="modelled", **m))
+        configs += _variant_rows(v, md, P, threads=range(1, len(md.cores) + 1),
+                                 governors=dev["governors"], dr8_on_delegates=True)
     prov = Provenance(
         method=f"analytical model workbench.profiles.phone_model v{P['model_version']} (OODIn Table II)",
         citation=papers.citation("oodin"),
