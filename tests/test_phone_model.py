@@ -222,7 +222,7 @@ def test_a_malformed_spec_file_names_the_file_and_field(tmp_path):
                                                          "ghz": 2.8}]}))
     with pytest.raises(InputError) as e:
         pm.load_spec(f)
-    assert "bad.json" in str(e.value) and "cpu_clusters.0.count" in str(e.value)
+    assert "bad.json" in str(e.value) and "cpu_clusters[0].count" in str(e.value)
     f.write_text("{not json")
     with pytest.raises(InputError, match="bad.json"):
         pm.load_spec(f)

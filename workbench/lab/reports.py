@@ -301,13 +301,12 @@ def run_all(*, names: list[str] | None = None, reports_dir: str | os.PathLike | 
             runs = [f.result() for f in futures]  # in the order asked, as the serial run
         finally:
             close()
-        write_index(Path(reports_dir))
-        return runs
-    runs = []
-    bar = tqdm(names, desc="reports", unit="report", disable=not progress)
-    for name in bar:
-        bar.set_postfix_str(name)
-        # The notebook's own bar (cell by cell) under the reports' one: long reports move.
-        runs.append(_run_one(name, reports_dir, quick, png, show_code, progress))
+    else:
+        runs = []
+        bar = tqdm(names, desc="reports", unit="report", disable=not progress)
+        for name in bar:
+            bar.set_postfix_str(name)
+            # The notebook's own bar (cell by cell) under the reports' one: long reports move.
+            runs.append(_run_one(name, reports_dir, quick, png, show_code, progress))
     write_index(Path(reports_dir))
     return runs

@@ -95,9 +95,10 @@ def sweep_grid(*, profiles: Sequence[str], use_cases: Sequence[str],
                              where="solvers", value=s)
     slo_list = [x for s in slos for x in ([None] if s is None else expand(s))]
     w_list = [x for w in weights for x in ([None] if w is None else expand(w))]
-    exact = ("rass", "oodin")
-    return [SweepTask(p, uc, s, w, solver, r, None if solver in exact else pop_size,
-                      None if solver in exact else n_gen)
+    # Effort belongs to evolutionary solvers only: an exact solver's task key must not vary
+    # with it.
+    return [SweepTask(p, uc, s, w, solver, r, None if solver in SOLVERS else pop_size,
+                      None if solver in SOLVERS else n_gen)
             for p, uc, s, w, solver, r in itertools.product(
                 profiles, use_cases, slo_list, w_list, solvers, range(repeat))]
 
@@ -109,6 +110,7 @@ def load_grid(path: str | os.PathLike) -> list[SweepTask]:
     from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
     from ..fileio import parse_json, read_text
+    from ..profiles.store import error_from_validation
 
     class _Grid(BaseModel):
         model_config = ConfigDict(extra="forbid")
@@ -125,8 +127,7 @@ def load_grid(path: str | os.PathLike) -> list[SweepTask]:
     try:
         g = _Grid.model_validate(data)
     except ValidationError as e:
-        err = e.errors()[0]
-        raise InputError(err["msg"], file=path, where=".".join(str(x) for x in err["loc"])) from None
+        raise error_from_validation(e, file=path) from None
     return sweep_grid(**g.model_dump())
 
 
@@ -153,7 +154,7 @@ def run_task(task: SweepTask) -> dict[str, Any]:
     from ..moo.problem import DiscreteProblem
     from ..moo.usecases import scenario
     from ..profiles import resolve_profile
-    from ..solvers import solve
+    from ..solvers import SOLVERS, solve
 
     row: dict[str, Any] = {c: None for c in COLUMNS}
     row.update(key=task.key(), profile=task.profile, use_case=task.use_case, slo=task.slo,
@@ -167,7 +168,7 @@ def run_task(task: SweepTask) -> dict[str, Any]:
         row["slo"] = slo
         pb = DiscreteProblem(prof, slo, tasks=list(tasks), weights=task.weights)
         options: dict[str, Any] = {}
-        if task.solver not in ("rass", "oodin"):
+        if task.solver not in SOLVERS:  # the exact solvers take no seed or effort
             options = {"seed": 1 + task.repeat,
                        **({"pop_size": task.pop_size} if task.pop_size else {}),
                        **({"n_gen": task.n_gen} if task.n_gen else {})}
