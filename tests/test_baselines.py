@@ -113,3 +113,7 @@ def test_oodin_normalisation_is_named_and_checked():
     assert oodin(pb, normalise="feasible").extra["normalise"] == "feasible"
     with pytest.raises(InputError, match="normalise"):
         oodin(pb, normalise="best")
+    from workbench.solvers import OodinManager
+
+    with pytest.raises(InputError, match="normalise"):
+        OodinManager(pb, normalise="best")

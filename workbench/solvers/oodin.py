@@ -41,19 +41,22 @@ def weighted_sum_scores(F: np.ndarray, maximise: np.ndarray, weights: np.ndarray
     return norm @ weights
 
 
-def _best(problem: DiscreteProblem, normalise: str, F_feasible: np.ndarray) -> np.ndarray:
+def _check(normalise: str) -> None:
     if normalise not in NORMALISATIONS:
         raise InputError(f"normalise is one of {', '.join(NORMALISATIONS)}", where="normalise",
                          value=normalise)
-    F = F_feasible if normalise == "feasible" else problem.evaluate_flat(
-        np.arange(problem.size)).F
+
+
+def _best(F: np.ndarray, maximise: np.ndarray) -> np.ndarray:
+    """Each objective's best value over the rows of F (NaN rows ignored)."""
     with np.errstate(invalid="ignore"):
-        return np.where(problem.maximise, np.nanmax(F, axis=0), np.nanmin(F, axis=0))
+        return np.where(maximise, np.nanmax(F, axis=0), np.nanmin(F, axis=0))
 
 
 def oodin(problem: DiscreteProblem, *, normalise: str = "model-space") -> SolveResult:
     """Solve a problem as OODIn does (weighted sum, epsilon-constraints, exhaustive search);
     ``normalise``: see :data:`NORMALISATIONS`."""
+    _check(normalise)
     t0 = time.perf_counter()
     if problem.multi:
         return _per_task(problem, t0, normalise)
@@ -61,8 +64,9 @@ def oodin(problem: DiscreteProblem, *, normalise: str = "model-space") -> SolveR
     if len(fe.index) == 0:
         return SolveResult("oodin", "infeasible", {}, {"total": (time.perf_counter() - t0) * 1e3},
                            problem.size, 0, nearest=nearest_violations(problem))
+    space = fe.F if normalise == "feasible" else problem.evaluate_flat(np.arange(problem.size)).F
     scores = weighted_sum_scores(fe.F, problem.maximise, problem.weights,
-                                 best=_best(problem, normalise, fe.F))
+                                 best=_best(space, problem.maximise))
     best = int(fe.index[int(np.argmax(scores))])
     t1 = time.perf_counter()
     d0 = Design.of(problem, "d0", best)
@@ -113,9 +117,9 @@ class OodinManager:
         self.feasible = feasible_mask(self.G)
         # The look-up tables are OODIn's model space: normalise by their best (or, "feasible",
         # by the best of what is still allowed at each re-solve).
+        _check(normalise)
         self.normalise = normalise
-        self._best = (None if normalise == "feasible" else
-                      _best(problem, "feasible", self.F))  # the best over every table row
+        self._best = None if normalise == "feasible" else _best(self.F, problem.maximise)
 
     def resolve(self, unavailable: tuple[str, ...] = (), memory_limit_mb: float | None = None
                 ) -> int | None:
