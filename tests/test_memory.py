@@ -580,7 +580,7 @@ def test_measured_peak_of_a_planned_run_stays_within_its_budget(net):
     for frac, preload in ((0.0, True), (0.0, False), (1 / 3, True), (2 / 3, True)):
         budget = lo + frac * (bulk - lo)
         m = measure(g, budget_mb=budget, reps=1, preload=preload)
-        assert m.within_budget, (budget, m.model_mb)
+        assert m.within_budget, (budget, m.model_mb, m.code_mb, m.planned_mb, preload)
         assert m.model_mb <= budget and m.peak_mb <= m.base_mb + budget
         readings.append(m.model_mb)
     # The readings follow the budget: a bigger plan is seen in the process.

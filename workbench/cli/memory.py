@@ -53,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
           f"first inference {m.first_ms:.3f} ms{' (cold page cache)' if m.cold else ''}")
     print(f"  baseline RSS {m.base_mb:.2f} MB (numpy and the executor loaded, no model)")
     print(f"  peak RSS     {m.peak_mb:.2f} MB whole process; {m.model_mb:.3f} MB over the "
-          f"baseline")
+          f"baseline" + (f" (not counting {m.code_mb:.3f} MB of library code first run)"
+                         if m.code_mb else ""))
     kind = ("plan buffer; the budget also keeps the executor's "
             f"{EXECUTOR_RESERVE / 1e6:.3f} MB reserve" if m.budget_mb is not None
             else "tensor bytes at the peak")

@@ -6,9 +6,9 @@ starts ``python -m workbench.memory._probe``, which imports numpy and the execut
 TensorFlow, no copy of the weights in memory), warms up BLAS, resets the kernel's peak counter
 (``/proc/self/clear_refs``, Linux), reads its resident set (the *baseline*), builds the runner,
 runs the inference ``reps`` times and reads the peak (``VmHWM``). ``model_mb`` is the peak over
-the baseline (what the model costs), ``peak_mb`` the whole process (what ``pmap`` and FlexNN's
-figures show); both are measurements. ``planned_mb`` is what the plan says it needs, for
-comparison only.
+the baseline less the library code first run during it (what the model costs), ``peak_mb`` the
+whole process (what ``pmap`` and FlexNN's figures show); both are measurements. ``planned_mb`` is
+what the plan says it needs, for comparison only.
 """
 
 from __future__ import annotations
@@ -47,10 +47,13 @@ class Measurement:
         latency_samples_ms: Every timed inference.
         base_mb: Resident set before the model is loaded (interpreter, numpy, BLAS warmed up).
         peak_mb: The process's peak resident set (whole process, as ``pmap`` reports).
-        model_mb: ``peak_mb - base_mb``: what the model costs.
+        model_mb: ``peak_mb - base_mb - code_mb``: what the model costs.
         planned_mb: The plan's buffer (planned) or the graph's tensor bytes at its peak (bulk):
             computed, for comparison with ``model_mb``.
         within_budget: ``model_mb <= budget_mb`` (None for bulk).
+        code_mb: Shared-library code the run mapped in for the first time (the growth of the
+            file-backed resident set, ``RssFile``): clean, shared and the same whatever the
+            model, so not the model's cost. In ``peak_mb``, not in ``model_mb``.
         preload: Whether the loader thread preloaded weights (planned runs).
         sliced: Whether layers were sliced (planned runs; False: FlexNN "w.o. slicing").
         load_ms: Reading the weights before the first inference (bulk: all of them; planned:
@@ -75,6 +78,7 @@ class Measurement:
     model_mb: float
     planned_mb: float
     within_budget: bool | None
+    code_mb: float = 0.0
     preload: bool = True
     sliced: bool = True
     load_ms: float = 0.0

@@ -222,7 +222,8 @@ def full_size_graph(name: str, *, size: int = 224) -> LayerGraph:
 class MeasuredRow:
     """One fresh-process run (``workbench.memory.measure``): every number read from the process.
 
-    ``model_mb`` is the peak resident set over the pre-load baseline; ``peak_mb`` the whole
+    ``model_mb`` is the peak resident set over the pre-load baseline (less library code first run
+    during it, ``Measurement.code_mb``); ``peak_mb`` the whole
     process; ``latency_ms`` the median of the run's timed inferences; ``round`` pairs rows that
     ran back to back (compare within a round: this machine drifts)."""
 
