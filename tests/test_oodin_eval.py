@@ -22,6 +22,31 @@ def test_oodin_profile_holds_table_ii_and_the_system_parameters(profs):
     # OODIn's INT8 is dynamic-range quantisation (section III-E).
     assert {c.precision for c in s20.configs if c.task.endswith("-int8")} == {"DR8"}
     assert all(c.source == "modelled" for c in s20.configs)
+    # OODIn's r: each configuration at every recognition rate; a lower r serves frames faster
+    # by the rate (TP / r) at proportionally less energy per frame, a recognition as slow.
+    assert {c.recognition_rate for c in s20.configs} == set(pm.OODIN_RATES)
+    by_id = {c.id: c for c in s20.configs}
+    for c in cpu[:40]:
+        if c.recognition_rate == 1.0:
+            half = by_id[f"{c.id}:r0.5"]
+            assert half.L == c.L and half.TP == pytest.approx(2 * c.TP, rel=1e-4)
+            assert half.E == pytest.approx(c.E / 2, rel=1e-4)
+
+
+def test_a_target_fps_uses_the_recognition_rate_where_no_engine_keeps_up(profs):
+    """``target TP = 30`` (OODIn's "as close as possible to a target value"): a DNN no
+    configuration runs at 30 inferences a second gets r < 1; every design is the closest to 30
+    frames a second of its DNN's rows."""
+    rows = oe.target_fps(profs, fps=30.0)
+    assert len(rows) == 3 * 11
+    slow = [r for r in rows if r.needs_lower_rate]
+    assert slow and all(r.recognition_rate < 1 for r in slow)
+    for r in rows:
+        p = profs[r.device]
+        tps = [c.TP for c in p.configs if c.task == r.dnn]
+        assert abs(r.design_fps - 30) == pytest.approx(min(abs(t - 30) for t in tps), abs=1e-6)
+    # The figures compare one inference per frame: no design of theirs has r < 1.
+    assert all("r=" not in r.oodin for r in oe.fig3(profs) + oe.figs4_6(profs))
 
 
 def test_oodin_is_never_slower_than_a_baseline(profs):

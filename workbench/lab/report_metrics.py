@@ -35,7 +35,7 @@ from .experiments.masa import (
     ResponseRow,
 )
 from .experiments.masa_pressure import FitRow, PressureRun
-from .experiments.oodin_eval import SpeedupRow, SpeedupSummary
+from .experiments.oodin_eval import SpeedupRow, SpeedupSummary, TargetRow
 from .experiments.phone_trust import ContentionFit, ContentionSensitivityRow, SensitivityRow
 from .experiments.real_scale import ScaleRow, SolverRow
 from .experiments.runtime import RunSummary
@@ -227,6 +227,9 @@ class OodinEvalMetrics:
     summary: list[SpeedupSummary]
     #: Per phone: how many of the DNNs get each engine as OODIn's design (Fig. 3's objective).
     engines_chosen: dict[str, dict[str, int]]
+    #: ``target TP = 30`` with the recognition rate r as a system parameter (one row per phone
+    #: and DNN).
+    target_fps: list[TargetRow] = field(default_factory=list)
 
 
 @dataclass

@@ -38,9 +38,10 @@ REQUIRED_COLUMNS = ("config", "model", "precision", "processor")
 #: Metric columns a CSV table may have (every profile column but ``params``, which is optional).
 METRIC_COLUMNS = tuple(c for c in COLUMNS if c != "params")
 OPTIONAL_COLUMNS = ("task", "arch", "params", "threads", "xnnpack", "delegate_precision",
-                    "governor", "memory_mode", "memory_budget_mb", "batch", "source", "note")
+                    "governor", "recognition_rate", "memory_mode", "memory_budget_mb", "batch",
+                    "source", "note")
 _INT_COLUMNS = {"threads", "batch"}
-_FLOAT_COLUMNS = set(METRIC_COLUMNS) | {"params", "memory_budget_mb"}
+_FLOAT_COLUMNS = set(METRIC_COLUMNS) | {"params", "memory_budget_mb", "recognition_rate"}
 _MISSING = {"", "-", "n/a", "na", "none"}
 
 

@@ -7,12 +7,14 @@ constant in this file. The model, per configuration (model variant x engine x op
 
 * **Latency.** ``L = invoke + per-op overhead + compute + memory traffic (+ I/O transfer and CPU
   fallback for delegates)``. CPU compute = workload / effective rate, where each core's rate is
-  ``clock x FLOPs-per-cycle(precision) x kernel efficiency(family, XNNPACK)``; threads go to the
+  ``clock x FLOPs-per-cycle(precision) x kernel efficiency``, per operator: the family's dense
+  (GEMM-like) and depthwise multiply-adds at the kernel library's (builtin or XNNPACK)
+  efficiency for each class, combined harmonically (:func:`kernel_efficiency`); threads go to the
   fastest cores first and their rates combine as ``lb * sum + (1 - lb) * n * min`` (work-splitting
   balance) divided by ``1 + sync * (n - 1)``. Precisions the CPU does not run natively fall back
   (FP16 is dequantised to FP32 at load; DR8 uses hybrid kernels). Delegates (GPU, NPU, DSP) run
   the fraction of the graph they support at ``peak(precision path) x efficiency`` and hand the rest
-  to the CPU with a cost per partition.
+  to the CPU with a cost per partition; a GPU pays a fixed cost per kernel (one per operator).
 * **Variability.** Latency samples are log-normal with a coefficient of variation that grows with
   threads and with LITTLE cores; std, p50/p90/p99 and the expected min/max of 100 runs follow.
 * **Memory** (peak footprint MF): runtime base + the mmapped model file + weights as executed
@@ -227,6 +229,9 @@ OODIN_FAMILIES = {"MobileNetV2": "MobileNetV2", "EfficientNetLite": "EfficientNe
                   "ResNetV2": "ResNet", "InceptionV3": "Inception", "DeepLabV3": "DeepLabV3"}
 #: OODIn's phones (Table I).
 OODIN_DEVICES = ("xperia-c5", "a71", "s20fe")
+#: OODIn's recognition rates r modelled (section III-B: r = 1 runs inference on every frame,
+#: r = 0.5 on every second one).
+OODIN_RATES = (1.0, 0.5, 0.25)
 
 
 def oodin_task(row: dict[str, Any]) -> str:
@@ -263,20 +268,34 @@ def _lognormal_stats(mean: float, cv: float, runs: int) -> dict[str, float]:
             "L_min": q(0.5 / runs), "L_max": q(1 - 0.5 / runs)}
 
 
+def kernel_efficiency(arch: dict[str, Any], kernels: str, precision: str,
+                      P: dict[str, Any]) -> float:
+    """Fraction of a core's peak (fp32 FMA or int8 dot-product) that ``arch``'s layers reach
+    with ``kernels`` ("builtin" or "xnnpack") at ``precision`` ("fp32" or "int8"): per operator
+    class, dense (GEMM-like: 1x1 and full convolutions, fully connected, matmul) and depthwise,
+    weighted by the family's share of multiply-adds in each (time adds up, so rates combine
+    harmonically), times the family's fit for what the classes do not capture."""
+    eff = P["cpu"]["kernels"][kernels][precision]
+    dw = arch["dw_share"]
+    return arch["cpu_fit"] / ((1.0 - dw) / eff["dense"] + dw / eff["depthwise"])
+
+
 def _cpu_rates(variant: Variant, cores: list[tuple[str, float]], xnnpack: bool,
                P: dict[str, Any], speed: float) -> list[float]:
     """Per-core achieved rate (FLOPs/ms) for this variant's kernels."""
     arch, cpu, ct = P["architectures"][variant.arch], P["cpu"], P["core_types"]
+    lib = "xnnpack" if xnnpack else "builtin"
     out = []
     for core, ghz in cores:
-        fp32 = ghz * 1e9 * ct[core]["fp32_flops_per_cycle"] * arch["cpu_eff"]
         if variant.precision in ("FX8", "FFX8"):
-            r = ghz * 1e9 * ct[core]["int8_ops_per_cycle"] * arch["cpu_eff"] * cpu["int8_eff_ratio"]
-            r *= arch["xnnpack_int8"] if xnnpack else 1.0
-        elif variant.precision == "DR8":
-            r = fp32 * cpu["dr8_gain"] * (cpu["dr8_xnnpack_gain"] if xnnpack else 1.0)
-        else:  # FP32, and FP16 dequantised to FP32 at load time
-            r = fp32 * (arch["xnnpack_fp32"] if xnnpack else 1.0)
+            r = ghz * 1e9 * ct[core]["int8_ops_per_cycle"] * kernel_efficiency(arch, lib, "int8", P)
+        else:
+            # FP32, FP16 dequantised to FP32 at load time, and DR8's hybrid kernels (builtin
+            # only: XNNPACK takes few hybrid operators, so they gain only dr8_xnnpack_gain).
+            fp32 = ghz * 1e9 * ct[core]["fp32_flops_per_cycle"] * kernel_efficiency(
+                arch, "builtin" if variant.precision == "DR8" else lib, "fp32", P)
+            r = (fp32 * cpu["dr8_gain"] * (cpu["dr8_xnnpack_gain"] if xnnpack else 1.0)
+                 if variant.precision == "DR8" else fp32)
         out.append(r * speed / 1e3)
     return out
 
@@ -370,7 +389,11 @@ def model_delegate(variant: Variant, device: ModelDevice, kind: str, *, P: dict[
     fb_cores = list(device.cores[:cpu["fallback_threads"]])
     fb_rates = _cpu_rates(variant, fb_cores, False, P, gov["speed"])
     io_bytes = variant.input_elements * variant.batch * (1.0 if variant.precision == "FFX8" else 4.0)
-    t = (eng["invoke_ms"] + io_bytes / (eng["transfer_gbps"] * 1e9) * 1e3
+    # A GPU delegate dispatches one kernel per operator and each pays a fixed cost (launch,
+    # pipeline fill and tail) whatever its size: small models reach less of the peak than big
+    # ones. NPU and DSP drivers take the graph as one submission.
+    kernels_ms = frac * arch["n_ops"] * P["gpu"]["kernel_us"] / 1e3 if kind == "GPU" else 0.0
+    t = (eng["invoke_ms"] + io_bytes / (eng["transfer_gbps"] * 1e9) * 1e3 + kernels_ms
          + frac * work / rate * 1e3
          + ((1 - frac) * work / (sum(fb_rates) * 0.7) if frac < 1 else 0.0)
          + parts * eng["partition_ms"])
@@ -421,14 +444,27 @@ def parameters_digest(P: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(P, sort_keys=True).encode()).hexdigest()[:16]
 
 
+def _at_rate(c: Config, r: float | None) -> Config:
+    """A row at recognition rate ``r`` (OODIn): inference on a fraction ``r`` of the frames,
+    so the frames served per second are TP / r and the energy per frame E x r; a recognition
+    takes as long as before. ``None`` leaves the row as it is (no such knob)."""
+    if r is None:
+        return c
+    if r == 1:
+        return c.model_copy(update={"recognition_rate": 1.0})
+    assert c.TP is not None and c.E is not None
+    return c.model_copy(update={"id": f"{c.id}:r{r:g}", "recognition_rate": r,
+                                "TP": _r(c.TP / r), "E": _r(c.E * r)})
+
+
 def _variant_rows(v: Variant, md: ModelDevice, P: dict[str, Any], *, threads: Iterable[int],
-                  governors: Sequence[str | None] = (None,), dr8_on_delegates: bool = False
-                  ) -> list[Config]:
+                  governors: Sequence[str | None] = (None,), dr8_on_delegates: bool = False,
+                  rates: Sequence[float | None] = (None,)) -> list[Config]:
     """Every configuration of one variant: CPU rows for each governor (None: the default, and
     no governor field) x thread count x XNNPACK on/off, then a row for each delegate that runs
-    it. ``dr8_on_delegates``: OODIn's dynamic-range models also run on the GPU (dequantised to
-    FP16) and on NNAPI (its CPU reference path, :func:`_nnapi_dr8`); CARIn's profiles keep DR8
-    on the CPU only."""
+    it, each at every recognition rate in ``rates`` (None: no such knob). ``dr8_on_delegates``:
+    OODIn's dynamic-range models also run on the GPU (dequantised to FP16) and on NNAPI (its CPU
+    reference path, :func:`_nnapi_dr8`); CARIn's profiles keep DR8 on the CPU only."""
     rows = []
     for gov in governors:
         for t in threads:
@@ -453,7 +489,7 @@ def _variant_rows(v: Variant, md: ModelDevice, P: dict[str, Any], *, threads: It
             id=config_id(v.model, v.precision, kind, task=v.task), task=v.task, model=v.model,
             arch=v.arch, precision=v.precision, processor=kind, delegate_precision=dp,
             batch=v.batch, source="modelled", **m))
-    return rows
+    return [_at_rate(c, r) for c in rows for r in rates]
 
 
 def build_profile(device: str | Device, *, use_cases: Iterable[str] = USE_CASES,
@@ -525,7 +561,8 @@ def build_oodin_profile(device: str | Device, *, parameters: dict[str, Any] | No
                         ) -> Profile:
     """A modelled profile of OODIn Table II's DNNs (one task each) with OODIn's system
     parameters: engine (CPU, GPU, NNAPI's NPU or DSP), CPU threads 1..N_cores with XNNPACK on
-    or off, and every DVFS governor of the device (CPU rows; delegates run under the default).
+    or off, every DVFS governor of the device (CPU rows; delegates run under the default) and
+    the recognition rates :data:`OODIN_RATES`.
     A DR8 (OODIn "INT8") model runs on the GPU dequantised to FP16 and on NNAPI through its
     CPU reference path (:func:`_nnapi_dr8`)."""
     P = parameters or _default_parameters()
@@ -538,7 +575,8 @@ def build_oodin_profile(device: str | Device, *, parameters: dict[str, Any] | No
                                       higher_is_better=True,
                                       dataset="PASCAL VOC 2012" if v.arch == "DeepLabV3" else "ImageNet"))
         configs += _variant_rows(v, md, P, threads=range(1, len(md.cores) + 1),
-                                 governors=dev["governors"], dr8_on_delegates=True)
+                                 governors=dev["governors"], dr8_on_delegates=True,
+                                 rates=OODIN_RATES)
     prov = Provenance(
         method=f"analytical model workbench.profiles.phone_model v{P['model_version']} (OODIn Table II)",
         citation=papers.citation("oodin"),

@@ -167,6 +167,10 @@ class Config(_Strict):
     xnnpack: bool | None = None
     delegate_precision: Literal["fp32", "fp16", "int8"] | None = None
     governor: str | None = None
+    recognition_rate: float | None = Field(
+        default=None, gt=0, le=1, description="OODIn's recognition rate r: inference runs on this "
+        "fraction of the input frames (0.5: every second one) and the others reuse its result; "
+        "TP then counts frames served per second and E the energy per frame.")
     memory_mode: MemoryMode | None = None
     memory_budget_mb: float | None = Field(default=None, gt=0)
     criteria: str | None = Field(

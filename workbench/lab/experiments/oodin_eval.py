@@ -12,7 +12,9 @@ DNN's transformation is fixed). The baselines (section IV-A):
 * MAW-D: the configuration that is best for the DNN on the S20 FE, used on every phone
   (platform-agnostic); an engine or governor the phone lacks makes it N/A / the default.
 
-Speed-up = the baseline's latency / OODIn's. Computation only; notebooks/20_oodin.ipynb draws it.
+Speed-up = the baseline's latency / OODIn's. The figures compare one inference per frame
+(recognition rate r = 1); :func:`target_fps` uses r, OODIn's fourth system parameter, for a
+"target TP = 30" objective. Computation only; notebooks/20_oodin_eval.ipynb draws it.
 """
 
 from __future__ import annotations
@@ -83,9 +85,10 @@ def _ms(c: Config, stat: str) -> float:
 def _label(c: Config | None) -> str | None:
     if c is None:
         return None
+    rate = "" if c.recognition_rate in (None, 1.0) else f" r={c.recognition_rate:g}"
     if c.processor != "CPU":
-        return c.processor
-    return f"CPU {c.threads}t{' XNNPACK' if c.xnnpack else ''} {c.governor}"
+        return c.processor + rate
+    return f"CPU {c.threads}t{' XNNPACK' if c.xnnpack else ''} {c.governor}{rate}"
 
 
 def _default_governor(p: Profile) -> str:
@@ -110,7 +113,9 @@ def profiles(devices: tuple[str, ...] = pm.OODIN_DEVICES) -> dict[str, Profile]:
 
 
 def _rows(p: Profile, task: str) -> list[Config]:
-    return [c for c in p.configs if c.task == task]
+    """The task's rows at recognition rate 1 (the figures compare latencies of one inference
+    per frame)."""
+    return [c for c in p.configs if c.task == task and c.recognition_rate in (None, 1.0)]
 
 
 def fig3(profs: dict[str, Profile], devices: tuple[str, ...] = pm.OODIN_DEVICES) -> list[SpeedupRow]:
@@ -177,4 +182,42 @@ def summary(rows: list[SpeedupRow]) -> list[SpeedupSummary]:
                 fig, method, len(s), len(sel) - len(s), max(s) if s else None,
                 math.exp(sum(math.log(x) for x in s) / len(s)) if s else None,
                 float(pub["max"]), float(pub["geomean"])))
+    return out
+
+
+@dataclass(frozen=True)
+class TargetRow:
+    """OODIn's design for ``target TP = fps`` (frames served per second as close as possible to
+    the camera's rate) on one DNN and phone, over every engine, thread count, governor and
+    recognition rate r."""
+
+    device: str
+    dnn: str
+    target_fps: float
+    best_fps_at_r1: float      # the fastest configuration running inference on every frame
+    design: str
+    design_fps: float
+    recognition_rate: float
+    needs_lower_rate: bool     # no configuration reaches the target at r = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def target_fps(profs: dict[str, Profile], *, fps: float = 30.0,
+               devices: tuple[str, ...] = pm.OODIN_DEVICES) -> list[TargetRow]:
+    """OODIn's "as close as possible to a target value" objective with its recognition rate:
+    ``target TP = fps`` solved by OODIn on each phone and DNN."""
+    from ...moo.problem import DiscreteProblem
+    from ...solvers import oodin
+
+    out = []
+    for dev in devices:
+        p = profs[dev]
+        for task in [t.name for t in p.tasks]:
+            res = oodin(DiscreteProblem(p, f"target TP = {fps:g}", tasks=[task]))
+            c = p.config(res.designs["d0"].configs[0])
+            top = max(float(r.TP or 0.0) for r in _rows(p, task))
+            out.append(TargetRow(dev, task, fps, top, str(_label(c)), float(c.TP or 0.0),
+                                 float(c.recognition_rate or 1.0), top < fps))
     return out
