@@ -119,8 +119,8 @@ class UseCaseGainRow:
 
 
 def gains_per_use_case(rows_by_uc: dict[str, list[MethodRow]]) -> list[UseCaseGainRow]:
-    """Gains per use case (the pooled UC1-UC2 numbers can come from one use case alone: on the
-    modelled phones UC1's B-A and B-S designs break the constraints everywhere)."""
+    """Gains per use case (the pooled UC1-UC2 numbers can come mostly from one use case: on the
+    modelled phones UC1's B-A and B-S designs break the constraints on most phones)."""
     out = []
     for uc, rows in rows_by_uc.items():
         kinds: dict[str, list[MethodRow]] = {}
