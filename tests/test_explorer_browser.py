@@ -138,10 +138,10 @@ def test_changing_a_constraint_in_the_browser_moves_the_highlighted_design(dashb
             before = page.inner_text(".wb-d0")
             assert before.startswith("d0 = EfficientNet Lite0")
             page.wait_for_selector(".js-plotly-plot", timeout=60_000)  # the FigureWidget drew
-            after = _move_bound_until_d0_changes(page, "16")
-            assert after != before and "DSP" in after
-            # The flags: an issue on the DSP sends the runtime to d1.
-            page.locator(".wb-flag-DSP input").check()
+            after = _move_bound_until_d0_changes(page, "10")
+            assert after != before and "MobileNet V2 1.0" in after
+            # The flags: an issue on the CPU (d0's processor) sends the runtime to d1.
+            page.locator(".wb-flag-CPU input").check()
             page.wait_for_function(
                 "() => document.querySelector('.wb-picked').innerText.includes('d1')",
                 timeout=60_000)
@@ -201,7 +201,7 @@ def test_the_page_recovers_from_a_typo_exports_saves_and_links_a_view(dashboard,
             page.wait_for_function("() => !document.querySelector('.wb-error')", timeout=60_000)
             assert page.locator(".wb-figure .js-plotly-plot").is_visible()
             before = page.inner_text(".wb-d0")
-            view = _move_bound_until_d0_changes(page, "16")
+            view = _move_bound_until_d0_changes(page, "10")
             # Downloads: the front as CSV and the session as JSON.
             page.locator(".wb-prepare").click()
             page.wait_for_selector("a.wb-download", timeout=60_000)
@@ -232,7 +232,7 @@ def test_the_page_recovers_from_a_typo_exports_saves_and_links_a_view(dashboard,
             page.goto(base + link, timeout=180_000)
             page.wait_for_selector(".wb-d0", timeout=180_000)
             assert page.inner_text(".wb-d0") == view
-            assert page.input_value(".wb-bound-0 input") in ("16", "16.0")
+            assert page.input_value(".wb-bound-0 input") in ("10", "10.0")
         finally:
             browser.close()
 
@@ -293,7 +293,7 @@ def test_the_explorer_works_inside_jupyterlab(jupyterlab, tmp_path):
             before = page.inner_text(".wb-d0")
             assert before.startswith("d0 = EfficientNet Lite0")
             page.wait_for_selector(".wb-figure .js-plotly-plot", timeout=60_000)
-            assert "DSP" in _move_bound_until_d0_changes(page, "16")
+            assert "MobileNet V2 1.0" in _move_bound_until_d0_changes(page, "10")
             slo = page.locator(".wb-slo input")
             good = slo.input_value()
             slo.fill("max A; bogus <= 3")

@@ -565,11 +565,14 @@ def test_memory_is_measured_in_a_fresh_process(models, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("net", ["fc64", "regnet64"])
-def test_measured_peak_of_a_planned_run_stays_within_its_budget(net):
+def test_measured_peak_of_a_planned_run_stays_within_its_budget(net, monkeypatch):
     """What the process reads, not what the plan says: at the smallest feasible budget, a third
     of the way to bulk and two thirds of the way, with and without preloading where it matters
-    most (the tightest budget streams the most)."""
+    most (the tightest budget streams the most). The malloc tuning Dask leaves in a process's
+    environment does not reach the measured child (it raised fc64's peak over this budget)."""
     from workbench.memory.measure import measure
+
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")
 
     model = (zoo.fc_net((64, 64, 1), 10, convs=(16, 32, 64), fcs=(1024, 256), name="fc64")
              if net == "fc64" else _randomise_bn(zoo.regnet((64, 64, 3), 10)))

@@ -59,3 +59,19 @@ def test_stopwatch_laps_and_total():
         lap = sw.lap()
         c.work()
     assert (lap, sw.ms) == (4.0, 10.0)
+
+
+def test_a_measuring_child_gets_the_allocator_defaults_and_pinned_blas(monkeypatch):
+    """A parent's malloc tuning (Dask leaves MALLOC_TRIM_THRESHOLD_ behind once it has started a
+    cluster) would change what a memory probe reads; the child's environment leaves it out and
+    keeps everything else."""
+    from workbench.timing import blas_threads_env, probe_env
+
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.mmap_threshold=4096")
+    monkeypatch.setenv("WB_KEEP_ME", "1")
+    for env in (probe_env(OMP_NUM_THREADS="1"), blas_threads_env(2)):
+        assert "MALLOC_TRIM_THRESHOLD_" not in env and "GLIBC_TUNABLES" not in env
+        assert env["WB_KEEP_ME"] == "1"
+    assert probe_env(OMP_NUM_THREADS="1")["OMP_NUM_THREADS"] == "1"
+    assert blas_threads_env(2)["OPENBLAS_NUM_THREADS"] == "2"

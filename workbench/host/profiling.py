@@ -49,7 +49,7 @@ from ..profiles.schema import (
 )
 from ..runtime.executor import Pinned
 from ..runtime.interpreter import fill_batch, open_interpreter, placeholder, to_input
-from ..timing import samples_ms
+from ..timing import probe_env, samples_ms
 from . import datasets as ds
 
 #: Modelled power of one busy core when RAPL cannot be read (this is a VM: /sys/class/powercap
@@ -152,7 +152,7 @@ def measure_memory(path: str | os.PathLike, *, threads: int, xnnpack: bool, batc
     cmd = [sys.executable, "-m", "workbench.host._memprobe", str(path), str(threads),
            "1" if xnnpack else "0", str(batch), str(runs)]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                       env=dict(os.environ, OMP_NUM_THREADS="1"))
+                       env=probe_env(OMP_NUM_THREADS="1"))
     if r.returncode != 0:
         raise RuntimeError(f"memory probe failed for {path}: {r.stderr.strip()[-300:]}")
     return json.loads(r.stdout.strip().splitlines()[-1])
