@@ -215,7 +215,7 @@ def test_bad_sessions_name_the_file_and_field_and_keep_the_view(tmp_path):
     bad.write_text('{"profile": "a71", "slo": "max A", "weights": [1, "heavy"]}')
     with pytest.raises(InputError) as e:
         load_state(bad)
-    assert "bad.json" in str(e.value) and "weights.1" in str(e.value)
+    assert "bad.json" in str(e.value) and "weights[1]" in str(e.value)
     bad.write_text('{"profile": "a71", "slo": "max A", "colour": "red"}')
     with pytest.raises(InputError, match="colour"):
         load_state(bad)

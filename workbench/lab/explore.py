@@ -25,6 +25,7 @@ from ..moo.optimality import feasible_mask
 from ..moo.problem import DiscreteProblem
 from ..moo.slo import SLO, Objective
 from ..profiles import Profile, load_profile, resolve_profile
+from ..profiles.store import error_from_validation
 from ..solvers import oodin, rass
 from ..solvers.evolutionary import evolutionary
 from ..solvers.result import SolveResult
@@ -374,10 +375,8 @@ def _validate_state(data: Any, *, where: str, file: Any = None) -> ExplorerState
     try:
         return ExplorerState.model_validate(data)
     except ValidationError as e:
-        err = e.errors()[0]
-        loc = ".".join(str(x) for x in err["loc"]) or "session"
-        raise InputError(f"not an explorer session: {err['msg']}", file=file,
-                         where=f"{where}: {loc}" if where != "file" else loc) from None
+        raise error_from_validation(e, file=file, what="not an explorer session",
+                                    where=None if where == "file" else where) from None
 
 
 def state_json(state: ExplorerState) -> str:

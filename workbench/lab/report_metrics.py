@@ -270,13 +270,12 @@ def validate_metrics(data: Any, cls: type[T]) -> T:
     the field."""
     from pydantic import TypeAdapter, ValidationError
 
+    from ..profiles.store import error_from_validation
+
     try:
         return TypeAdapter(cls).validate_python(data)
     except ValidationError as e:
-        err = e.errors()[0]
-        where = ".".join(str(x) for x in err["loc"])
-        raise InputError(f"metrics do not match {cls.__name__}: {err['msg']}",
-                         where=where) from None
+        raise error_from_validation(e, what=f"metrics do not match {cls.__name__}") from None
 
 
 def read_metrics(path: str | Path, cls: type[T]) -> T:

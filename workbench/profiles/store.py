@@ -26,20 +26,23 @@ def _json_path(loc: tuple[Any, ...]) -> str:
     return out or "(top level)"
 
 
-def error_from_validation(exc: ValidationError, *, file: Any = None) -> InputError:
-    """Turn pydantic's report into one InputError naming the file, JSON path and value."""
+def error_from_validation(exc: ValidationError, *, file: Any = None, what: str | None = None,
+                          where: str | None = None) -> InputError:
+    """Turn pydantic's report into one InputError naming the file, JSON path and value.
+    ``what`` opens the message (e.g. "not an explorer session"); ``where`` names what the
+    JSON path is in (e.g. "URL")."""
     errors = exc.errors(include_url=False)
     first = errors[0]
     loc = tuple(p for p in first["loc"] if not (isinstance(p, str) and p.startswith("function-")))
     msg = first["msg"]
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, "):]
-    where = _json_path(loc) if loc else None
+    path = _json_path(loc) if loc else None
     value = first.get("input", ...)
     err = (first.get("ctx") or {}).get("error")
     if isinstance(err, PathError):  # a whole-profile check knows its own JSON path
-        prefix = (where + ".") if where else ""
-        where, msg, value = prefix + err.where, err.message, err.value
+        prefix = (path + ".") if path else ""
+        path, msg, value = prefix + err.where, err.message, err.value
     elif first["type"] == "missing":
         msg, value = "required field is missing", ...
     elif first["type"] == "extra_forbidden":
@@ -48,7 +51,11 @@ def error_from_validation(exc: ValidationError, *, file: Any = None) -> InputErr
         value = ...  # a whole object is no help in a one-line error
     if len(errors) > 1:
         msg += f" [and {len(errors) - 1} more error(s)]"
-    return InputError(msg, file=file, where=where, value=value)
+    if what:
+        msg = f"{what}: {msg}"
+    if where:
+        path = f"{where}: {path}" if path else where
+    return InputError(msg, file=file, where=path, value=value)
 
 
 def profile_from_dict(data: Any, *, file: Any = None) -> Profile:
