@@ -371,12 +371,12 @@ class ExplorerState(BaseModel):
         return _validate_state(data, where="URL")
 
 
-def _validate_state(data: Any, *, where: str, file: Any = None) -> ExplorerState:
+def _validate_state(data: Any, *, where: str | None = None, file: Any = None) -> ExplorerState:
     try:
         return ExplorerState.model_validate(data)
     except ValidationError as e:
         raise error_from_validation(e, file=file, what="not an explorer session",
-                                    where=None if where == "file" else where) from None
+                                    where=where) from None
 
 
 def state_json(state: ExplorerState) -> str:
@@ -387,7 +387,7 @@ def state_json(state: ExplorerState) -> str:
 def parse_state(text: str, *, file: Any = None) -> ExplorerState:
     """A session from JSON text (a file's, or an upload's); bad text is an InputError naming
     ``file`` and the field."""
-    return _validate_state(parse_json(text, file=file), where="file", file=file)
+    return _validate_state(parse_json(text, file=file), file=file)
 
 
 def save_state(state: ExplorerState, path: str | Path) -> Path:

@@ -285,19 +285,18 @@ def _cpu_rates(variant: Variant, cores: list[tuple[str, float]], xnnpack: bool,
     """Per-core achieved rate (FLOPs/ms) for this variant's kernels."""
     arch, cpu, ct = P["architectures"][variant.arch], P["cpu"], P["core_types"]
     lib = "xnnpack" if xnnpack else "builtin"
-    out = []
-    for core, ghz in cores:
-        if variant.precision in ("FX8", "FFX8"):
-            r = ghz * 1e9 * ct[core]["int8_ops_per_cycle"] * kernel_efficiency(arch, lib, "int8", P)
-        else:
-            # FP32, FP16 dequantised to FP32 at load time, and DR8's hybrid kernels (builtin
-            # only: XNNPACK takes few hybrid operators, so they gain only dr8_xnnpack_gain).
-            fp32 = ghz * 1e9 * ct[core]["fp32_flops_per_cycle"] * kernel_efficiency(
-                arch, "builtin" if variant.precision == "DR8" else lib, "fp32", P)
-            r = (fp32 * cpu["dr8_gain"] * (cpu["dr8_xnnpack_gain"] if xnnpack else 1.0)
-                 if variant.precision == "DR8" else fp32)
-        out.append(r * speed / 1e3)
-    return out
+    int8 = variant.precision in ("FX8", "FFX8")
+    if int8:
+        peak, eff = "int8_ops_per_cycle", kernel_efficiency(arch, lib, "int8", P)
+    elif variant.precision == "DR8":
+        # DR8's hybrid kernels are builtin: XNNPACK takes few hybrid operators, so they gain
+        # only dr8_xnnpack_gain from it.
+        peak = "fp32_flops_per_cycle"
+        eff = (kernel_efficiency(arch, "builtin", "fp32", P) * cpu["dr8_gain"]
+               * (cpu["dr8_xnnpack_gain"] if xnnpack else 1.0))
+    else:  # FP32, and FP16 dequantised to FP32 at load time
+        peak, eff = "fp32_flops_per_cycle", kernel_efficiency(arch, lib, "fp32", P)
+    return [ghz * 1e9 * ct[core][peak] * eff * speed / 1e3 for core, ghz in cores]
 
 
 def _cpu_compute_ms(work: float, rates: list[float], xnnpack: bool, P: dict[str, Any]) -> float:
