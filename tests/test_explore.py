@@ -87,6 +87,10 @@ def test_the_widget_rewires_on_every_control(tmp_path):
     ex.w_bounds[0].value = 10.0
     assert ex.last.design_label("d0") != d0
     assert "d0 = " + ex.last.design_label("d0") in ex.w_designs.value
+    # Here d0 is best in every objective among the few feasible rows: its optimality has no
+    # finite value, and the table says why instead of printing "inf".
+    assert ex.last.result.designs["d0"].optimality == float("inf")
+    assert "∞ (best in every objective)" in ex.w_designs.value and ">inf<" not in ex.w_designs.value
     assert len(ex.fig.data) == 7 and len(ex.fig.data[1].x) == ex.last.feasible.sum()
     trig = ex.last.triggers[0]
     ex.w_flags[trig].value = True
@@ -161,6 +165,26 @@ def test_an_slo_error_takes_down_stale_results_and_goes_when_a_valid_slo_returns
     ex.w_slo.value = good  # the SLO the session already holds: the error must go
     assert not ex.failed and "feasible" in ex.w_status.value and "d0 = " in ex.w_designs.value
     assert ex.fig_box.layout.display is None
+
+
+def test_the_slo_box_follows_the_bounds_so_it_shows_what_is_solved():
+    pytest.importorskip("ipywidgets")
+    pytest.importorskip("anywidget")
+    from workbench.lab.widgets import Explorer
+
+    ex = Explorer("a71", "uc1")
+    typed, session = ex.w_slo.value, ex.session
+    ex.w_bounds[0].value = 16.0
+    assert ex.w_slo.value == ex.last.slo == typed.replace("41.67ms", "16ms")
+    assert ex.session is session  # the box's new text did not start another session
+    # A typo, then the box's text back: the same session solves again at the moved bound.
+    ex.w_slo.value = "max A; max TP; bogus <= 3"
+    assert ex.failed
+    ex.w_slo.value = typed.replace("41.67ms", "16ms")
+    assert not ex.failed and ex.session is session and ex.w_bounds[0].value == 16.0
+    # Weights are not part of the SLO language: they stay in their controls.
+    ex.w_weights[0].value = 2.5
+    assert ex.w_slo.value == typed.replace("41.67ms", "16ms")
 
 
 def test_changing_the_device_keeps_a_typed_slo_and_says_when_it_cannot():

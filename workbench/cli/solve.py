@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import WorkbenchError
+from ..moo.optimality import optimality_text
 from ._format import fmt, table, whole
 
 if TYPE_CHECKING:
@@ -103,7 +104,7 @@ def solve(args: argparse.Namespace) -> int:
             print(f"  nearest: {' + '.join(v.labels)}: breaks {broken}")
         return 0
     names = problem.objective_names
-    rows = [[role, " + ".join(d.labels), fmt(d.optimality)] + [fmt(d.objectives[n])
+    rows = [[role, " + ".join(d.labels), optimality_text(d.optimality, 4)] + [fmt(d.objectives[n])
                                                                for n in names]
             for role, d in res.designs.items()]
     print(table(rows, ["role", "design", "optimality"] + names))
@@ -123,7 +124,7 @@ def solve(args: argparse.Namespace) -> int:
     if front:
         print(f"\nthe front {res.solver.upper()} found ({len(front)} designs, best optimality "
               "first):")
-        print(table([[d.role, " + ".join(d.labels), fmt(d.optimality)]
+        print(table([[d.role, " + ".join(d.labels), optimality_text(d.optimality, 4)]
                      + [fmt(d.objectives[n]) for n in names] for d in front],
                     ["", "design", "optimality"] + names))
     for k, v in res.extra.items():

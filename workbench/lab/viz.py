@@ -14,6 +14,8 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("workbench.lab.viz needs plotly: pip install 'workbench[notebooks]'") from exc
 
+from ..moo.optimality import optimality_text  # noqa: E402  (after the guard: its message first)
+
 #: Set by ``workbench report`` while executing notebooks: figures then load the shared plotly.js.
 REPORT_ENV = "WORKBENCH_REPORT_PLOTLYJS"
 #: Set by ``workbench report`` when PNG figures are wanted: the folder they go to.
@@ -168,7 +170,7 @@ def method_bars(rows: Sequence[Any], *, title: str | None = None) -> "go.Figure"
         ys = [sel[d].optimality if d in sel and sel[d].optimality is not None else 0
               for d in devices]
         text = [("" if d not in sel else sel[d].outcome if sel[d].outcome != "ok"
-                 else f"{sel[d].optimality:.2f}") for d in devices]
+                 else optimality_text(sel[d].optimality)) for d in devices]
         hover = [sel[d].design or sel[d].outcome if d in sel else "" for d in devices]
         fig.add_trace(go.Bar(name=m, x=devices, y=ys, text=text, textposition="outside",
                              hovertext=hover, hovertemplate="%{x}: %{hovertext}<extra>" + m +

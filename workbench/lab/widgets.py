@@ -25,6 +25,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 from ..errors import InputError, WorkbenchError
 from ..fileio import csv_text
+from ..moo.optimality import optimality_text
 from ..moo.usecases import scenarios_for
 from ..profiles import list_profiles, load_profile, resolve_profile
 from ..solvers.result import jsonable
@@ -283,10 +284,18 @@ class Explorer:
     def _on_slo(self, change: dict) -> None:
         if self._quiet:
             return
-        if change["new"].strip() == str(self.session.slo) and self.failed:
-            self.update()  # back to the SLO the session holds: solve it again, error gone
-        elif change["new"].strip() != str(self.session.slo):
+        typed = change["new"].strip()
+        if typed in (str(self.session.slo), self.slo_text()):
+            if self.failed:
+                self.update()  # back to an SLO the session holds: solve it again, error gone
+        else:
             self._new_session(change["new"], tasks=tuple(self.w_tasks.value) or None)
+
+    def slo_text(self) -> str:
+        """The SLO the constraint controls now express: the session's objectives as typed
+        with each constraint at its control's bound (weights and switches are not part of
+        the SLO language; they stay in their controls)."""
+        return str(self.session.edited_slo(bounds=[w.value for w in self.w_bounds]))
 
     # --- the update -----------------------------------------------------------------------
     def state(self) -> dict[str, Any]:
@@ -308,6 +317,10 @@ class Explorer:
             self._fail(err)
             return None
         self.failed = False
+        # The text box follows the bounds, so it never shows an SLO other than the one solved.
+        self._quiet = True
+        self.w_slo.value = self.slo_text()
+        self._quiet = False
         self.fig_box.layout.display = None
         if self.fig is None:
             # Built once with its traces; later updates change the traces' data in place.
@@ -408,7 +421,7 @@ class Explorer:
             self.w_pick.value = '<span class="wb-picked">runtime runs: nothing</span>'
             self.w_policy.value = ""
             return
-        rows = [{"role": r, "design": " + ".join(d.labels), "optimality": f"{d.optimality:.3g}",
+        rows = [{"role": r, "design": " + ".join(d.labels), "optimality": optimality_text(d.optimality),
                  **{k: f"{v:.4g}" for k, v in d.objectives.items()}}
                 for r, d in e.result.designs.items()]
         if e.oodin is not None:
