@@ -379,5 +379,7 @@ def test_the_runtime_holds_a_task_to_its_share(h1, tmp_path, mode):
     # The served log's times are taken after each invoke, not at it: 1% of the window for that.
     assert _max_usage(res.served, 0.5) <= bound + 0.01, lim
     # Unlimited, back-to-back requests keep it busy about half the wall time (the rest is the
-    # serving loop around each 0.2 ms invoke): well past the limited bound.
-    assert _max_usage(free.served, 0.5) > bound + 0.05
+    # serving loop around each 0.2 ms invoke): well past the limited bound. That bound with a
+    # typical request's overrun: one pause of the machine in the limited run must not raise it.
+    typical = float(np.median([ms for _, _, ms, *_ in res.served])) / 1e3
+    assert _max_usage(free.served, 0.5) > 0.2 + (0.02 + typical) / 0.5 + 0.05
