@@ -202,6 +202,9 @@ def test_the_page_recovers_from_a_typo_exports_saves_and_links_a_view(dashboard,
             assert page.locator(".wb-figure .js-plotly-plot").is_visible()
             before = page.inner_text(".wb-d0")
             view = _move_bound_until_d0_changes(page, "10")
+            # The SLO box follows the bound: it shows the SLO being solved.
+            page.wait_for_function("() => document.querySelector('.wb-slo input').value"
+                                   ".endsWith('max L <= 10ms')", timeout=60_000)
             # Downloads: the front as CSV and the session as JSON.
             page.locator(".wb-prepare").click()
             page.wait_for_selector("a.wb-download", timeout=60_000)
