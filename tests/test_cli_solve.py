@@ -34,6 +34,18 @@ def test_text_output_is_shaped_like_table7(capsys):
     assert "T      T      T      T    dwm = dm" in out
 
 
+def test_a_design_at_the_utopia_point_reads_as_such(capsys):
+    """A71 UC1 at 10 ms: d0 is best in both objectives among the six feasible rows, so its
+    optimality has no finite value; the table says why (in ASCII), JSON keeps "inf"."""
+    argv = ["solve", "--use-case", "uc1", "--device", "a71", "--slo",
+            "max A; max TP; max L <= 10ms"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    d0 = next(line for line in out.splitlines() if line.startswith("d0 "))
+    assert out.isascii() and "inf (best in every objective)" in d0
+    assert _json(capsys, argv + ["--json"])["designs"]["d0"]["optimality"] == "inf"
+
+
 def test_profile_with_task_weights_and_other_solvers(capsys):
     out = _json(capsys, ["solve", "--profile", "a71", "--task", "uc3-audio", "--task",
                          "uc3-vision", "--slo", "min L; max A; L <= 100", "--weights", "A=3",

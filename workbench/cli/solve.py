@@ -104,9 +104,8 @@ def solve(args: argparse.Namespace) -> int:
             print(f"  nearest: {' + '.join(v.labels)}: breaks {broken}")
         return 0
     names = problem.objective_names
-    rows = [[role, " + ".join(d.labels), optimality_text(d.optimality, 4)] + [fmt(d.objectives[n])
-                                                               for n in names]
-            for role, d in res.designs.items()]
+    rows = [[role, " + ".join(d.labels), optimality_text(d.optimality, 4, infinity="inf")]
+            + [fmt(d.objectives[n]) for n in names] for role, d in res.designs.items()]
     print(table(rows, ["role", "design", "optimality"] + names))
     if res.policy:
         print("\nswitching policy (shaped like CARIn Table 7):")
@@ -124,7 +123,7 @@ def solve(args: argparse.Namespace) -> int:
     if front:
         print(f"\nthe front {res.solver.upper()} found ({len(front)} designs, best optimality "
               "first):")
-        print(table([[d.role, " + ".join(d.labels), optimality_text(d.optimality, 4)]
+        print(table([[d.role, " + ".join(d.labels), optimality_text(d.optimality, 4, infinity="inf")]
                      + [fmt(d.objectives[n]) for n in names] for d in front],
                     ["", "design", "optimality"] + names))
     for k, v in res.extra.items():
