@@ -2,6 +2,7 @@
 noise, metrics are rounded."""
 
 import json
+import re
 from pathlib import Path
 
 from workbench.lab import notebook_format as nf
@@ -45,6 +46,27 @@ def test_executed_copies_lose_timestamps_paths_and_durations():
     assert out["metadata"]["language_info"]["version"] == "3.11"
     assert out["cells"][0]["metadata"] == {"papermill": {"status": "completed"}}
     assert nf.scrub_executed(json.loads(json.dumps(out))) == out
+
+
+def test_executed_copies_get_the_same_ids_on_every_run():
+    """papermill's parameters cell and plotly's figure divs get random ids per run; scrubbed,
+    two runs of the same report are identical and each figure's div still matches its script."""
+    def run(a: str, b: str, cell: str) -> dict:
+        fig = (f'<div id="{a}"></div><script>Plotly.newPlot("{a}", [])</script>'
+               f'<div id="{b}"></div><script>Plotly.newPlot("{b}", [])</script>')
+        return {"metadata": {}, "cells": [
+            {"id": cell, "metadata": {"tags": ["injected-parameters"]}, "outputs": []},
+            {"id": "report-01", "metadata": {},
+             "outputs": [{"data": {"text/html": [fig], "text/plain": ["<Figure>"]}}]}]}
+
+    first = nf.scrub_executed(run("5e0c036c-a711-446f-b4df-7a2717cb3b11",
+                                  "81f1377b-9d64-4065-bbcd-89d5e551b131", "1c0e8057"))
+    second = nf.scrub_executed(run("489bcd92-db15-4b61-8f5f-dd5c3f7c12aa",
+                                   "d746d842-f4b1-4d72-89e5-1ad8b5492d4b", "99a702cb"))
+    assert first == second and first["cells"][0]["id"] == "injected-parameters"
+    html = first["cells"][1]["outputs"][0]["data"]["text/html"][0]
+    ids = re.findall(r'id="([^"]+)"', html)
+    assert len(set(ids)) == 2 and all(f'newPlot("{i}"' in html for i in ids)
 
 
 def test_metrics_floats_are_rounded_to_four_significant_digits():

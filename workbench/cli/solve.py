@@ -104,7 +104,7 @@ def solve(args: argparse.Namespace) -> int:
             print(f"  nearest: {' + '.join(v.labels)}: breaks {broken}")
         return 0
     names = problem.objective_names
-    rows = [[role, " + ".join(d.labels), optimality_text(d.optimality, 4, infinity="inf")]
+    rows = [[role, " + ".join(d.labels), optimality_text(d.optimality, ".4g", infinity="inf")]
             + [fmt(d.objectives[n]) for n in names] for role, d in res.designs.items()]
     print(table(rows, ["role", "design", "optimality"] + names))
     if res.policy:
@@ -123,7 +123,8 @@ def solve(args: argparse.Namespace) -> int:
     if front:
         print(f"\nthe front {res.solver.upper()} found ({len(front)} designs, best optimality "
               "first):")
-        print(table([[d.role, " + ".join(d.labels), optimality_text(d.optimality, 4, infinity="inf")]
+        print(table([[d.role, " + ".join(d.labels),
+                      optimality_text(d.optimality, ".4g", infinity="inf")]
                      + [fmt(d.objectives[n]) for n in names] for d in front],
                     ["", "design", "optimality"] + names))
     for k, v in res.extra.items():

@@ -65,13 +65,35 @@ def scrub_executed(nb: dict[str, Any]) -> dict[str, Any]:
     info = meta.get("language_info")
     if isinstance(info, dict) and isinstance(info.get("version"), str):
         info["version"] = ".".join(info["version"].split(".")[:2])
+    figure_ids: dict[str, str] = {}
     for cell in nb.get("cells", []):
         cm = cell.get("metadata", {})
         cm.pop("execution", None)
         if isinstance(cm.get("papermill"), dict):
             cm["papermill"] = {k: v for k, v in cm["papermill"].items()
                                if k in ("exception", "status")}
+        if "injected-parameters" in cm.get("tags", ()):
+            cell["id"] = "injected-parameters"  # papermill draws a random one every run
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if "text/html" in data:
+                data["text/html"] = _stable_figure_ids(data["text/html"], figure_ids)
     return nb
+
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def _stable_figure_ids(html: str | list[str], ids: dict[str, str]) -> str | list[str]:
+    """plotly names each figure's div with a random UUID (the div and the script that draws
+    into it); numbered in order of appearance instead, the same figure gets the same id on
+    every run and a regenerated report differs only where its content does."""
+    def stable(m: re.Match[str]) -> str:
+        return ids.setdefault(m.group(0), f"{len(ids) + 1:08d}-0000-4000-8000-000000000000")
+
+    if isinstance(html, list):
+        return [_UUID.sub(stable, line) for line in html]
+    return _UUID.sub(stable, html)
 
 
 def round_floats(value: Any, digits: int = SIGNIFICANT) -> Any:

@@ -170,7 +170,7 @@ def method_bars(rows: Sequence[Any], *, title: str | None = None) -> "go.Figure"
         ys = [sel[d].optimality if d in sel and sel[d].optimality is not None else 0
               for d in devices]
         text = [("" if d not in sel else sel[d].outcome if sel[d].outcome != "ok"
-                 else optimality_text(sel[d].optimality)) for d in devices]
+                 else optimality_text(sel[d].optimality, ".2f")) for d in devices]
         hover = [sel[d].design or sel[d].outcome if d in sel else "" for d in devices]
         fig.add_trace(go.Bar(name=m, x=devices, y=ys, text=text, textposition="outside",
                              hovertext=hover, hovertemplate="%{x}: %{hovertext}<extra>" + m +

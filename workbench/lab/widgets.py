@@ -421,7 +421,8 @@ class Explorer:
             self.w_pick.value = '<span class="wb-picked">runtime runs: nothing</span>'
             self.w_policy.value = ""
             return
-        rows = [{"role": r, "design": " + ".join(d.labels), "optimality": optimality_text(d.optimality),
+        rows = [{"role": r, "design": " + ".join(d.labels),
+                 "optimality": optimality_text(d.optimality),
                  **{k: f"{v:.4g}" for k, v in d.objectives.items()}}
                 for r, d in e.result.designs.items()]
         if e.oodin is not None:

@@ -57,8 +57,8 @@ def _ratio(F: np.ndarray, utopia: np.ndarray, scale: np.ndarray, w: np.ndarray,
         return np.where(d > 0, d_max / np.where(d > 0, d, 1.0), np.inf)
 
 
-def optimality_text(value: float | None, digits: int = 3, *, infinity: str = "∞") -> str:
-    """An optimality for people: a few significant digits, ``-`` when missing, and the utopia
+def optimality_text(value: float | None, spec: str = ".3g", *, infinity: str = "∞") -> str:
+    """An optimality for people: formatted with ``spec``, ``-`` when missing, and the utopia
     point's infinite value spelt out (a design best in every objective that varies among the
     feasible ones has distance 0, so ``d_max / d`` has no finite value). ``infinity="inf"``
     for text that must stay ASCII (a terminal's encoding is not known)."""
@@ -66,7 +66,7 @@ def optimality_text(value: float | None, digits: int = 3, *, infinity: str = "�
         return "-"
     if np.isinf(value):
         return f"{infinity} (best in every objective)"
-    return f"{value:.{digits}g}"
+    return format(value, spec)
 
 
 def feasible_mask(G: np.ndarray) -> np.ndarray:
