@@ -185,6 +185,10 @@ def test_the_slo_box_follows_the_bounds_so_it_shows_what_is_solved():
     # Weights are not part of the SLO language: they stay in their controls.
     ex.w_weights[0].value = 2.5
     assert ex.w_slo.value == typed.replace("41.67ms", "16ms")
+    # The SLO as first typed brings its bound back (box and solve agree), weights kept.
+    ex.w_slo.value = typed
+    assert ex.w_bounds[0].value == 41.67 and ex.last.slo == typed == ex.w_slo.value
+    assert ex.session is session and ex.w_weights[0].value == 2.5
 
 
 def test_changing_the_device_keeps_a_typed_slo_and_says_when_it_cannot():

@@ -285,9 +285,17 @@ class Explorer:
         if self._quiet:
             return
         typed = change["new"].strip()
-        if typed in (str(self.session.slo), self.slo_text()):
+        if typed == self.slo_text():
             if self.failed:
-                self.update()  # back to an SLO the session holds: solve it again, error gone
+                self.update()  # back to the SLO the controls hold: solve it again, error gone
+        elif typed == str(self.session.slo):
+            # The session's SLO as first typed, after bounds moved: the bounds go back to it
+            # (the box must not show an SLO other than the one solved).
+            self._quiet = True
+            for w, c in zip(self.w_bounds, self.session.constraints):
+                w.value = c.value
+            self._quiet = False
+            self.update()
         else:
             self._new_session(change["new"], tasks=tuple(self.w_tasks.value) or None)
 
