@@ -13,6 +13,7 @@ import sys
 from typing import Sequence
 
 from ..errors import WorkbenchError
+from ..names import printable
 from . import explore, host, memory, models, multiexit, profiles, report, run, solve, sweep
 
 #: Command groups in the order ``workbench --help`` lists them.
@@ -40,7 +41,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except WorkbenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        # Quoted user text is escaped: a name or value may hold terminal escape sequences.
+        print(f"error: {printable(exc, multiline=True)}", file=sys.stderr)
         return 1
     except BrokenPipeError:
         return 0
