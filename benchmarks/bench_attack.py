@@ -11,7 +11,13 @@ case runs in a fresh process (signals and hangs are seen as such) and is one of:
 - ``unclear``: refused without a traceback, but the message does not name it;
 - ``crash``: a traceback, a signal, or no answer within the time limit;
 - ``wrong``: bad input accepted with exit status 0, or valid input refused or answered wrongly;
-- ``ok``: valid input (the controls, and damage the runtime must survive) handled as it should.
+- ``ok``: valid input (the controls, and damage the runtime must survive) handled as it should;
+- ``security``: a terminal escape sequence from the input reached the output raw;
+- ``lost``: a file the user had was gone or changed afterwards.
+
+A case whose input may be either refused or answered exactly (``expect="either"``: ``L < 5ms``
+read as strict, or refused) is ``clear`` when refused as above and ``ok`` when its answer passes
+the check.
 
 What must keep holding is measured too: fuzzed SLO strings raise nothing but the SLO error,
 requests survive switch storms, and writers killed with SIGKILL leave no half-written file.
@@ -39,7 +45,7 @@ from typing import Any, Callable
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 SLO = "max A; max TP; avg L <= 50ms"
-OUTCOMES = ("clear", "unclear", "crash", "wrong", "ok")
+OUTCOMES = ("clear", "ok", "unclear", "crash", "wrong", "security", "lost")
 
 
 @dataclass
@@ -49,7 +55,7 @@ class Case:
     surface: str
     name: str
     argv: list[str]
-    expect: str = "error"  # "error" or "ok"
+    expect: str = "error"  # "error", "ok" or "either"
     names: str | None = None  # text the one-line error must contain
     check: Callable[[str], bool] | None = None  # for "ok": is the output right?
     program: str = "workbench"
@@ -79,8 +85,15 @@ def execute(case: Case, env: dict[str, str], cwd: Path) -> dict[str, Any]:
 
 def classify(case: Case, r: dict[str, Any]) -> str:
     rc, out, err = r["rc"], r["out"], r["err"]
+    after = case.result.get("after")
+    if after is not None and not after():
+        return "lost"
+    if "\x1b" in out or "\x1b" in err or "\x9b" in out + err:
+        return "security"
     if rc is None or rc < 0 or rc >= 128 or "Traceback" in err:
         return "crash"
+    if case.expect == "either" and rc == 0:
+        return "ok" if case.check is None or case.check(out + err) else "wrong"
     if case.expect == "ok":
         good = rc == 0 and (case.check is None or case.check(out + err))
         return "ok" if good else "wrong"
@@ -715,8 +728,15 @@ def main(argv: list[str] | None = None) -> int:
     print("building the quick h1 zoo, its profile and a bundle ...", flush=True)
     world = build_world(tmp, env)
     bundle = Path(world["bundle"])
+    import attack_round2 as r2
+
+    tiny = r2.build_tiny(tmp, env)
     cases = (profile_cases(tmp) + csv_cases(tmp) + log_cases(tmp) + solve_cases(tmp)
-             + bundle_cases(tmp, bundle) + runtime_cases(tmp, bundle))
+             + bundle_cases(tmp, bundle) + runtime_cases(tmp, bundle)
+             # the surfaces the outside attack of issue 35 found open
+             + r2.registry_cases(tmp, tiny, Path(world["models"]))
+             + r2.limit_cases(tmp, world) + r2.exact_cases(tmp) + r2.log_exact_cases(tmp)
+             + r2.force_cases(tmp, world) + r2.session_cases(tmp))
     if args.only:
         cases = [c for c in cases if args.only in c.surface]
     if args.skip_cases:
@@ -737,13 +757,21 @@ def main(argv: list[str] | None = None) -> int:
                              "rc": r["rc"], "message": last[:300]})
         print(f"[{i}/{len(cases)}] {outcome:8s} {c.surface}: {c.name}", flush=True)
     held: dict[str, Any] = {"slo_fuzz": slo_fuzz(75000 if not args.quick else 5000, seed=15)}
+    if not args.only or "sweep" in args.only:
+        held["sweep_resume_after_profile_change"] = r2.resume_case(tmp)
+    if not args.only or "explorer" in args.only:
+        held["explorer_token_on_command_line"] = r2.explorer_token(tmp, env, "s20fe")
+    if not args.quick:
+        print("registry under concurrent writers and kills ...", flush=True)
+        held["registry_concurrency"] = r2.registry_concurrency(tmp, tiny, env, kills=24,
+                                                               seed=15)
     if not args.quick:
         print("switch storms ...", flush=True)
         held["switch_storms"] = storms(bundle, rounds=6)
         print("kill -9 of writers ...", flush=True)
         held["kill9"] = kills(tmp, world, env, n=60, seed=15)
     report = {
-        "what": "trust attack on every input surface (issue 15); outcomes of real commands",
+        "what": "trust attack on every input surface (issues 15 and 35); outcomes of real commands",
         "data": "measured on this machine: exit status and stderr of each command",
         "cpu": cpu_model(), "seconds": round(time.monotonic() - t0, 1),
         "table": table, "findings": findings, "held": held, "cases": tried,

@@ -1,0 +1,35 @@
+"""User-supplied names are checked where they enter, and user text is escaped on its way to a
+terminal (a name holding ESC [2J would clear the screen)."""
+
+import pytest
+
+from workbench.cli import main
+from workbench.errors import InputError
+from workbench.names import check_name, printable
+
+
+@pytest.mark.parametrize("bad", ["a\x1b[2Jb", "tab\there", "new\nline", "\x9b31m", "bidi\u202e",
+                                 "zero\u200bwidth", "", " lead", "trail ", "x" * 129, 5, None])
+def test_a_name_with_control_characters_or_no_text_is_refused_naming_what(bad):
+    with pytest.raises(InputError, match="device"):
+        check_name(bad, what="device", where="device.name")
+
+
+@pytest.mark.parametrize("good", ["S20 FE", "uc3-vision", "Xperia C5 Ultra", "é-ü", "1"])
+def test_ordinary_names_pass_unchanged(good):
+    assert check_name(good, what="device") == good
+
+
+def test_printable_escapes_controls_and_keeps_lines_only_when_asked():
+    assert printable("a\x1b[2Jb") == "a\\x1b[2Jb"
+    assert printable("x\u202ey") == "x\\u202ey"
+    assert printable("one\ntwo") == "one\\x0atwo"
+    assert printable("one\ntwo", multiline=True) == "one\ntwo"
+
+
+def test_the_cli_error_line_never_carries_a_raw_escape_sequence(tmp_path, capsys):
+    bad = tmp_path / "evil\x1b]8;;http://x\x07.json"
+    assert main(["solve", "--profile", str(bad), "--slo", "max A"]) == 1
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\x07" not in err
+    assert "\\x1b" in err and err.count("\n") == 1
