@@ -6,6 +6,7 @@ import pytest
 from workbench.cli import main
 from workbench.errors import InputError
 from workbench.names import check_name, printable
+from workbench.profiles import resolve_profile
 
 
 @pytest.mark.parametrize("bad", ["a\x1b[2Jb", "tab\there", "new\nline", "\x9b31m", "bidi\u202e",
@@ -21,9 +22,9 @@ def test_ordinary_names_pass_unchanged(good):
 
 
 def test_printable_escapes_controls_and_keeps_lines_only_when_asked():
-    assert printable("a\x1b[2Jb") == "a\\x1b[2Jb"
+    assert printable("a\x1b[2Jb") == "a\\u001b[2Jb"
     assert printable("x\u202ey") == "x\\u202ey"
-    assert printable("one\ntwo") == "one\\x0atwo"
+    assert printable("one\ntwo") == "one\\u000atwo"
     assert printable("one\ntwo", multiline=True) == "one\ntwo"
 
 
@@ -32,4 +33,17 @@ def test_the_cli_error_line_never_carries_a_raw_escape_sequence(tmp_path, capsys
     assert main(["solve", "--profile", str(bad), "--slo", "max A"]) == 1
     err = capsys.readouterr().err
     assert "\x1b" not in err and "\x07" not in err
-    assert "\\x1b" in err and err.count("\n") == 1
+    assert "\\u001b" in err and err.count("\n") == 1
+
+
+def test_user_text_reaches_stdout_escaped_and_json_stays_json(tmp_path, capsys):
+    import json
+
+    path = tmp_path / "p.json"
+    data = json.loads(open(resolve_profile("s20fe")).read())
+    data["provenance"]["method"] = "notes \u202e reversed \x9b31m"
+    path.write_text(json.dumps(data))
+    assert main(["profiles", "show", str(path), "--json"]) == 0
+    out = capsys.readouterr().out
+    assert "\u202e" not in out and "\x9b" not in out
+    assert json.loads(out)["provenance"]["method"] == "notes \u202e reversed \x9b31m"

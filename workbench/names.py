@@ -17,8 +17,9 @@ from .errors import InputError
 #: Unicode controls that reorder or hide text (bidi overrides and isolates, line/paragraph
 #: separators, zero-width characters): each can make printed text say something it does not.
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
-#: The same, less newline and tab, for printing multi-line messages (an SLO caret excerpt).
-_CONTROL_IN_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e"
+#: The same, less newline, tab and carriage return, for printing multi-line text (an SLO caret
+#: excerpt, a table, a progress line).
+_CONTROL_IN_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e"
                               "\u2060-\u2069\ufeff]")
 
 #: The longest name anything takes (a model, task, device, use case or session).
@@ -26,13 +27,13 @@ MAX_NAME = 128
 
 
 def _escape(m: re.Match[str]) -> str:
-    c = ord(m.group(0))
-    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+    # JSON's escape form, so that escaped JSON output is still JSON that decodes to the text.
+    return f"\\u{ord(m.group(0)):04x}"
 
 
 def printable(text: Any, *, multiline: bool = False) -> str:
-    """``text`` with every control character written as an escape (``\\x1b``), so it prints as
-    what it is; newlines and tabs are kept when ``multiline``."""
+    """``text`` with every control character written as an escape (``\\u001b``), so it prints
+    as what it is; newlines, tabs and carriage returns are kept when ``multiline``."""
     return (_CONTROL_IN_TEXT if multiline else _CONTROL).sub(_escape, str(text))
 
 
@@ -60,3 +61,19 @@ def check_name(value: Any, *, what: str, file: Any = None, where: str | None = N
         raise InputError(f"a {what} name may not start or end with a space", file=file,
                          where=where, value=value)
     return value
+
+
+class EscapingWriter:
+    """A text stream that escapes control characters (keeping newlines, tabs and carriage
+    returns) before they reach the stream it wraps: the command line's standard output, where
+    tables and JSON quote names and values from users' files."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(printable(text, multiline=True))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)

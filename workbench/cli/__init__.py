@@ -13,7 +13,7 @@ import sys
 from typing import Sequence
 
 from ..errors import WorkbenchError
-from ..names import printable
+from ..names import EscapingWriter, printable
 from . import explore, host, memory, models, multiexit, profiles, report, run, solve, sweep
 
 #: Command groups in the order ``workbench --help`` lists them.
@@ -38,6 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``workbench`` command; returns the exit status."""
     args = build_parser().parse_args(argv)
+    # Tables and JSON quote names and values from users' files: none reaches the terminal raw.
+    stdout = sys.stdout
+    sys.stdout = EscapingWriter(stdout)  # type: ignore[assignment]
     try:
         return int(args.func(args) or 0)
     except WorkbenchError as exc:
@@ -46,6 +49,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except BrokenPipeError:
         return 0
+    finally:
+        sys.stdout = stdout
 
 
 if __name__ == "__main__":  # pragma: no cover
