@@ -17,7 +17,10 @@ CULL_IDLE_SECONDS = 120
 def explore_command(*, port: int, profile: str, use_case: str | None, token: str,
                     cull_seconds: int = CULL_IDLE_SECONDS) -> tuple[list[str], dict]:
     """The Voila command line and environment that serve the explorer on localhost, behind a
-    token (as Jupyter does: anyone else on the machine can reach 127.0.0.1)."""
+    token (as Jupyter does: anyone else on the machine can reach 127.0.0.1).
+
+    The token travels in the environment (``JUPYTER_TOKEN``), never on the command line: any
+    local user reads /proc/PID/cmdline, while /proc/PID/environ is the owner's alone."""
     import os
 
     from .. import workspace
@@ -25,16 +28,24 @@ def explore_command(*, port: int, profile: str, use_case: str | None, token: str
 
     notebooks = workspace.notebooks_dir()
     env = dict(os.environ, WORKBENCH_EXPLORE_PROFILE=profile,
-               WORKBENCH_EXPLORE_USE_CASE=use_case or "")
+               WORKBENCH_EXPLORE_USE_CASE=use_case or "", JUPYTER_TOKEN=token)
+    env.pop("JUPYTER_TOKEN_FILE", None)  # JUPYTER_TOKEN wins anyway; one source is clearer
     # Voila turns jupyter_server's Host-header check off; a config file is the only way to give
     # it a real False (command-line dict values arrive as strings). With it, a page reached
-    # through another host name (DNS rebinding) gets 403.
+    # through another host name (DNS rebinding) gets 403. Voila reads only this folder's
+    # config (not the user's Jupyter config), so nothing else can set a token or turn it off.
     config = workspace.scratch_dir() / "explore"
-    atomic_write_json(config / "voila.json", {"Voila": {"tornado_settings": {
-        "allow_remote_access": False, "local_hostnames": ["localhost"]}}})
+    atomic_write_json(config / "voila.json", {
+        # Without a token of its own Voila serves with none; auto_token makes its identity
+        # provider take JUPYTER_TOKEN from the environment.
+        "Voila": {"auto_token": True, "tornado_settings": {
+            "allow_remote_access": False, "local_hostnames": ["localhost"]}},
+        # /voila/files/ hands out the served folder's images (the checkout's, .venv's) without
+        # asking for the token; the explorer needs none of them.
+        "VoilaConfiguration": {"file_allowlist": []}})
     cmd = [sys.executable, "-m", "voila", str(notebooks / "explorer.ipynb"), f"--port={port}",
            "--no-browser", "--Voila.ip=127.0.0.1", "--theme=light",
-           f"--Voila.root_dir={notebooks.parent}", f"--Voila.token={token}",
+           f"--Voila.root_dir={notebooks.parent}",
            f"--Voila.config_file_paths={config}",
            # No pre-started spare kernel: each one is another 150-220 MB held for nobody.
            "--VoilaConfiguration.default_pool_size=0",

@@ -4,6 +4,12 @@ The widget (:mod:`workbench.lab.widgets`) and the dashboard only wire controls t
 :meth:`Session.explore` and draw its :class:`Exploration` with :func:`workbench.lab.viz.explorer_figure`.
 A session keeps the profile's tables, so an edit (a constraint bound, an objective toggle, a
 weight) re-solves a variant of the same problem: ~10-40 ms for 10^4 configurations.
+
+A session (:class:`ExplorerState`) arrives from a file, an upload or a link anyone can send, and
+the page's kernel acts on it, so it is checked before anything is read or solved: its size and
+its SLO's length (:data:`MAX_SESSION`, :data:`MAX_SLO`), its names (no control characters), its
+profile (a profile name or a file inside the workspace: :func:`session_profile`) and its use
+case and tasks (the profile's: :func:`check_state`).
 """
 
 from __future__ import annotations
@@ -11,12 +17,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Iterable, Literal
 from urllib.parse import parse_qs, urlencode
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .. import workspace
 from ..errors import InputError
 from ..fileio import atomic_write_text, dumps_json, parse_json, read_text
 from ..metrics import unit as metric_unit
@@ -24,7 +31,9 @@ from ..moo.front import exact_front
 from ..moo.optimality import feasible_mask
 from ..moo.problem import DiscreteProblem
 from ..moo.slo import SLO, Objective
-from ..profiles import Profile, load_profile, resolve_profile
+from ..moo.usecases import scenarios_for
+from ..names import MAX_NAME, check_name
+from ..profiles import Profile, list_profiles, load_profile, resolve_profile
 from ..profiles.store import error_from_validation
 from ..solvers import oodin, rass
 from ..solvers.evolutionary import evolutionary
@@ -32,6 +41,26 @@ from ..solvers.result import SolveResult
 
 #: Above this many combinations the scatter shows a sample (plus the front and the designs).
 MAX_POINTS = 20_000
+
+#: The longest SLO the explorer takes, in characters. A use case's SLO is under 100; a megabyte
+#: typed or linked stalled the page's kernel for 20 s, so longer text is refused unparsed.
+MAX_SLO = 4096
+
+#: The largest session the explorer reads (a link's query string, a session file or an upload),
+#: in bytes; one holds a few hundred. Larger input is refused before it is parsed.
+MAX_SESSION = 64 * 1024
+
+#: The longest profile path a session may name (Linux's PATH_MAX).
+MAX_PATH = 4096
+
+
+def check_slo_length(text: str, *, where: str = "SLO", file: Any = None) -> str:
+    """``text`` when it is at most :data:`MAX_SLO` characters, else an InputError naming the
+    limit (and not quoting the text)."""
+    if len(text) > MAX_SLO:
+        raise InputError(f"an SLO has at most {MAX_SLO} characters (got {len(text)})",
+                         file=file, where=where)
+    return text
 
 
 @dataclass(frozen=True)
@@ -119,6 +148,8 @@ class Session:
 
     def __init__(self, profile: Profile | str | Path, slo: str, *,
                  tasks: list[str] | None = None, sample_seed: int = 0) -> None:
+        if isinstance(slo, str):
+            check_slo_length(slo)
         self.profile = profile if isinstance(profile, Profile) else load_profile(
             resolve_profile(profile))
         self.base = DiscreteProblem(self.profile, slo, tasks=tasks)
@@ -151,6 +182,11 @@ class Session:
         parts = [(n, (" " + u) if u else "") for n, u in zip(self.axis_names, self._units)]
         return [lab + "".join(f"<br>{n}: {v:.4g}{u}" for (n, u), v in zip(parts, row))
                 for lab, row in zip(labels, F.tolist())]
+
+    @property
+    def flag_names(self) -> list[str]:
+        """The device flags a view can raise: each processor the tasks run on, then ``memory``."""
+        return sorted({c.processor for ts in self.base.tasks for c in ts.configs}) + ["memory"]
 
     # --- what the controls edit -------------------------------------------------------------
     def constraint_range(self, k: int) -> tuple[float, float]:
@@ -307,6 +343,17 @@ class Session:
 
 # --- sessions and exports ------------------------------------------------------------------------
 
+def _named(what: str, max_len: int = MAX_NAME):
+    """A pydantic check that a field is a name (:func:`workbench.names.check_name`); its message
+    becomes the session error's, at the field's JSON path."""
+    def check(value: str) -> str:
+        try:
+            return check_name(value, what=what, max_len=max_len)
+        except InputError as e:
+            raise ValueError(e.message) from None
+    return AfterValidator(check)
+
+
 class ExplorerState(BaseModel):
     """An exploration as a user would save or share it: the profile, the use case, the SLO as
     typed and every control (objective switches and weights, constraint bounds, device flags,
@@ -316,16 +363,27 @@ class ExplorerState(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     version: Literal[1] = 1
-    profile: str = Field(min_length=1)
-    use_case: str | None = None
-    tasks: list[str] | None = None
-    slo: str = Field(min_length=1)
+    profile: Annotated[str, _named("profile", MAX_PATH)]
+    use_case: Annotated[str, _named("use case")] | None = None
+    tasks: list[Annotated[str, _named("task")]] | None = None
+    slo: str = Field(min_length=1, max_length=MAX_SLO)
     enabled: list[bool] | None = None
     weights: list[Annotated[float, Field(ge=0, allow_inf_nan=False)]] | None = None
     bounds: list[Annotated[float, Field(allow_inf_nan=False)]] | None = None
     flags: dict[str, bool] = Field(default_factory=dict)
-    x: str | None = None
-    y: str | None = None
+    x: Annotated[str, _named("axis")] | None = None
+    y: Annotated[str, _named("axis")] | None = None
+
+    @field_validator("flags")
+    @classmethod
+    def _flag_names(cls, flags: dict[str, bool]) -> dict[str, bool]:
+        # Checked whole: a key in the error's JSON path would be printed as it is.
+        for p in flags:
+            try:
+                check_name(p, what="flag")
+            except InputError as e:
+                raise ValueError(f"{e.message}: {p!r}") from None
+        return flags
 
     def to_query(self) -> str:
         """The state as a URL query string (lists comma-separated, flags as the set ones)."""
@@ -339,7 +397,9 @@ class ExplorerState(BaseModel):
             q["enabled"] = "".join("1" if e else "0" for e in self.enabled)
         for key in ("weights", "bounds"):
             if getattr(self, key) is not None:
-                q[key] = ",".join(f"{v:.6g}" for v in getattr(self, key))
+                # Every digit (repr is the shortest text that reads back as the same float):
+                # a bound of 41.6666667 ms must not come back as 41.6667.
+                q[key] = ",".join(repr(float(v)) for v in getattr(self, key))
         on = [p for p, v in self.flags.items() if v]
         if on:
             q["flags"] = ",".join(on)
@@ -349,6 +409,9 @@ class ExplorerState(BaseModel):
     def from_query(cls, query: str) -> "ExplorerState":
         """A state from a URL query string (what :meth:`to_query` wrote); bad values are an
         InputError naming the parameter."""
+        if len(query) > MAX_SESSION:
+            raise InputError(f"a link's query string has at most {MAX_SESSION} characters "
+                             f"(got {len(query)})", where="URL")
         q = {k: v[-1] for k, v in parse_qs(query.lstrip("?"), keep_blank_values=True).items()}
         data: dict[str, Any] = {k: q[k] for k in ("profile", "slo", "use_case", "x", "y")
                                 if q.get(k)}
@@ -372,6 +435,9 @@ class ExplorerState(BaseModel):
 
 
 def _validate_state(data: Any, *, where: str | None = None, file: Any = None) -> ExplorerState:
+    slo = data.get("slo") if isinstance(data, dict) else None
+    if isinstance(slo, str):  # before pydantic, whose error would quote all of it
+        check_slo_length(slo, where=f"{where}: slo" if where else "slo", file=file)
     try:
         return ExplorerState.model_validate(data)
     except ValidationError as e:
@@ -387,6 +453,9 @@ def state_json(state: ExplorerState) -> str:
 def parse_state(text: str, *, file: Any = None) -> ExplorerState:
     """A session from JSON text (a file's, or an upload's); bad text is an InputError naming
     ``file`` and the field."""
+    if len(text) > MAX_SESSION:
+        raise InputError(f"a session has at most {MAX_SESSION} characters (got {len(text)})",
+                         file=file)
     return _validate_state(parse_json(text, file=file), file=file)
 
 
@@ -398,7 +467,105 @@ def save_state(state: ExplorerState, path: str | Path) -> Path:
 def load_state(path: str | Path) -> ExplorerState:
     """A session written by :func:`save_state`; a bad file is an InputError naming the file and
     the field."""
-    return parse_state(read_text(path, what="explorer session"), file=path)
+    try:
+        size = Path(path).stat().st_size
+    except OSError:
+        size = 0  # read_text says what is wrong with it
+    if size > MAX_SESSION:
+        raise InputError(f"a session has at most {MAX_SESSION} bytes (got {size})", file=path)
+    return parse_state(read_text(path, what="explorer session", limit=MAX_SESSION), file=path)
+
+
+def session_profile(name: str, *, trusted: Iterable[str] = (),
+                    directory: str | Path | None = None, file: Any = None) -> Path:
+    """The profile file a session may open: a profile name (looked up as
+    :func:`workbench.profiles.resolve_profile` looks names up) or a ``.json`` file inside the
+    workspace, symlinks resolved first; ``trusted`` names (the profile the explorer was opened
+    with) are taken as they are. Anything else is an InputError naming the ``profile`` field:
+    a session comes from a file, an upload or a link anyone can send, and the page's kernel
+    must not read what lies outside the workspace.
+
+    Args:
+        directory: Where names are looked up (default: the workspace's profile folders).
+    """
+    if name in trusted:
+        return resolve_profile(name, directory=directory)
+    dirs = [Path(directory)] if directory else workspace.profile_dirs()
+    p = Path(name)
+    if not p.suffix and p.name == name and name not in (".", ".."):  # a name such as s20fe
+        # Looked up in the folders only: resolve_profile would also take a file of that name
+        # in the kernel's working folder.
+        found = next((d / f"{name}.json" for d in dirs if (d / f"{name}.json").exists()), None)
+        if found is None:
+            known = ", ".join(x.stem for x in list_profiles(directory))
+            raise InputError(f"no profile named {name!r} (known: {known or 'none'})",
+                             file=file, where="profile")
+        p = found
+    real = p.resolve()
+    roots = {r.resolve() for r in (workspace.home(), *dirs)}
+    if not any(real.is_relative_to(r) for r in roots):
+        raise InputError("a session opens profile names and files inside the workspace "
+                         f"({workspace.home()}); this one lies outside the workspace",
+                         file=file, where="profile", value=name)
+    if real.suffix != ".json":
+        raise InputError("a profile is a .json file", file=file, where="profile", value=name)
+    return real
+
+
+def check_state(state: ExplorerState, profile: Profile, *, file: Any = None) -> None:
+    """An InputError naming the field when ``state`` names a use case or task ``profile`` does
+    not have (the SLO, flags and axes are checked when its problem is built)."""
+    cases = scenarios_for(profile)
+    if state.use_case is not None and state.use_case not in cases:
+        raise InputError(f"no such use case for {profile.device.name} "
+                         f"(use cases: {', '.join(cases)})", file=file, where="use_case",
+                         value=state.use_case)
+    tasks = list(dict.fromkeys(c.task for c in profile.configs))
+    for i, t in enumerate(state.tasks or []):
+        if t not in tasks:
+            raise InputError(f"no such task in {profile.device.name} (tasks: {', '.join(tasks)})",
+                             file=file, where=f"tasks[{i}]", value=t)
+
+
+def check_controls(state: ExplorerState, session: Session, *, file: Any = None) -> None:
+    """An InputError naming the field when ``state``'s controls do not fit ``session`` (the
+    one its profile, tasks and SLO open): a list of the wrong length, a flag or axis it does
+    not have."""
+    for key, n in (("enabled", len(session.objectives)), ("weights", len(session.objectives)),
+                   ("bounds", len(session.constraints))):
+        vals = getattr(state, key)
+        if vals is not None and len(vals) != n:
+            raise InputError(f"{len(vals)} values for {n} "
+                             f"{'constraints' if key == 'bounds' else 'objectives'}",
+                             file=file, where=key)
+    flags = session.flag_names
+    unknown = set(state.flags) - set(flags)
+    if unknown:
+        raise InputError(f"no such flag here (flags: {', '.join(flags)})", file=file,
+                         where="flags", value=sorted(unknown)[0])
+    for key in ("x", "y"):
+        axis = getattr(state, key)
+        if axis is not None and axis not in session.axis_names:
+            raise InputError(f"not an axis here ({', '.join(session.axis_names)})", file=file,
+                             where=key, value=axis)
+
+
+def session_of(state: ExplorerState, *, trusted: Iterable[str] = (),
+               directory: str | Path | None = None, file: Any = None) -> Session:
+    """The :class:`Session` a saved state opens, headless, checked as the page checks it: its
+    profile (:func:`session_profile`), use case and tasks (:func:`check_state`), SLO and
+    controls (:func:`check_controls`); anything wrong is an InputError naming the field."""
+    profile = load_profile(session_profile(state.profile, trusted=trusted, directory=directory,
+                                           file=file))
+    check_state(state, profile, file=file)
+    tasks = state.tasks or scenarios_for(profile).get(state.use_case or "", (None, None))[0]
+    try:
+        session = Session(profile, state.slo, tasks=list(tasks) if tasks else None)
+    except InputError as e:
+        raise InputError(f"the saved SLO cannot be used here: {e}", file=file,
+                         where="slo") from None
+    check_controls(state, session, file=file)
+    return session
 
 
 def export_rows(e: Exploration, what: str) -> list[dict[str, Any]]:

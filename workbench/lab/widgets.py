@@ -27,16 +27,21 @@ from ..errors import InputError, WorkbenchError
 from ..fileio import csv_text
 from ..moo.optimality import optimality_text
 from ..moo.usecases import scenarios_for
-from ..profiles import list_profiles, load_profile, resolve_profile
+from ..names import printable
+from ..profiles import Profile, list_profiles, load_profile, resolve_profile
 from ..solvers.result import jsonable
 from .explore import (
+    MAX_SESSION,
     Exploration,
     ExplorerState,
     Session,
+    check_controls,
+    check_state,
     export_rows,
     load_state,
     parse_state,
     save_state,
+    session_profile,
     state_json,
 )
 from .viz import explorer_figure, explorer_layout, explorer_parallel, explorer_traces
@@ -72,6 +77,9 @@ class Explorer:
     def __init__(self, profile: str = "s20fe", scenario: str | None = None, *,
                  slo: str | None = None, profiles_dir: str | Path | None = None) -> None:
         self.profiles_dir = profiles_dir
+        # Whoever opened the explorer chose this profile, wherever it lies; a session (a file,
+        # an upload, a link) may only name profiles and files inside the workspace.
+        self.trusted = (profile,)
         names = [(p.stem, p.stem) for p in list_profiles(profiles_dir)]
         if profile not in dict(names).values():  # a profile given by path: one more choice
             names.append((Path(profile).stem if Path(profile).suffix else profile, profile))
@@ -149,8 +157,8 @@ class Explorer:
 
     # --- building the controls ------------------------------------------------------------
     def _load_profile(self, name: str, *, scenario: str | None = None,
-                      slo: str | None = None) -> None:
-        self.profile = load_profile(resolve_profile(name, directory=self.profiles_dir))
+                      slo: str | None = None, profile: Profile | None = None) -> None:
+        self.profile = profile or load_profile(resolve_profile(name, directory=self.profiles_dir))
         self.cases = scenarios_for(self.profile)
         self._quiet = True
         self.w_scenario.options = list(self.cases) or ["(none)"]
@@ -244,9 +252,8 @@ class Explorer:
         self.failed = True
 
     def _build_flags(self) -> None:
-        procs = sorted({c.processor for ts in self.session.base.tasks for c in ts.configs})
         self.w_flags = {}
-        for p in procs + ["memory"]:
+        for p in self.session.flag_names:
             cb = W.Checkbox(value=False, description=f"issue on {p}" if p != "memory"
                             else "memory issue", indent=False, layout=W.Layout(width="150px"))
             cb.add_class(f"wb-flag-{p.replace('[', '-').replace(']', '').replace(',', '-')}")
@@ -459,8 +466,10 @@ class Explorer:
         """Come back to a saved view: its profile, use case, SLO and every control.
 
         Raises:
-            InputError: the state does not fit the profile (a list of the wrong length, a flag
-                or axis the problem does not have); the explorer goes back to its view.
+            InputError: the state names a profile outside the workspace (other than the one
+                the explorer was opened with), or does not fit its profile (a use case, task,
+                flag or axis it does not have, a list of the wrong length); the explorer goes
+                back to its view.
         """
         previous = self.session_state() if self.last is not None and not self.failed else None
         try:
@@ -471,6 +480,11 @@ class Explorer:
             raise
 
     def _apply_state(self, state: ExplorerState) -> Exploration | None:
+        # Checked before anything changes: the profile file it names (inside the workspace)
+        # and the use case and tasks that profile has.
+        path = session_profile(state.profile, trusted=self.trusted, directory=self.profiles_dir)
+        profile = load_profile(path)
+        check_state(state, profile)
         self._quiet = True
         try:
             names = dict(self.w_profile.options)
@@ -480,27 +494,12 @@ class Explorer:
             self.w_profile.value = state.profile
         finally:
             self._quiet = False
-        self._load_profile(state.profile, scenario=state.use_case, slo=state.slo)
+        self._load_profile(state.profile, scenario=state.use_case, slo=state.slo, profile=profile)
         if state.tasks and list(state.tasks) != list(self.session.base.task_names):
             self._new_session(state.slo, tasks=tuple(state.tasks))
         if self.failed:
             raise InputError(f"the saved SLO cannot be used here: {self.error}", where="slo")
-        s = self.session
-        for key, n in (("enabled", len(s.objectives)), ("weights", len(s.objectives)),
-                       ("bounds", len(s.constraints))):
-            vals = getattr(state, key)
-            if vals is not None and len(vals) != n:
-                raise InputError(f"{len(vals)} values for {n} "
-                                 f"{'constraints' if key == 'bounds' else 'objectives'}",
-                                 where=key)
-        unknown = set(state.flags) - set(self.w_flags)
-        if unknown:
-            raise InputError(f"no such flag here (flags: {', '.join(self.w_flags)})",
-                             where="flags", value=sorted(unknown)[0])
-        for axis in (state.x, state.y):
-            if axis is not None and axis not in s.axis_names:
-                raise InputError(f"not an axis here ({', '.join(s.axis_names)})", where="axis",
-                                 value=axis)
+        check_controls(state, self.session)
         self._quiet = True
         try:
             for key, widgets in (("enabled", self.w_enabled), ("weights", self.w_weights),
@@ -578,8 +577,12 @@ class Explorer:
         if not files:
             return
         f = files[0]
+        name = printable(f["name"])
         try:
+            if len(f["content"]) > MAX_SESSION:  # before decoding and parsing it
+                raise InputError(f"a session has at most {MAX_SESSION} bytes "
+                                 f"(got {len(f['content'])})", file=name)
             self.apply_state(parse_state(bytes(f["content"]).decode("utf-8", "replace"),
-                                         file=f["name"]))
+                                         file=name))
         except WorkbenchError as e:
             self._fail(e)
