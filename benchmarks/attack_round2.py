@@ -16,10 +16,8 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 import zipfile
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -71,13 +69,12 @@ def zip_bomb(path: Path, member: str, size: int, *, first: dict[str, bytes] | No
 def npz_claiming(path: Path, shape: tuple[int, ...]) -> None:
     """An .npz whose ``x`` header claims ``shape`` (float64) and holds a few bytes of data: a
     loader that trusts the header allocates shape * 8 bytes before reading."""
-    import numpy as np
-
-    header = {"descr": "<f8", "fortran_order": False, "shape": shape}
-    from numpy.lib import format as npf
-
     import io
 
+    import numpy as np
+    from numpy.lib import format as npf
+
+    header = {"descr": "<f8", "fortran_order": False, "shape": shape}
     buf = io.BytesIO()
     npf.write_array_header_1_0(buf, header)
     buf.write(b"\0" * 64)
@@ -353,10 +350,9 @@ def exact_cases(tmp: Path) -> list[Case]:
     big = d / "bigint.json"
     big.write_text(text.replace('"threads": 4', '"threads": ' + "9" * 5000, 1))
     add("5000-digit integer in profile JSON", *solve("max A", profile=big), names="bigint.json")
-    for field, where in (("ghz", "cpu_clusters"),):
-        p = d / f"inf-{field}.json"
-        p.write_text(text.replace('"ghz": 2.0', '"ghz": Infinity'))
-        add(f"Infinity in device {field}", *solve("max A", profile=p), names=field)
+    p = d / "inf-ghz.json"
+    p.write_text(text.replace('"ghz": 2.0', '"ghz": Infinity'))
+    add("Infinity in device ghz", *solve("max A", profile=p), names="ghz")
     inf_cont = d / "inf-contention.json"
     inf_cont.write_text(text.replace('"cross_processor": 0.1', '"cross_processor": Infinity'))
     add("Infinity in contention", *solve("max A", profile=inf_cont), names="cross_processor")
@@ -497,24 +493,59 @@ def _children(pid: int) -> list[int]:
 
 SESSION_CODE = """
 import sys
-from workbench.lab.explore import load_state, parse_state
 from workbench.errors import WorkbenchError
+from workbench.lab.explore import ExplorerState, load_state, session_of
 try:
-    state = load_state(sys.argv[1])
-    from workbench.lab.explore import session_of
-    session_of(state)
+    arg = sys.argv[1]
+    state = ExplorerState.from_query(arg[1:]) if arg.startswith("?") else load_state(arg)
+    session = session_of(state)
 except WorkbenchError as e:
     print(f"error: {e}", file=sys.stderr)
     sys.exit(1)
-print("loaded", state)
+print("opened", session.slo)
 """
 
 
 def session_cases(tmp: Path) -> list[Case]:
-    """Explorer sessions from files, as the page's upload reads them (Python API)."""
+    """Explorer sessions as the page reads them (files, uploads and links go through
+    ``load_state`` / ``ExplorerState.from_query`` and ``session_of``)."""
     cases: list[Case] = []
     d = tmp / "sessions"
     d.mkdir()
+    good = {"version": 1, "profile": "s20fe", "use_case": "uc1",
+            "slo": "max A; max TP; L <= 41.6666667ms"}
+
+    def add(name, arg, *, expect="error", names=None, check=None):
+        cases.append(Case("explorer server and sessions", name, ["-c", SESSION_CODE, arg],
+                          expect=expect, names=names, check=check, program="python",
+                          timeout=60))
+
+    def file(name, data=None, *, text=None):
+        p = d / f"{name}.json"
+        p.write_text(text if text is not None else json.dumps(good | (data or {})))
+        return str(p)
+
+    add("valid session", file("valid"), expect="ok",
+        check=lambda out: "41.6666667" in out)
+    add("profile /etc/passwd", file("passwd", {"profile": "/etc/passwd"}), names="profile")
+    add("profile ../../etc/passwd", file("rel", {"profile": "../../../../etc/passwd"}),
+        names="profile")
+    outside = tmp / "outside.json"
+    outside.write_text(json.dumps(base_profile()))
+    add("profile a JSON file outside the workspace", file("out", {"profile": str(outside)}),
+        names="profile")
+    link = d / "link.json"
+    link.symlink_to("/etc/passwd")
+    add("profile a symlink to /etc/passwd", file("sym", {"profile": str(link)}),
+        names="profile")
+    add("use case uc9", file("uc9", {"use_case": "uc9"}), names="use_case")
+    add("task with an escape code", file("esc", {"tasks": ["cls\x1b[2J"]}), names="task")
+    add("SLO of 1 MB", file("big", {"slo": "max A; " * 150000}), names="64")
+    add("link of 1 MB", "?" + "slo=" + "max%20A;" * 150000, names="URL")
+    add("link with profile=/etc/passwd", "?profile=/etc/passwd&use_case=uc1&slo=max%20A",
+        names="profile")
+    add("duplicate keys in a session", file("dup", text=json.dumps(good)[:-1]
+                                              + ', "profile": "/etc/passwd"}'), names="profile")
     return cases
 
 
@@ -586,6 +617,3 @@ def registry_concurrency(tmp: Path, tiny: dict[str, Path], env: dict[str, str], 
     return out
 
 
-__all__ = ["build_tiny", "registry_cases", "limit_cases", "resume_case", "exact_cases",
-           "log_exact_cases", "force_cases", "explorer_token", "session_cases",
-           "registry_concurrency", "threading", "zlib"]

@@ -66,6 +66,7 @@ class Case:
 
 def execute(case: Case, env: dict[str, str], cwd: Path) -> dict[str, Any]:
     cmd = ([str(BIN / "workbench")] if case.program == "workbench"
+           else [sys.executable] if case.program == "python"
            else [sys.executable, "-m", "workbench.runtime"]) + case.argv
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
