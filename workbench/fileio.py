@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -63,17 +64,40 @@ def read_text(path: str | os.PathLike, *, what: str = "file",
                          where=f"line {line}") from None
 
 
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:  # json.loads keeps the last silently: which one did the user mean?
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
 def parse_json(text: str, *, file: Any = None) -> Any:
-    """JSON text to data; malformed or absurdly nested JSON is an InputError naming the place.
+    """JSON text to data; malformed or absurdly nested JSON, a key given twice in one object
+    and an integer too long for Python to read are InputErrors naming the file.
 
     NaN and Infinity literals parse, so that a schema can reject them with their JSON path."""
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as e:
         raise InputError(f"malformed JSON: {e.msg} at line {e.lineno} column {e.colno}",
                          file=file) from None
+    except _DuplicateKey as e:
+        raise InputError(f"key {e.key!r} given twice in one JSON object (which one is meant?)",
+                         file=file) from None
     except RecursionError:
         raise InputError("JSON nested too deeply", file=file) from None
+    except ValueError as e:  # Python reads at most 4300 digits of an integer (a DoS guard)
+        if "digits" not in str(e):
+            raise
+        raise InputError("an integer in the JSON has more digits than Python reads (the limit "
+                         f"is {sys.get_int_max_str_digits()} digits)", file=file) from None
 
 
 def _mode_for(path: Path) -> int:

@@ -8,6 +8,11 @@ its standard deviation over that space, normalised by the largest possible dista
     opt(x) = d_max / d(x)          (inf at the utopia point)
 
 Objectives whose spread over the feasible space is zero carry no information and drop out.
+
+Every objective is divided by a power of two near its magnitude before any arithmetic: that is
+exact (the same bits, shifted), so results are those of the formulas above, and values as large
+as 1e300 neither overflow the standard deviation or ``hi - lo`` to inf (which dropped the
+objective from every distance and made a row "best in every objective") nor lose precision.
 """
 
 from __future__ import annotations
@@ -46,13 +51,23 @@ class OptimalityResult(NamedTuple):
         return _ratio(F, self.utopia, self.scale, w, self.d_max)
 
 
+def _power_of_two(magnitude: np.ndarray) -> np.ndarray:
+    """Per entry, a power of two in (magnitude / 2, magnitude] (1 where the magnitude is 0):
+    dividing by it is exact and brings the magnitude to [1, 2)."""
+    _, e = np.frexp(magnitude)
+    return np.where(magnitude > 0, np.ldexp(1.0, e - 1), 1.0)
+
+
 def _ratio(F: np.ndarray, utopia: np.ndarray, scale: np.ndarray, w: np.ndarray,
            d_max: float) -> np.ndarray:
     """opt(x) = d_max / d(x) over the objectives with a spread (inf at the utopia point)."""
     use = scale > 0
     if not use.any():  # every feasible configuration is the utopia point
         return np.full(len(F), np.inf)
-    d = np.sqrt((((F[:, use] - utopia[use]) / scale[use] * w[use]) ** 2).sum(axis=1))
+    m = _power_of_two(np.maximum(np.abs(utopia[use]), scale[use]))
+    with np.errstate(over="ignore"):  # a point far outside the space: d = inf, opt = 0
+        z = (F[:, use] / m - utopia[use] / m) / (scale[use] / m) * w[use]
+        d = np.sqrt((z ** 2).sum(axis=1))
     with np.errstate(divide="ignore"):
         return np.where(d > 0, d_max / np.where(d > 0, d, 1.0), np.inf)
 
@@ -117,9 +132,11 @@ def optimality(F: np.ndarray, maximise: np.ndarray | list[bool], *,
         return OptimalityResult(idx, np.empty(0), np.full(k, np.nan), np.zeros(k), float("nan"), w)
     hi, lo = Fx.max(axis=0), Fx.min(axis=0)
     up = np.where(maximise, hi, lo)
-    s = Fx.std(axis=0)
+    m = _power_of_two(np.maximum(np.abs(hi), np.abs(lo)))
+    s = (Fx / m).std(axis=0) * m  # std <= max |f|: finite whenever F is
     use = s > 0
-    d_max = float(np.sqrt((((hi - lo)[use] / s[use] * w[use]) ** 2).sum()))
+    m = _power_of_two(np.maximum(np.abs(up), s))[use]  # as _ratio scales
+    d_max = float(np.sqrt((((hi[use] / m - lo[use] / m) / (s[use] / m) * w[use]) ** 2).sum()))
     opt = _ratio(Fx, up, s, w, d_max)
     # lexsort is stable, so full ties keep the input order; the last key is the primary one.
     keys = [np.asarray(t, dtype=float)[idx] for t in reversed(tie_break)]

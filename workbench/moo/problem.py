@@ -40,7 +40,7 @@ from .contention import co_latency, mask_array
 from .contention import fit as fit_contention
 from .front import exact_front, minimisation
 from .optimality import OptimalityResult, feasible_mask, optimality
-from .slo import SLO
+from .slo import SLO, number_text
 
 DEFAULT_CHUNK = 1 << 17
 
@@ -77,7 +77,9 @@ class Bound:
 
     @property
     def name(self) -> str:
-        return f"{self.term.name} {self.op} {self.value:g}{metric_unit(self.term.metric)}"
+        # Every digit: two bounds that differ in the 7th digit are two constraints, not one.
+        unit = metric_unit(self.term.metric)
+        return f"{self.term.name} {self.op} {number_text(self.value)}{unit}"
 
 
 class TaskSpace:
@@ -209,8 +211,8 @@ class DiscreteProblem(Problem):
     def task_slo(self, task: str) -> SLO:
         """The part of the SLO that concerns one task alone (system metrics dropped): what a
         multi-DNN-unaware design process optimises for that task."""
-        keep = lambda t: t in (None, task, "total") or (  # noqa: E731
-            t.isdigit() and self.task_names[int(t) - 1] == task)
+        keep = lambda t: t in (None, "total") or (  # noqa: E731
+            self._task_pos(t, t) == [self.task_names.index(task)])
         objs = tuple(o for o in self.slo.effective_objectives
                      if o.metric in MODEL_METRICS and keep(o.task))
         cons = tuple(c for c in self.slo.constraints if c.metric in MODEL_METRICS and keep(c.task))
@@ -249,12 +251,16 @@ class DiscreteProblem(Problem):
             return list(range(len(self.tasks)))
         if task == "total":
             return [-1]
-        if task.isdigit() and 1 <= int(task) <= len(self.tasks):
-            return [int(task) - 1]
-        if task not in self.task_names:
-            raise InputError(f"{where}: task {task!r} is not part of this problem "
-                             f"(tasks: {', '.join(self.task_names)})", where="SLO", value=task)
-        return [self.task_names.index(task)]
+        if task in self.task_names:  # a name wins over a position: with tasks "2", "1", L[1]
+            return [self.task_names.index(task)]  # is the task named "1"
+        numbered = any(t.isascii() and t.isdigit() for t in self.task_names)
+        if task.isascii() and task.isdigit() and not numbered and \
+                1 <= int(task) <= len(self.tasks):
+            return [int(task) - 1]  # L[2]: the second task (when no task name is a number)
+        hint = " (task names are numbers, so [N] names a task, not a position)" if numbered \
+            else ""
+        raise InputError(f"{where}: task {task!r} is not part of this problem "
+                         f"(tasks: {', '.join(self.task_names)}){hint}", where="SLO", value=task)
 
     def _term(self, metric: str, stat: str, task: int | None, *, where: str, sense: str | None,
               weight: float = 1.0) -> Term:
@@ -297,7 +303,7 @@ class DiscreteProblem(Problem):
                                sense="min" if o.sense == "target" else o.sense, weight=o.weight)
                 if o.sense == "target":
                     # "as close as possible to": the distance, minimised, named for the target.
-                    t = replace(t, name=f"|{t.name} - {o.target:g}|", maximise=False,
+                    t = replace(t, name=f"|{t.name} - {number_text(o.target)}|", maximise=False,
                                 target=o.target)
                 out.append(t)
         names = [t.name for t in out]

@@ -10,12 +10,20 @@ Grammar (items separated by ``;``)::
 
     objective  := (min|max) [stat] METRIC[task]
                 | target [stat] METRIC[task] = VALUE [unit]   (as close as possible to VALUE)
-    constraint := [stat] METRIC[task] (<=|>=|<|>) VALUE [unit]
+    constraint := [stat] METRIC[task] (<=|>=) VALUE [unit]
     stat       := avg | mean | std | min | max | pNN
     METRIC     := S W A L TP E MF  (per model)  |  NTT STP F  (multi-DNN system metrics)
+    VALUE      := digits 0-9, an optional decimal point and exponent (``41.67``, ``2e9``); a
+                  space may separate it from its unit (``41.67 ms``), never split it
+
+Strict comparisons (``<``, ``>``) are refused with a hint to write ``<=`` / ``>=``: every solver
+compares non-strictly, and ``L < 8ms`` read as ``L <= 8ms`` kept the designs at 8 ms. A
+bound prints back with every digit it has (``str(SLO.parse(s))`` parses to the same SLO), so
+a session, a bundle or the explorer's link keeps the SLO as it was given.
 
 ``[task]`` restricts a per-model metric to one task (``L[uc3-vision]``) or, with ``[total]``,
-sums it over the tasks (``MF[total] <= 200MB``). Without it, a per-model metric applies to every
+sums it over the tasks (``MF[total] <= 200MB``); ``[2]`` is the task named "2", or, when no
+task's name is a number, the second task. Without it, a per-model metric applies to every
 task. With no objective at all, the constrained metrics become the objectives. A target
 objective (OODIn section III-C: "the average, median or nth percentile should be as close as
 possible to a target value") is minimised as the distance |f - VALUE|, e.g. ``target TP = 30``.
@@ -26,17 +34,25 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from decimal import Decimal, localcontext
 
 from ..errors import InputError
 from ..metrics import BY_NAME, MODEL_METRICS, SUMMABLE, SYSTEM_METRICS
 from ..metrics import unit as metric_unit
 
+#: The longest SLO text read: real ones are a line; a megabyte stalled the explorer for 20 s.
+MAX_SLO_CHARS = 4096
+#: The longest number literal (``float`` reads any length; a float has 17 significant digits).
+MAX_NUMBER_CHARS = 64
+
 #: Metrics of one model (CARIn F_single) and of a multi-DNN system (NTT, STP, F): see
 #: :mod:`workbench.metrics`, the one table of names, units and directions.
 METRICS = MODEL_METRICS + SYSTEM_METRICS
-_STAT_RE = re.compile(r"^(avg|mean|std|min|max|p\d{1,2})$", re.I)
+# ASCII digits only: Python's \d and float() also take '４', '٤' and other Unicode digits.
+_STAT_RE = re.compile(r"^(avg|mean|std|min|max|p[0-9]{1,2})$", re.I)
 _TOKEN_RE = re.compile(r"\s*(<=|>=|<|>|=|[^\s<>=]+)")
-_NUM_UNIT_RE = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-z%/]+)?$")
+_NUMBER_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_UNIT_RE = re.compile(r"[A-Za-z%/]+")
 _METRIC_RE = re.compile(r"^([A-Za-z]+)(?:\[([^\]]+)\])?$")
 
 
@@ -64,7 +80,7 @@ class Objective:
     def __str__(self) -> str:
         term = _term(self.stat, self.metric, self.task)
         if self.sense == "target":
-            return f"target {term} = {self.target:g}{metric_unit(self.metric)}"
+            return f"target {term} = {number_text(self.target)}{metric_unit(self.metric)}"
         return f"{self.sense} {term}"
 
 
@@ -73,14 +89,32 @@ class Constraint:
     """A narrow SLO ``<stat, metric[task], value>`` with its direction."""
 
     metric: str
-    op: str                     # "<=" | ">="  (strict forms are stored as non-strict)
+    op: str                     # "<=" | ">="
     value: float
     stat: str = "avg"
     task: str | None = None
 
+    def __post_init__(self) -> None:
+        # Every consumer reads an op that is not "<=" as ">=": anything else would be solved
+        # as the wrong constraint, silently.
+        if self.op not in ("<=", ">="):
+            raise InputError("a constraint compares with <= or >=", where="SLO", value=self.op)
+
     def __str__(self) -> str:
         unit = metric_unit(self.metric)
-        return f"{_term(self.stat, self.metric, self.task)} {self.op} {self.value:g}{unit}"
+        value = number_text(self.value)
+        return f"{_term(self.stat, self.metric, self.task)} {self.op} {value}{unit}"
+
+
+def number_text(value: float | None) -> str:
+    """A number as the SLO grammar reads it back to the same float: the shortest digits that
+    round-trip (``repr``'s), positional for ordinary magnitudes (``41.6666667``, ``100``,
+    ``0.000001``) and with an exponent only beyond them (``1e+300``, ``5e-324``)."""
+    value = float(value)  # type: ignore[arg-type]
+    text = repr(value)
+    if value == 0 or 1e-6 <= abs(value) < 1e16:
+        text = format(Decimal(text), "f")  # the same digits, no exponent
+    return text[:-2] if text.endswith(".0") else text
 
 
 def _term(stat: str, metric: str, task: str | None) -> str:
@@ -189,18 +223,33 @@ def _tokens(item: str, offset: int, text: str) -> list[tuple[str, int, int]]:
             rest = item[pos:]
             if rest.strip():
                 a = offset + pos + len(rest) - len(rest.lstrip())
-                raise SLOError("unexpected text here (comparisons are <=, >=, < and >)", text,
+                raise SLOError("unexpected text here (comparisons are <= and >=)", text,
                                a, a + 1)
             break
-        out.append((m.group(1), offset + m.start(1), offset + m.end(1)))
+        tok = m.group(1)
+        if tok in ("<", ">"):
+            raise SLOError(f"strict '{tok}' is not supported: write '{tok}=' (a bound is met "
+                           "when the value equals it)", text, offset + m.start(1),
+                           offset + m.end(1))
+        out.append((tok, offset + m.start(1), offset + m.end(1)))
         pos = m.end()
     return out
+
+
+def _non_ascii(text: str, start: int, end: int) -> None:
+    """Refuse, with a caret under it, the first non-ASCII character of ``text[start:end]``
+    (a Unicode digit such as '４', '²' or '٤' that would otherwise read as a number)."""
+    for i in range(start, end):
+        if not text[i].isascii():
+            raise SLOError(f"{text[i]!r} is not an ASCII character: numbers are written with "
+                           "the digits 0-9", text, i, i + 1)
 
 
 def _metric(tok: tuple[str, int, int], text: str) -> tuple[str, str | None]:
     word, a, b = tok
     m = _METRIC_RE.match(word)
     if not m:
+        _non_ascii(text, a, a + len(word.split("[")[0]))
         raise SLOError(f"expected a metric ({', '.join(METRICS)}), got {word!r}", text, a, b)
     name = {x.upper(): x for x in METRICS}.get(m.group(1).upper())
     if name is None:
@@ -229,6 +278,7 @@ def _stat_metric(toks: list[tuple[str, int, int]], text: str, shape_error: str
     stat = "avg"
     if len(toks) == 2:
         if not _STAT_RE.match(toks[0][0]):
+            _non_ascii(text, toks[0][1], toks[0][2])
             raise SLOError("expected a statistic (avg, std, min, max, pNN)", text, toks[0][1],
                            toks[0][2])
         stat = _stat(toks[0][0])
@@ -237,27 +287,47 @@ def _stat_metric(toks: list[tuple[str, int, int]], text: str, shape_error: str
 
 
 def _value(metric: str, rhs: list[tuple[str, int, int]], text: str) -> float:
-    """``VALUE [unit]`` after a comparison or a target's ``=``, in the metric's base unit."""
-    joined = "".join(t[0] for t in rhs)
-    m = _NUM_UNIT_RE.match(joined)
+    """``VALUE [unit]`` after a comparison or a target's ``=``, in the metric's base unit.
+
+    The value is one token (``41.67ms``) or a number and a unit (``41.67 ms``); a space inside
+    the number (``4 1ms``) is an error, never read as 41."""
+    word, a, b = rhs[0]
+    _non_ascii(text, a, rhs[-1][2])
+    m = _NUMBER_RE.match(word)
     if not m:
-        raise SLOError(f"expected a number with an optional unit, got {joined!r}", text,
-                       rhs[0][1], rhs[-1][2])
-    value = float(m.group(1))
+        raise SLOError(f"expected a number with an optional unit, got {word!r}", text, a, b)
+    if m.end() > MAX_NUMBER_CHARS:
+        raise SLOError(f"a number of {m.end()} characters is too long (at most "
+                       f"{MAX_NUMBER_CHARS} characters)", text, a, a + m.end())
+    unit, ua, ub = word[m.end():], a + m.end(), b
+    if len(rhs) > 1:
+        if unit or len(rhs) > 2 or not _NUMBER_RE.fullmatch(word) or \
+                not _UNIT_RE.fullmatch(rhs[1][0]):
+            raise SLOError("expected one number and an optional unit (no space inside a "
+                           "number: '41.67ms' or '41.67 ms')", text, rhs[1][1], rhs[-1][2])
+        unit, ua, ub = rhs[1]
+    elif unit and not _UNIT_RE.fullmatch(unit):
+        raise SLOError(f"expected a number with an optional unit, got {word!r}", text, a, b)
+    value = float(m.group(0))
     if not math.isfinite(value):
-        raise SLOError("the value must be a finite number", text, rhs[0][1], rhs[-1][2])
+        raise SLOError("the value is too large (not a finite number)", text, a, a + m.end())
     if value < 0:  # every metric is >= 0: such a bound is always or never met
         raise SLOError(f"{metric} is never negative: the value must be >= 0", text,
-                       rhs[0][1], rhs[-1][2])
-    unit = m.group(2)
+                       a, rhs[-1][2])
     if unit:
         factors = BY_NAME[metric].units
         f = factors.get(unit.lower())
         if f is None:
             allowed = ", ".join(factors) or "none"
             raise SLOError(f"unit {unit!r} does not fit {metric} (allowed: {allowed})",
-                           text, rhs[-1][2] - len(unit), rhs[-1][2])
-        value *= f
+                           text, ua, ub)
+        # In decimal, rounded once: 0.7 s is 700 ms, not 0.7 * 1000.0 = 700.0000000000001.
+        with localcontext() as ctx:
+            ctx.prec = 2 * MAX_NUMBER_CHARS
+            value = float(Decimal(m.group(0)) * Decimal(repr(f)))
+        if not math.isfinite(value):  # 1e306GB is a finite number of GB but not of MB
+            raise SLOError(f"the value is too large in {metric_unit(metric) or 'its unit'} "
+                           "(not a finite number)", text, a, rhs[-1][2])
     return value
 
 
@@ -267,6 +337,10 @@ def parse_slo(text: str) -> SLO:
     Raises:
         SLOError: The string is empty or a token is not understood; the message points at it.
     """
+    if isinstance(text, str) and len(text) > MAX_SLO_CHARS:
+        # Refused before any work, and not repeated in the message.
+        raise InputError(f"an SLO of {len(text)} characters is too long (at most "
+                         f"{MAX_SLO_CHARS} characters)", where="SLO")
     if not isinstance(text, str) or not text.strip():
         raise SLOError("empty SLO: give at least one objective or constraint", str(text), 0, 1)
     objectives: list[Objective] = []
@@ -293,15 +367,15 @@ def parse_slo(text: str) -> SLO:
         if eq:
             t = toks[eq[0]]
             raise SLOError("'=' sets a target ('target METRIC = VALUE'); a constraint compares "
-                           "with <=, >=, < or >", text, t[1], t[2])
-        ops = [i for i, t in enumerate(toks) if t[0] in ("<=", ">=", "<", ">")]
+                           "with <= or >=", text, t[1], t[2])
+        ops = [i for i, t in enumerate(toks) if t[0] in ("<=", ">=")]
         if len(ops) > 1:
             t = toks[ops[1]]
             raise SLOError("one comparison per constraint", text, t[1], t[2])
         if ops:
             k = ops[0]
             lhs, rhs = toks[:k], toks[k + 1:]
-            op = ">=" if toks[k][0].startswith(">") else "<="
+            op = toks[k][0]
             if not lhs:
                 raise SLOError("a constraint needs a metric before the comparison", text,
                                toks[k][1], toks[k][2])

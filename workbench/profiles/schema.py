@@ -10,7 +10,7 @@ predictor) or imported (another tool's output).
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -39,6 +39,10 @@ class PathError(ValueError):
 MAX_CORE_ID = processors.MAX_CORE_ID
 MAX_THREADS = processors.MAX_THREADS
 MAX_BATCH = processors.MAX_BATCH
+#: The largest magnitude of any number in a profile, in its field's unit: 1e18 ms, MB, FLOPs
+#: or mJ is far beyond any real model or device, and far enough below the float range (1.8e308)
+#: that sums over tasks, contention factors and squares (standard deviations) stay finite.
+MAX_VALUE = 1e18
 #: Latencies are durations: 0 ms would be an infinite throughput that wins every SLO.
 _LATENCIES = ("L", "L_min", "L_max", "L_p50", "L_p90", "L_p99")
 
@@ -46,7 +50,21 @@ _LATENCIES = ("L", "L_min", "L_max", "L_p50", "L_p90", "L_p99")
 class _Strict(BaseModel):
     # Mistyped fields are errors, not silently ignored data.
     # strict: "L": true is not 1 ms and "threads": "4" is not 4 (an int is still a float).
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, strict=True)
+    # allow_inf_nan: every float field, nested ones too, refuses NaN and infinities (JSON's
+    # NaN, Infinity and 1e309 parse to them) at load, naming the field.
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, strict=True,
+                              allow_inf_nan=False)
+
+    @field_validator("*")
+    @classmethod
+    def _bounded(cls, v: Any) -> Any:
+        """Every float (also in a list or a mapping) within +-MAX_VALUE."""
+        items = v if isinstance(v, list) else v.values() if isinstance(v, dict) else (v,)
+        for x in items:
+            if isinstance(x, float) and abs(x) > MAX_VALUE:
+                raise ValueError(f"{x!r} is beyond the largest magnitude a profile holds "
+                                 f"({MAX_VALUE:g})")
+        return v
 
 
 class CpuCluster(_Strict):
