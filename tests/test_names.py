@@ -47,3 +47,23 @@ def test_user_text_reaches_stdout_escaped_and_json_stays_json(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "\u202e" not in out and "\x9b" not in out
     assert json.loads(out)["provenance"]["method"] == "notes \u202e reversed \x9b31m"
+
+
+@pytest.mark.parametrize("path", [("device", "name"), ("tasks", 0, "name"), ("configs", 0, "id"),
+                                  ("configs", 0, "model"), ("configs", 0, "task")])
+def test_a_profile_refuses_a_name_with_an_escape_code_naming_the_field(tmp_path, path):
+    import json
+
+    from workbench.profiles import load_profile
+
+    data = json.loads(open(resolve_profile("s20fe")).read())
+    node = data
+    for k in path[:-1]:
+        node = node[k]
+    node[path[-1]] = "evil\x1b[2J"
+    p = tmp_path / "p.json"
+    p.write_text(json.dumps(data))
+    with pytest.raises(InputError, match="control characters") as e:
+        load_profile(p)
+    where = ".".join(str(k) if isinstance(k, str) else f"[{k}]" for k in path).replace(".[", "[")
+    assert where.split("[")[0] in str(e.value)

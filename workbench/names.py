@@ -63,6 +63,17 @@ def check_name(value: Any, *, what: str, file: Any = None, where: str | None = N
     return value
 
 
+def validator(what: str, *, max_len: int = MAX_NAME):
+    """:func:`check_name` as a schema's field check (pydantic's ``AfterValidator``): raises
+    ValueError with the message alone, so the schema's error names the field's JSON path."""
+    def check(value: Any) -> Any:
+        try:
+            return check_name(value, what=what, max_len=max_len)
+        except InputError as e:
+            raise ValueError(e.message) from None
+    return check
+
+
 class EscapingWriter:
     """A text stream that escapes control characters (keeping newlines, tabs and carriage
     returns) before they reach the stream it wraps: the command line's standard output, where

@@ -30,9 +30,10 @@ from ..metrics import unit as metric_unit
 from ..moo.front import exact_front
 from ..moo.optimality import feasible_mask
 from ..moo.problem import DiscreteProblem
-from ..moo.slo import SLO, Objective
+from ..moo.slo import MAX_SLO_CHARS, SLO, Objective
 from ..moo.usecases import scenarios_for
 from ..names import MAX_NAME, check_name
+from ..names import validator as name_validator
 from ..profiles import Profile, list_profiles, load_profile, resolve_profile
 from ..profiles.store import error_from_validation
 from ..solvers import oodin, rass
@@ -44,7 +45,7 @@ MAX_POINTS = 20_000
 
 #: The longest SLO the explorer takes, in characters. A use case's SLO is under 100; a megabyte
 #: typed or linked stalled the page's kernel for 20 s, so longer text is refused unparsed.
-MAX_SLO = 4096
+MAX_SLO = MAX_SLO_CHARS
 
 #: The largest session the explorer reads (a link's query string, a session file or an upload),
 #: in bytes; one holds a few hundred. Larger input is refused before it is parsed.
@@ -346,12 +347,7 @@ class Session:
 def _named(what: str, max_len: int = MAX_NAME):
     """A pydantic check that a field is a name (:func:`workbench.names.check_name`); its message
     becomes the session error's, at the field's JSON path."""
-    def check(value: str) -> str:
-        try:
-            return check_name(value, what=what, max_len=max_len)
-        except InputError as e:
-            raise ValueError(e.message) from None
-    return AfterValidator(check)
+    return AfterValidator(name_validator(what, max_len=max_len))
 
 
 class ExplorerState(BaseModel):

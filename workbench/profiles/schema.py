@@ -12,11 +12,13 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, field_validator,
+                      model_validator)
 
 from .. import processors
 from ..errors import InputError
 from ..metrics import COLUMNS
+from ..names import validator as name_validator
 
 PRECISIONS: tuple[str, ...] = ("FP32", "FP16", "DR8", "FX8", "FFX8")
 Precision = Literal["FP32", "FP16", "DR8", "FX8", "FFX8"]
@@ -45,6 +47,14 @@ MAX_BATCH = processors.MAX_BATCH
 MAX_VALUE = 1e18
 #: Latencies are durations: 0 ms would be an infinite throughput that wins every SLO.
 _LATENCIES = ("L", "L_min", "L_max", "L_p50", "L_p90", "L_p99")
+
+
+#: Names a profile gives (device, task, model, configuration, engine): text with no control
+#: characters, so no name printed in a table or a message can carry a terminal escape sequence.
+DeviceName = Annotated[str, AfterValidator(name_validator("device"))]
+TaskName = Annotated[str, AfterValidator(name_validator("task"))]
+ModelName = Annotated[str, AfterValidator(name_validator("model"))]
+ConfigId = Annotated[str, AfterValidator(name_validator("configuration", max_len=256))]
 
 
 class _Strict(BaseModel):
@@ -81,7 +91,7 @@ class Accelerator(_Strict):
     """A GPU, NPU or DSP as the spec sheet names it, with its peak throughput where known (the
     phone model runs an accelerator from these figures, never from its name)."""
 
-    name: str
+    name: DeviceName
     clock_mhz: float | None = Field(default=None, gt=0)
     fp32_gflops: float | None = Field(default=None, gt=0, description="Peak FP32 GFLOPS (GPU).")
     fp16_gflops: float | None = Field(default=None, gt=0, description="Peak FP16 GFLOPS (GPU).")
@@ -94,9 +104,9 @@ class Accelerator(_Strict):
 class Device(_Strict):
     """What the device is (CARIn Table 6, OODIn Table I)."""
 
-    name: str = Field(min_length=1, description="Short id, e.g. 's20fe'.")
-    display_name: str | None = None
-    soc: str | None = None
+    name: DeviceName = Field(min_length=1, description="Short id, e.g. 's20fe'.")
+    display_name: DeviceName | None = None
+    soc: DeviceName | None = None
     launch: str | None = None
     os: str | None = None
     cpu_clusters: list[CpuCluster] = Field(default_factory=list)
@@ -165,7 +175,7 @@ class Engine(_Strict):
 class Task(_Strict):
     """A DL task whose models are in the table; says how to read its accuracy column."""
 
-    name: str = Field(min_length=1)
+    name: TaskName = Field(min_length=1)
     metric: str = Field(default="top1", description="What A holds, e.g. 'top1', 'MAE', 'mAP'.")
     higher_is_better: bool = True
     dataset: str | None = None
@@ -175,10 +185,11 @@ class Task(_Strict):
 class Config(_Strict):
     """One execution configuration e = <m, hw> and its metrics (one row of the table)."""
 
-    id: str = Field(min_length=1)
-    task: str = "default"
-    model: str = Field(min_length=1, description="Architecture name, e.g. 'EfficientNet Lite0'.")
-    arch: str | None = Field(default=None, description="Model family, e.g. 'EfficientNet'.")
+    id: ConfigId = Field(min_length=1)
+    task: TaskName = "default"
+    model: ModelName = Field(min_length=1,
+                             description="Architecture name, e.g. 'EfficientNet Lite0'.")
+    arch: ModelName | None = Field(default=None, description="Model family, e.g. 'EfficientNet'.")
     precision: Precision
     processor: str
     threads: int | None = Field(default=None, ge=1, le=MAX_THREADS)
@@ -333,9 +344,9 @@ class MultiExitModel(_Strict):
     """Delen's exit profile of one stored multi-exit model on this device. Its operating points
     (each exit, each Pareto threshold vector) appear as configurations named ``ARCH@POINT``."""
 
-    name: str = Field(min_length=1)
-    task: str
-    arch: str = Field(min_length=1)
+    name: ModelName = Field(min_length=1)
+    task: TaskName
+    arch: ModelName = Field(min_length=1)
     processor: str
     threads: int = Field(default=1, ge=1)
     size_mb: float | None = Field(default=None, ge=0)
