@@ -89,7 +89,13 @@ def load_parameters(path: str | Path | None = None) -> dict[str, Any]:
     """The model's parameters: the packaged file, or a copy of it the user edited."""
     if path is None:
         return json.loads(json.dumps(_default_parameters()))
-    return json.loads(Path(path).read_text("utf-8"))
+    from ..fileio import parse_json, read_text
+
+    # A user's file: bounded, strictly decoded, duplicate keys refused (fileio's one reader).
+    data = parse_json(read_text(path, what="phone-model parameters file"), file=path)
+    if not isinstance(data, dict):
+        raise InputError("a parameters file holds a JSON object", file=path)
+    return data
 
 
 def paper_spec(device: str) -> Device:

@@ -321,7 +321,9 @@ def dumps(node: Node) -> str:
 
 
 def loads(text: str) -> Node:
-    return from_dict(json.loads(text))
+    from ..fileio import parse_json
+
+    return from_dict(parse_json(text))
 
 
 class CriteriaTable:
