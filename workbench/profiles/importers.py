@@ -5,6 +5,12 @@ CSV columns: ``config, model, precision, processor`` (required) plus any of
 columns ``task, arch, params, threads, xnnpack, delegate_precision, governor, memory_mode,
 memory_budget_mb, batch, source, note``. Units: ms (latency), MB (MF, S), FLOPs (W), mJ (E),
 samples/s (TP). Empty cells and ``-`` mean "not available".
+
+Numbers are read exactly or refused with their line: ASCII digits and a ``.`` decimal point only
+(Python's ``float()`` would also take full-width or Arabic-Indic digits and ``1_000``). A CSV cell
+has no thousands separators (``"5,741"`` could be 5.741 with a decimal comma); in a
+benchmark_model log a comma between groups of three digits is one (``5,741.6`` is 5741.6), a comma
+and a space separate the timings fields, and any other comma in a number is refused.
 """
 
 from __future__ import annotations
@@ -74,16 +80,49 @@ def _parse_bool(text: str) -> bool:
     raise ValueError("expected true/false")
 
 
+#: A number as the importers read it: ASCII digits only (``float()`` and ``\d`` also take other
+#: scripts' digits: full-width, Arabic-Indic, ...), an optional sign, fraction and exponent; no
+#: ``_`` (``float("1_000")`` is 1000), no ``inf``/``nan`` spelled out.
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+#: Thousands grouped by commas with a ``.`` decimal point, as a locale-aware printer writes
+#: benchmark_model's numbers: ``5,741.6``, ``21,771``, ``1,234,567``.
+_GROUPED = re.compile(r"[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?")
+
+
+def _decimal(text: str, *, grouped: bool = False) -> float:
+    """``text`` as a float, or a ValueError saying why not.
+
+    ``grouped``: a comma between groups of three digits is a thousands separator (``5,741.6`` is
+    5741.6). Any other comma inside a number (``5741,6``, ``5.741,6``, ``57,41``) is a decimal
+    comma or something worse, and is refused rather than guessed. Without ``grouped`` every comma
+    is refused: in a CSV table ``"5,741"`` may as well be 5.741 ms written with a decimal comma.
+    """
+    t = text.strip()
+    if grouped and _GROUPED.fullmatch(t):
+        t = t.replace(",", "")
+    if _DECIMAL.fullmatch(t):
+        return float(t)
+    if not t.isascii():
+        raise ValueError("not a number (digits must be ASCII 0-9)")
+    if "," in t:
+        raise ValueError("not a number (',' is read only as a thousands separator between "
+                         "groups of three digits, with '.' as the decimal point: 5,741.6)"
+                         if grouped else
+                         "not a number (write '.' for the decimal point and no thousands "
+                         "separators)")
+    raise ValueError("not a number")
+
+
 def _cell(column: str, text: str) -> Any:
     if text.strip().lower() in _MISSING:
         return None
     if column in _INT_COLUMNS:
-        v = float(text)
+        v = _decimal(text)
         if not v.is_integer():
             raise ValueError("expected a whole number")
         return int(v)
     if column in _FLOAT_COLUMNS:
-        v = float(text)
+        v = _decimal(text)
         if not math.isfinite(v) or v < 0:
             raise ValueError("must be a finite number >= 0")
         return v
@@ -197,10 +236,22 @@ def import_csv(path: str | os.PathLike, *, device: Device | str | None = None,
 # --- LiteRT benchmark_model logs -------------------------------------------------------------
 
 _RE_TIMINGS = re.compile(r"Inference timings in us:\s*(.*)")
-_RE_KV = re.compile(r"([A-Za-z ()]+):\s*([0-9.eE+-]+)")
+# The timings line is ``Name: number`` fields separated by a comma and a space
+# (``Init: 21771, First inference: 9842, ...``); a comma with no space after it is inside a
+# number (a thousands separator, checked by _num).
+_RE_FIELD_SEP = re.compile(r",\s+")
+_RE_FIELD = re.compile(r"([A-Za-z][A-Za-z0-9 ()_-]*?):\s*(\S+)")
+#: The timings fields the import reads; the others (Warmup (avg)) may be ``nan``, which is what
+#: the tool writes for a phase that ran no iterations.
+_TIMINGS_READ = ("Init", "First inference", "Inference (avg)")
+# A line with count= is one of the tool's statistics lines, written in one of two forms:
+#   count=174 first=5795 curr=5710 min=5585 max=6904 avg=5741.6 std=151
+#   count=50 curr=5741(all same)      (every sample equal; newer versions; count=1: no suffix)
 # Numbers are taken as any non-space text and checked by _num, so a malformed one is an error
 # naming its line rather than a line silently skipped.
-_RE_COUNT = re.compile(r"count=(\S+).*?min=(\S+)\s+max=(\S+)\s+avg=(\S+)\s+std=(\S+)")
+_RE_STATS = re.compile(r"\bcount=\S")
+_RE_COUNT = re.compile(r"\bcount=(\S+).*?min=(\S+)\s+max=(\S+)\s+avg=(\S+)\s+std=(\S+)")
+_RE_COUNT_SAME = re.compile(r"\bcount=(\S+)\s+curr=([^\s(]+)(?:\(all same\))?\s*$")
 _RE_PEAK = re.compile(r"Peak memory footprint \(MB\):\s*init=(\S+)\s+overall=(\S+)")
 _RE_PARAM = re.compile(r"^(?:[A-Z]+:\s*)?([A-Za-z][A-Za-z0-9 _()/-]*?):\s*\[(.*)\]\s*$")
 _PRECISION_TOKENS = {"fp32": "FP32", "float32": "FP32", "fp16": "FP16", "float16": "FP16",
@@ -223,16 +274,59 @@ def _split_runs(text: str) -> list[list[tuple[int, str]]]:
 
 
 def _num(text: str, *, file: Any, line: int, what: str, positive: bool = False) -> float:
-    """A number of the log, or an InputError naming the line (``1.2.3``, ``--``, ``1e400``)."""
+    """A number of the log, or an InputError naming the line (``1.2.3``, ``--``, ``1e400``,
+    ``5741,6``, digits other than ASCII 0-9); ``5,741.6`` is 5741.6 (see _decimal)."""
     try:
-        v = float(text)
-    except ValueError:
-        raise InputError(f"{what} is not a number", file=file, where=f"line {line}",
+        v = _decimal(text, grouped=True)
+    except ValueError as exc:
+        raise InputError(f"{what}: {exc}", file=file, where=f"line {line}",
                          value=text) from None
     if not math.isfinite(v) or v < 0 or (positive and v == 0):
         raise InputError(f"{what} must be a finite number {'> 0' if positive else '>= 0'}",
                          file=file, where=f"line {line}", value=text)
     return v
+
+
+def _timings(body: str, *, file: Any, line: int) -> dict[str, float]:
+    """The ``Name: number`` fields of a timings line (us)."""
+    out: dict[str, float] = {}
+    for part in _RE_FIELD_SEP.split(body.strip().rstrip(",")):
+        m = _RE_FIELD.fullmatch(part.strip())
+        if m is None:
+            raise InputError("timings field is not 'Name: number' (fields are separated by ', ')",
+                             file=file, where=f"line {line}", value=part)
+        key, value = m.group(1).strip(), m.group(2)
+        if key not in _TIMINGS_READ and value.lower() in {"nan", "-nan"}:
+            continue
+        out[key] = _num(value, file=file, line=line, what=key)
+    return out
+
+
+def _stats(line: str, *, file: Any, n: int) -> dict[str, Any]:
+    """A count= line as ``runs`` and ``L_min``, ``L_max``, ``L_std`` (ms)."""
+    m = _RE_COUNT.search(line)
+    if m:
+        cnt, lo, hi, std = m.group(1), m.group(2), m.group(3), m.group(5)
+    else:
+        m = _RE_COUNT_SAME.search(line)
+        if m is None and re.search(r"\bcount=0\s*$", line):
+            raise InputError("the runs before the timings line measured nothing (count=0)",
+                             file=file, where=f"line {n}", value=line)
+        if m is None:
+            raise InputError("a statistics line in an unknown form (expected count=N first=... "
+                             "curr=... min=... max=... avg=... std=..., or count=N curr=X(all "
+                             "same))", file=file, where=f"line {n}", value=line)
+        cnt, lo, hi, std = m.group(1), m.group(2), m.group(2), "0"
+    runs = _num(cnt, file=file, line=n, what="count")
+    if not runs.is_integer() or runs < 1:
+        raise InputError("count is not a whole number >= 1", file=file, where=f"line {n}",
+                         value=cnt)
+    rec = {"runs": int(runs), "L_min": _num(lo, file=file, line=n, what="min") / 1000,
+           "L_max": _num(hi, file=file, line=n, what="max") / 1000,
+           "L_std": _num(std, file=file, line=n, what="std") / 1000}
+    if rec["L_min"] > rec["L_max"]:
+        raise InputError("min is greater than max", file=file, where=f"line {n}", value=(lo, hi))
+    return rec
 
 
 def parse_benchmark_log(text: str, *, file: Any = None) -> list[dict[str, Any]]:
@@ -247,8 +341,7 @@ def parse_benchmark_log(text: str, *, file: Any = None) -> list[dict[str, Any]]:
     out = []
     for lines in runs:
         rec: dict[str, Any] = {"params": {}}
-        last_count = None
-        count_line = 0
+        last_count: tuple[int, str] | None = None
         for n, line in lines:
             line = line.strip()
             m = _RE_PARAM.match(line)
@@ -256,17 +349,16 @@ def parse_benchmark_log(text: str, *, file: Any = None) -> list[dict[str, Any]]:
                 key, value = m.group(1).strip().lower(), m.group(2).strip()
                 # -1 is benchmark_model's "the runtime's default"; other values must be counts.
                 if key == "num threads" and value != "-1" and not (
-                        value.isdigit() and 1 <= int(value) <= processors.MAX_THREADS):
+                        re.fullmatch("[0-9]+", value)
+                        and 1 <= int(value) <= processors.MAX_THREADS):
                     raise InputError(f"Num threads must be 1..{processors.MAX_THREADS} (or -1)",
                                      file=file, where=f"line {n}", value=value)
                 rec["params"][key] = value
-            m = _RE_COUNT.search(line)
-            if m:
-                last_count, count_line = m, n
+            if _RE_STATS.search(line):
+                last_count = (n, line)
             m = _RE_TIMINGS.search(line)
             if m:
-                kv = {k.strip(): _num(v, file=file, line=n, what=k.strip())
-                      for k, v in _RE_KV.findall(m.group(1))}
+                kv = _timings(m.group(1), file=file, line=n)
                 if "Inference (avg)" not in kv:
                     raise InputError("timings line has no 'Inference (avg)'", file=file,
                                      where=f"line {n}", value=line)
@@ -278,18 +370,10 @@ def parse_benchmark_log(text: str, *, file: Any = None) -> list[dict[str, Any]]:
                     rec["init_ms"] = kv["Init"] / 1000.0
                 if "First inference" in kv:
                     rec["first_ms"] = kv["First inference"] / 1000.0
-                # The last count= line before the timings summarises the measured runs.
+                # The last count= line before the timings summarises the measured runs (an
+                # "all same" line too: skipping it would take the warm-up's statistics).
                 if last_count is not None:
-                    cnt, lo, hi, avg, std = last_count.groups()
-                    num = lambda t, w: _num(t, file=file, line=count_line, what=w)  # noqa: E731
-                    if not cnt.isdigit() or int(cnt) == 0:
-                        raise InputError("count is not a whole number >= 1", file=file,
-                                         where=f"line {count_line}", value=cnt)
-                    rec.update(runs=int(cnt), L_min=num(lo, "min") / 1000,
-                               L_max=num(hi, "max") / 1000, L_std=num(std, "std") / 1000)
-                    if rec["L_min"] > rec["L_max"]:
-                        raise InputError("min is greater than max", file=file,
-                                         where=f"line {count_line}", value=(lo, hi))
+                    rec.update(_stats(last_count[1], file=file, n=last_count[0]))
             m = _RE_PEAK.search(line)
             if m:
                 overall = _num(m.group(2), file=file, line=n, what="peak memory")
@@ -308,7 +392,7 @@ def _processor_from_params(params: dict[str, str]) -> tuple[str, int | None, boo
         return "NPU", None, None
     threads = params.get("num threads")
     xnn = params.get("use xnnpack")
-    return ("CPU", int(threads) if threads and threads.lstrip("-").isdigit() and int(threads) > 0
+    return ("CPU", int(threads) if threads and re.fullmatch("[0-9]+", threads) and int(threads) > 0
             else None, None if xnn is None else _truthy(xnn))
 
 
@@ -389,10 +473,10 @@ def accuracy_table(specs: list[str]) -> dict[tuple[str, str | None], float]:
             raise InputError(f"unknown precision; expected one of {', '.join(PRECISIONS)}",
                              file=file, where=where, value=prec)
         try:
-            v = float(value)
-        except ValueError:
-            raise InputError("accuracy must be a number", file=file, where=where,
-                             value=value) from None
+            v = _decimal(value)
+        except ValueError as exc:
+            raise InputError("accuracy must be a number" + str(exc).removeprefix("not a number"),
+                             file=file, where=where, value=value) from None
         if not math.isfinite(v):
             raise InputError("accuracy must be finite", file=file, where=where, value=value)
         out[(model, prec)] = v

@@ -1,23 +1,146 @@
 """The LiteRT interpreter as the workbench uses it everywhere: threads, XNNPACK on/off, a batch
-size, int8 inputs quantised with the tensor's own scale. numpy + ai_edge_litert only."""
+size, int8 inputs quantised with the tensor's own scale. numpy + ai_edge_litert only.
+
+Every model is checked before LiteRT sees it (:func:`check_model`): LiteRT allocates what a
+file's tensor shapes say, so one flipped byte in a shape vector of a 4.5 kB model asks for
+gigabytes at ``allocate_tensors`` (or a negative size). The check reads the flatbuffer's tensor
+tables with the schema LiteRT ships (``ai_edge_litert.schema_py_generated``), touching only those
+pages of a file, and refuses a model whose non-constant tensors need more than a limit.
+"""
 
 from __future__ import annotations
 
+import math
+import mmap
 import os
+import stat
+import struct
+from typing import Any
 
 import numpy as np
+
+from ..errors import InputError
+from ..names import printable
+
+#: The most memory the non-constant tensors of a model (activations, inputs, outputs, variables;
+#: every subgraph) may need, summed as the file's shapes give them. LiteRT's arena reuses memory,
+#: so a model needs less than this sum; the largest models the workbench runs need well under
+#: 1 GiB by it, while a corrupt shape asks for tens of GiB or more.
+MAX_TENSOR_BYTES = 2 << 30
+#: More dimensions than this is a corrupt shape vector, not a tensor.
+MAX_RANK = 16
+#: Bits per element by ``TensorType`` (schema.fbs); a type not listed counts 64.
+_ELEMENT_BITS = {0: 32, 1: 16, 2: 32, 3: 8, 4: 64, 5: 8, 6: 8, 7: 16, 8: 64, 9: 8, 10: 64,
+                 11: 128, 12: 64, 13: 8, 14: 8, 15: 32, 16: 16, 17: 4, 18: 16, 19: 2, 20: 4,
+                 21: 8, 22: 8}
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2**30:.3g} GiB" if n >= 2**30 else f"{n / 2**20:.3g} MiB"
+
+
+def check_model(model: str | os.PathLike | bytes, *, file: Any = None,
+                limit: int = MAX_TENSOR_BYTES) -> int:
+    """Check a .tflite model's tensor shapes before an interpreter is built; returns the bytes its
+    non-constant tensors need (summed over every subgraph, as stored in the file).
+
+    Raises:
+        InputError: Not a LiteRT flatbuffer; a tensor with a negative dimension or more than
+            MAX_RANK of them; non-constant tensors needing more than ``limit`` bytes. The message
+            names the file, the subgraph and tensor (the largest one, for the limit) and the limit.
+    """
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        return _check_buffer(model, file=file, limit=limit)
+    file = model if file is None else file
+    try:
+        # O_NONBLOCK: a FIFO given as a model must not hang the caller.
+        fd = os.open(model, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return 0  # LiteRT reports a file it cannot open in its own words
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError("not a regular file", file=file)
+        if st.st_size < 8:
+            raise InputError("not a LiteRT model: too short for a flatbuffer", file=file,
+                             value=st.st_size)
+        # Mapped, not read: only the pages of the tensor tables are touched.
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+            return _check_buffer(buf, file=file, limit=limit)
+
+
+def _check_buffer(buf, *, file: Any, limit: int) -> int:
+    from ai_edge_litert.schema_py_generated import Model
+
+    size = len(buf)
+    if size < 8 or not Model.ModelBufferHasIdentifier(buf, 0):
+        raise InputError("not a LiteRT model (no TFL3 flatbuffer identifier)", file=file)
+    total = 0
+    largest: tuple[int, str, list[int]] = (-1, "", [])
+    try:
+        m = Model.GetRootAs(buf, 0)
+        n_buffers = m.BuffersLength()
+        # Counts bounded by the file's size: a corrupt length must not become a long loop.
+        budget = size // 4
+        n_sub = m.SubgraphsLength()
+        if not 0 <= n_sub <= budget:
+            raise ValueError("subgraph count")
+        for i in range(n_sub):
+            sg = m.Subgraphs(i)
+            n_t = sg.TensorsLength()
+            budget -= n_t
+            if n_t < 0 or budget < 0:
+                raise ValueError("tensor count")
+            for j in range(n_t):
+                t = sg.Tensors(j)
+                rank = t.ShapeLength()
+                name = (t.Name() or b"").decode("utf-8", "replace")
+                where = f"subgraph {i}, tensor {j} '{printable(name)}'"
+                if not 0 <= rank <= MAX_RANK:
+                    raise InputError(f"a shape of {rank} dimensions (at most {MAX_RANK}): a "
+                                     "corrupt file?", file=file, where=where)
+                shape = [t.Shape(k) for k in range(rank)]
+                if any(d < 0 for d in shape):
+                    raise InputError("a negative dimension: a corrupt file?", file=file,
+                                     where=where, value=shape)
+                b = t.Buffer()
+                if not 0 <= b < max(n_buffers, 1):
+                    raise ValueError("buffer index")
+                constant = b > 0 and (m.Buffers(b).DataLength() > 0 or m.Buffers(b).Size() > 0)
+                if constant and not t.IsVariable():
+                    continue  # its bytes are in the file; LiteRT checks them against the shape
+                need = (math.prod(shape) * _ELEMENT_BITS.get(t.Type(), 64) + 7) // 8
+                total += need
+                if need > largest[0]:
+                    largest = (need, where, shape)
+    except InputError:
+        raise
+    except (struct.error, IndexError, ValueError, TypeError, OverflowError):
+        raise InputError("not a LiteRT model: its flatbuffer is cut short or corrupt",
+                         file=file) from None
+    if total > limit:
+        need, where, shape = largest
+        raise InputError(f"non-constant tensors need {_gib(total)}, over the {_gib(limit)} limit "
+                         f"(this one, the largest: {_gib(need)}): a corrupt shape?", file=file,
+                         where=where, value=shape)
+    return total
 
 
 def open_interpreter(model: str | os.PathLike | bytes, *, threads: int = 1, xnnpack: bool = True,
                      batch: int | None = None):
     """A LiteRT interpreter for a .tflite file or a model already in memory (``bytes``: the
     interpreter keeps that immutable buffer, so later changes to the file cannot reach it); with
-    ``batch``, its input resized and tensors allocated (ready to invoke)."""
+    ``batch``, its input resized and tensors allocated (ready to invoke).
+
+    Raises:
+        InputError: The model fails :func:`check_model` (nothing was allocated).
+    """
     try:
         from ai_edge_litert.interpreter import Interpreter, OpResolverType
     except ImportError as e:  # pragma: no cover - depends on the install
         raise ImportError("the runtime needs the LiteRT interpreter: pip install ai-edge-litert"
                           ) from e
+    check_model(model)
     resolver = OpResolverType.AUTO if xnnpack else OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
     source = {"model_content": model} if isinstance(model, bytes) else {"model_path": str(model)}
     it = Interpreter(**source, num_threads=threads, experimental_op_resolver_type=resolver)

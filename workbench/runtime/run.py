@@ -21,8 +21,10 @@ import numpy as np
 
 from ..errors import InputError, WorkbenchError
 from ..fileio import atomic_write_text
-from .bundle import Bundle, load_bundle
+from ..names import printable
+from .bundle import Bundle, BundleError, load_bundle
 from .events import Event, parse_events
+from .executor import ExecutorError
 from .manager import Rejected, RuntimeManager
 from .monitor import anon_mb
 from .options import RuntimeOptions
@@ -93,7 +95,10 @@ def run(bundle: Bundle | str | Path, *, duration: float = 10.0, rate: float = 30
             else:
                 f.exception()  # closed loop: wait for the answer before the next request
 
-    rm.start()
+    try:
+        rm.start()
+    except ExecutorError:  # every design failed to load: the bundle's error, not a traceback
+        raise no_loadable_design(b) from None
     seen = 0
     gens = [threading.Thread(target=generate, args=(t,), daemon=True) for t in rm.tasks]
     for g in gens:
@@ -117,11 +122,52 @@ def run(bundle: Bundle | str | Path, *, duration: float = 10.0, rate: float = 30
                      summarise(rm.timeline))
 
 
+#: How much of each design's reason a "no loadable design" error quotes (LiteRT's messages can
+#: run to several lines).
+_REASON_CHARS = 200
+
+
+def no_loadable_design(b: Bundle) -> BundleError:
+    """The one-line error for a bundle none of whose designs loads: each distinct reason once,
+    with the designs it removed (``d0, dm: cfg: cannot load models/x.tflite: not a LiteRT ...``).
+    """
+    roles: dict[str, list[str]] = {}
+    for role, why in b.problems.items():
+        why = " ".join(str(why).split())
+        if len(why) > _REASON_CHARS:
+            why = why[:_REASON_CHARS - 3] + "..."
+        roles.setdefault(why, []).append(role)
+    reasons = "; ".join(f"{', '.join(r)}: {why}" for why, r in roles.items())
+    return BundleError(printable(f"no loadable design ({reasons or 'none to start with'})"),
+                       file=b.root)
+
+
+def try_designs(b: Bundle) -> Bundle:
+    """Load every configuration of every usable design once, as a run would (the manager's own
+    loading: LiteRT, layer programs, multi-exit segments), and take out of service the designs
+    whose configurations do not load, with the reason in ``b.problems``.
+
+    Raises:
+        BundleError: No design loads (one line naming the bundle and why each failed).
+    """
+    rm = RuntimeManager(b)
+    for cid in dict.fromkeys(c for role in b.usable for c in b.designs[role].configs):
+        try:
+            rm._load(cid).close()
+        except ExecutorError as e:
+            b.remove_config(cid, str(e))
+    b.release(set())  # the verified bytes were for this check only
+    if not b.usable:
+        raise no_loadable_design(b)
+    return b
+
+
 def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m workbench.runtime",
                                  description="the workbench's device runtime")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    p = sub.add_parser("check", help="verify a bundle's manifest and model checksums")
+    p = sub.add_parser("check", help="verify a bundle's manifest and model checksums, and "
+                                     "that each design loads")
     p.add_argument("bundle")
     p = sub.add_parser("run", help="serve a request stream with a bundle and adapt")
     add_run_arguments(p)
@@ -152,11 +198,11 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_check(bundle: str) -> int:
-    b = load_bundle(bundle)
+    b = try_designs(load_bundle(bundle))
     st = b.manifest.get("storage", {})
+    device = b.manifest.get("device", {})
     print(f"bundle {bundle}: {b.manifest.get('solver')} designs for "
-          f"{b.manifest.get('device', {}).get('name')} ({b.manifest.get('device', {}).get('source')}"
-          f" profile), tasks {', '.join(b.task_names)}")
+          f"{device.get('name')} ({device.get('source')} profile), tasks {', '.join(b.task_names)}")
     print(f"SLO: {b.manifest.get('slo')}")
     for role, d in b.designs.items():
         state = "ok" if role not in b.problems else f"REMOVED: {b.problems[role]}"
