@@ -1,9 +1,13 @@
-"""``workbench models add|list|show|remove`` and ``workbench quantise``: your own models."""
+"""``workbench models add|list|show|remove`` and ``workbench quantise``: your own models.
+
+What a user or a converter wrote (paths, names, the model family, reasons and notes) is printed
+through :func:`workbench.names.printable` (as ``_p``), so escape codes never reach the terminal."""
 
 from __future__ import annotations
 
 import argparse
 
+from ..names import printable as _p
 from ._format import fmt, table
 
 SCHEMES = "FP32,FP16,DR8,FX8,FFX8"
@@ -20,14 +24,15 @@ def add(args: argparse.Namespace) -> int:
                        metric=args.metric, input_shape=args.input_shape, arch=args.arch,
                        overwrite=args.force, progress=not args.quiet)
     shape = "x".join(map(str, rec.input_shape))
-    print(f"added {rec.name} ({rec.kind}, input {shape} {rec.input_dtype}, {rec.n_outputs} "
-          f"output(s)) to task {rec.task}; A = {rec.metric} on {rec.evaluation.split(';')[0]}")
+    print(f"added {_p(rec.name)} ({rec.kind}, input {shape} {rec.input_dtype}, {rec.n_outputs} "
+          f"output(s)) to task {_p(rec.task)}; A = {rec.metric} on "
+          f"{_p(rec.evaluation.split(';')[0])}")
     for v in rec.variants:
         print(f"  {v.precision}: " + (f"{v.size_mb:.3f} MB, A = {fmt(v.metric)}" if v.available
-                                      else f"unavailable ({v.reason})"))
+                                      else f"unavailable ({_p(v.reason)})"))
         if v.note:
-            print(f"  warning: {v.note}")
-    print(f"next: workbench quantise {rec.name}")
+            print(f"  warning: {_p(v.note)}")
+    print(f"next: workbench quantise {_p(rec.name)}")
     return 0
 
 
@@ -41,8 +46,8 @@ def add_pretrained(args: argparse.Namespace) -> int:
     else:
         rec = pretrained.register(args.model, name=args.name, overwrite=args.force,
                                   progress=not args.quiet)
-    print(f"added {rec.name} (task {rec.task}): {rec.evaluation}")
-    print(f"next: workbench quantise {rec.name}")
+    print(f"added {_p(rec.name)} (task {_p(rec.task)}): {_p(rec.evaluation)}")
+    print(f"next: workbench quantise {_p(rec.name)}")
     return 0
 
 
@@ -61,13 +66,13 @@ def list_(args: argparse.Namespace) -> int:
 
     recs = registry.list_models()
     if not recs:
-        print(f"no models in {registry.root()}; add one with `workbench models add FILE --name "
+        print(f"no models in {_p(registry.root())}; add one with `workbench models add FILE --name "
               "NAME --task TASK`")
         return 0
     rows = []
     for r in recs:
         first = next((v for v in r.variants if v.available), None)
-        rows.append([r.name, r.task, r.kind, "x".join(map(str, r.input_shape)), r.metric,
+        rows.append([_p(r.name), _p(r.task), r.kind, "x".join(map(str, r.input_shape)), r.metric,
                      _gflops(first.flops if first else None), "/".join(r.available) or "-"])
     print(table(rows, ["model", "task", "kind", "input", "metric", "GFLOPs", "schemes"]))
     return 0
@@ -78,22 +83,28 @@ def show(args: argparse.Namespace) -> int:
 
     r = registry.get(args.name)
     if args.json:
-        print(r.model_dump_json(indent=1))
+        import json
+
+        from ..solvers.result import jsonable
+
+        # Strict JSON, a non-finite number spelt "inf" (model_dump_json would print null).
+        print(json.dumps(jsonable(r.model_dump(mode="json")), indent=1, allow_nan=False,
+                         ensure_ascii=False))
         return 0
-    print(f"{r.name}: task {r.task}, {r.kind} from {r.source} (added {r.added})")
+    print(f"{_p(r.name)}: task {_p(r.task)}, {r.kind} from {_p(r.source)} (added {_p(r.added)})")
     print(f"  input {'x'.join(map(str, r.input_shape))} {r.input_dtype}; output "
           f"{'x'.join(map(str, r.output_shape)) or 'scalar'}")
-    print(f"  evaluation: {r.evaluation}")
+    print(f"  evaluation: {_p(r.evaluation)}")
     if r.data is not None:
-        print(f"  int8 calibration: {r.data.calibration}")
+        print(f"  int8 calibration: {_p(r.data.calibration)}")
     rows = [[v.precision, "yes" if v.available else "no", fmt(v.size_mb), fmt(v.params),
              _gflops(v.flops), fmt(v.metric), fmt(v.convert_seconds),
-             (v.note or "") if v.available else (v.reason or "")] for v in r.variants]
+             _p(v.note or "") if v.available else _p(v.reason or "")] for v in r.variants]
     print(table(rows, ["scheme", "ok", "MB", "params", "GFLOPs", f"A ({r.metric})",
                        "convert s", "note"]))
     missing = [p for p in registry.PRECISIONS if r.variant(p) is None]
     if missing and r.kind != "tflite":
-        print(f"not converted yet: {', '.join(missing)} (workbench quantise {r.name})")
+        print(f"not converted yet: {', '.join(missing)} (workbench quantise {_p(r.name)})")
     return 0
 
 
@@ -101,7 +112,7 @@ def remove(args: argparse.Namespace) -> int:
     from ..host import registry
 
     folder = registry.remove(args.name)
-    print(f"removed {args.name} ({folder})")
+    print(f"removed {_p(args.name)} ({_p(folder)})")
     return 0
 
 
@@ -114,10 +125,11 @@ def quantise(args: argparse.Namespace) -> int:
         raise InputError("no schemes given", where="schemes", value=args.schemes)
     rec = registry.quantise(args.name, schemes, force=args.force, progress=not args.quiet)
     rows = [[v.precision, "yes" if v.available else "no", fmt(v.size_mb), fmt(v.metric),
-             fmt(v.convert_seconds), "" if v.available else (v.reason or "")[:70]]
+             fmt(v.convert_seconds), "" if v.available else _p((v.reason or "")[:70])]
             for v in rec.variants if v.precision in schemes]
     print(table(rows, ["scheme", "ok", "MB", f"A ({rec.metric})", "convert s", "reason"]))
-    print(f"next: workbench profile --models {rec.name} --protocol quick -o {rec.name}.json")
+    print(f"next: workbench profile --models {_p(rec.name)} --protocol quick -o "
+          f"{_p(rec.name)}.json")
     return 0
 
 

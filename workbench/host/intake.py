@@ -1,10 +1,22 @@
 """Reading what a user brings to ``workbench models add``: the model file (a ``.keras`` file, a
 SavedModel folder or a ``.tflite`` file) and the task data (``DATA.npz``), each checked so that a
-mistake ends in one line naming the file and what is wrong."""
+mistake ends in one line naming the file and what is wrong.
+
+What is read is checked before anything is spent on it: a file must be a regular file (a FIFO
+would block the read, a device never end); a SavedModel folder holds only regular files and
+folders, none a symlink or outside it (its files are copied into the registry, and a link would
+copy whatever it points at); and archives are bounded by what they expand to (a ``.keras`` zip by
+its members' uncompressed sizes and its compression ratio, a ``.npz`` by its arrays' headers,
+shape x itemsize) before Keras or NumPy unpacks them. The path the user named is followed if it is
+a symlink: that is their choice; links inside a SavedModel are not. Paths in messages go through
+:func:`workbench.names.printable`, so a file name never puts escape codes on a terminal."""
 
 from __future__ import annotations
 
+import math
+import os
 import re
+import stat
 import zipfile
 from pathlib import Path
 from typing import Iterable, Literal, Sequence
@@ -12,8 +24,213 @@ from typing import Iterable, Literal, Sequence
 import numpy as np
 
 from ..errors import InputError
+from ..names import printable
 
 Kind = Literal["keras", "savedmodel", "tflite"]
+
+#: The most a model or data file may expand to once read: an archive's members uncompressed, a
+#: ``.npz``'s arrays loaded, a SavedModel's files together. Far above any model profiled for a
+#: phone, and it bounds what a crafted file can make us allocate.
+MAX_EXPANDED_BYTES = 4 * 10**9
+#: The most files an archive or a SavedModel folder may hold.
+MAX_MEMBERS = 10_000
+#: The most an archive may expand by (uncompressed / compressed), checked once it expands past
+#: RATIO_FLOOR: deflate reaches ~1000-fold only on degenerate data such as a zip bomb's zeros.
+MAX_RATIO = 200
+RATIO_FLOOR = 64 * 10**6
+_COPY_BLOCK = 1 << 20
+
+
+def shown(path: object) -> str:
+    """A user's path for a message: control characters escaped."""
+    return printable(path)
+
+
+def _size(n: float) -> str:
+    return f"{n / 1e9:.1f} GB" if n >= 1e8 else f"{n / 1e6:.1f} MB"
+
+
+def _too_big(total: int, limit: int) -> str:
+    return f"{_size(total)}, more than the {_size(limit)} limit"
+
+
+def regular_file(path: Path, what: str) -> os.stat_result:
+    """The stat of ``path`` (a symlink the user named is followed), or an InputError: missing,
+    unreadable, not a regular file (a folder, FIFO, device or socket: nothing is opened, so
+    nothing blocks), or larger than :data:`MAX_EXPANDED_BYTES`."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise InputError(f"no such {what}", file=shown(path)) from None
+    except OSError as e:
+        raise InputError(f"cannot read the {what}: {e.strerror or e}", file=shown(path)) from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a folder" if stat.S_ISDIR(st.st_mode) else "a FIFO, device or socket"
+        raise InputError(f"is {kind}, not a regular file: refusing to read it as a {what}",
+                         file=shown(path))
+    if st.st_size > MAX_EXPANDED_BYTES:
+        raise InputError(f"the {what} is {_too_big(st.st_size, MAX_EXPANDED_BYTES)}",
+                         file=shown(path))
+    return st
+
+
+def _open_regular(path: str | os.PathLike, *, file: object) -> int:
+    """A read-only descriptor of a regular file: never through a symlink (O_NOFOLLOW) and never
+    blocking on a FIFO (O_NONBLOCK; for a regular file it changes nothing)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as e:
+        if os.path.islink(path):
+            raise InputError("is a symlink: refusing to copy what it points at",
+                             file=shown(file)) from None
+        raise InputError(f"cannot read it: {e.strerror or e}", file=shown(file)) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise InputError("is a FIFO, device or socket, not a regular file: refusing to copy it",
+                         file=shown(file))
+    return fd
+
+
+def copy_file(src: str | os.PathLike, dst: str | os.PathLike, *,
+              budget: int = MAX_EXPANDED_BYTES) -> int:
+    """Copy one regular file (see :func:`_open_regular`), at most ``budget`` bytes; returns the
+    bytes copied."""
+    fd = _open_regular(src, file=src)
+    n = 0
+    with os.fdopen(fd, "rb") as fh, open(dst, "xb") as out:
+        for block in iter(lambda: fh.read(_COPY_BLOCK), b""):
+            n += len(block)
+            if n > budget:
+                raise InputError(f"grew while it was copied: more than the {_size(budget)} "
+                                 "limit", file=shown(src))
+            out.write(block)
+    return n
+
+
+def _entries(top: Path):
+    """(path, lstat) of everything under ``top``, checked: regular files and folders only, none a
+    symlink, none resolving outside ``top``, at most :data:`MAX_MEMBERS` of them."""
+    base = os.path.realpath(top)
+    stack, count = [base], 0
+    while stack:
+        folder = stack.pop()
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError as e:
+            raise InputError(f"cannot read the folder: {e.strerror or e}",
+                             file=shown(folder)) from None
+        for name in names:
+            p = os.path.join(folder, name)
+            st = os.lstat(p)
+            count += 1
+            if count > MAX_MEMBERS:
+                raise InputError(f"the SavedModel holds more than {MAX_MEMBERS} files",
+                                 file=shown(top))
+            if stat.S_ISLNK(st.st_mode):
+                raise InputError("is a symlink: a SavedModel's files are copied into the "
+                                 "registry, and a link would copy what it points at; replace "
+                                 "it with the file itself", file=shown(p))
+            if os.path.commonpath([base, os.path.realpath(p)]) != base:
+                raise InputError("resolves outside the SavedModel folder", file=shown(p))
+            if stat.S_ISDIR(st.st_mode):
+                stack.append(p)
+            elif not stat.S_ISREG(st.st_mode):
+                raise InputError("is a FIFO, device or socket, not a regular file: a SavedModel "
+                                 "holds files and folders only", file=shown(p))
+            yield p, st
+
+
+def check_tree(top: Path) -> int:
+    """Check a SavedModel folder (see :func:`_entries`) and bound its files' total size (the
+    ``variables/`` shards' sizes on disk are what loading them reads); returns the total."""
+    total = sum(st.st_size for _, st in _entries(top) if stat.S_ISREG(st.st_mode))
+    if total > MAX_EXPANDED_BYTES:
+        raise InputError(f"its files add up to {_too_big(total, MAX_EXPANDED_BYTES)}",
+                         file=shown(top))
+    return total
+
+
+def copy_tree(src: Path, dst: Path) -> None:
+    """Copy a SavedModel folder checked as :func:`check_tree` does, each file opened without
+    following links, the total bounded."""
+    base = os.path.realpath(src)
+    os.mkdir(dst)
+    budget = MAX_EXPANDED_BYTES
+    for p, st in _entries(src):
+        target = os.path.join(dst, os.path.relpath(p, base))
+        if stat.S_ISDIR(st.st_mode):
+            os.mkdir(target)
+        else:
+            budget -= copy_file(p, target, budget=budget)
+
+
+def check_archive(path: Path, what: str) -> list[zipfile.ZipInfo] | None:
+    """Bound a zip archive (a ``.keras`` file, a ``.npz``) by its members' uncompressed sizes,
+    their count and the compression ratio, before anything is extracted; None when it is not a
+    zip (the reader then says what is wrong with it)."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            infos = zf.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return None
+    if len(infos) > MAX_MEMBERS:
+        raise InputError(f"the {what} holds {len(infos)} files, more than the {MAX_MEMBERS} "
+                         "limit", file=shown(path))
+    total = sum(i.file_size for i in infos)
+    packed = sum(i.compress_size for i in infos)
+    if total > MAX_EXPANDED_BYTES:
+        raise InputError(f"the {what} expands to {_too_big(total, MAX_EXPANDED_BYTES)}",
+                         file=shown(path))
+    if total > RATIO_FLOOR and total > MAX_RATIO * max(packed, 1):
+        raise InputError(f"the {what} expands {total / max(packed, 1):.0f}-fold "
+                         f"({_size(packed)} to {_size(total)}), more than the {MAX_RATIO}-fold "
+                         "limit for an archive", file=shown(path))
+    return infos
+
+
+def _check_npz(path: Path) -> None:
+    """Bound a ``.npz`` by its arrays' loaded sizes, read from each ``.npy`` header (shape x
+    itemsize) before any array is loaded; an array of Python objects (pickled) is refused."""
+    infos = check_archive(path, "data file")
+    if infos is None:
+        with open(path, "rb") as fh:
+            if fh.read(6) == b"\x93NUMPY":  # np.load would read one unbounded array
+                raise InputError("is a single .npy array, not a .npz archive: save the data with "
+                                 "np.savez(path, x=..., y=...)", file=shown(path))
+        return  # np.load says what else is wrong with it
+    total = 0
+    try:
+        with zipfile.ZipFile(path) as zf:
+            for info in infos:
+                with zf.open(info) as fh:
+                    if fh.read(6) != b"\x93NUMPY":
+                        total += info.file_size  # np.load returns such a member's bytes
+                        continue
+                    version = tuple(fh.read(2))
+                    read = {(1, 0): np.lib.format.read_array_header_1_0}.get(
+                        version, np.lib.format.read_array_header_2_0)
+                    shape, _, dtype = read(fh)
+                if dtype.hasobject:
+                    raise InputError("holds an array of Python objects (pickled): such data is "
+                                     "never loaded; save plain numeric arrays",
+                                     file=shown(path), where=shown(info.filename.removesuffix(".npy")))
+                total += math.prod(shape) * dtype.itemsize
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        raise InputError(f"not a readable .npz archive: {first_line(exc)}",
+                         file=shown(path)) from None
+    if total > MAX_EXPANDED_BYTES:
+        raise InputError(f"its arrays take {_too_big(total, MAX_EXPANDED_BYTES)} once loaded",
+                         file=shown(path))
+
+
+def check_model_file(path: Path, kind: Kind) -> None:
+    """Everything about a model file or folder that can be checked before reading it."""
+    if kind == "savedmodel":
+        check_tree(path)
+        return
+    regular_file(path, "model file")
+    if kind == "keras":
+        check_archive(path, "Keras file")
 
 
 def parse_shape(text: str | Iterable[int] | None) -> tuple[int, ...] | None:
@@ -40,7 +257,7 @@ def kind_of(path: Path) -> Kind:
         if (path / "saved_model.pb").is_file():
             return "savedmodel"
         raise InputError("a folder must be a TensorFlow SavedModel (it has no saved_model.pb)",
-                         file=path)
+                         file=shown(path))
     suffix = path.suffix.lower()
     if suffix == ".keras":
         return "keras"
@@ -49,12 +266,12 @@ def kind_of(path: Path) -> Kind:
     if suffix == ".onnx":
         raise InputError("ONNX models cannot be converted here (no offline ONNX->TFLite "
                          "converter is installed): export the model to Keras or a SavedModel, or "
-                         "convert it to .tflite, and add that", file=path)
+                         "convert it to .tflite, and add that", file=shown(path))
     if suffix in (".h5", ".hdf5"):
         raise InputError("legacy HDF5 Keras files are not read: load it with Keras and "
-                         "`model.save('model.keras')`", file=path)
+                         "`model.save('model.keras')`", file=shown(path))
     raise InputError("unknown model file: expected a .keras file, a SavedModel folder or a "
-                     ".tflite file", file=path)
+                     ".tflite file", file=shown(path))
 
 
 def first_line(exc: BaseException) -> str:
@@ -70,11 +287,11 @@ def _fixed(dims: Sequence[int | None], given: tuple[int, ...] | None, path: Path
     if given is not None:
         if len(given) != len(dims) or any(d is not None and d != g for d, g in zip(dims, given)):
             raise InputError(f"--input-shape {','.join(map(str, given))} does not fit the model's "
-                             f"input {_show(dims)}", file=path)
+                             f"input {_show(dims)}", file=shown(path))
         return given
     if any(d is None for d in dims):
         raise InputError(f"the model's input {_show(dims)} has free dimensions: give them with "
-                         "--input-shape (without the batch)", file=path)
+                         "--input-shape (without the batch)", file=shown(path))
     return tuple(int(d) for d in dims)  # type: ignore[arg-type]
 
 
@@ -90,9 +307,9 @@ def _inspect_keras(path: Path, shape: tuple[int, ...] | None):
     keras = _keras()
     try:
         with _quiet():
-            model = keras.models.load_model(path, compile=False)
+            model = keras.models.load_model(path, compile=False, safe_mode=True)
     except Exception as exc:  # noqa: BLE001 - Keras raises many kinds for a bad file
-        raise InputError(f"cannot read it as a Keras model: {first_line(exc)}", file=path) \
+        raise InputError(f"cannot read it as a Keras model: {first_line(exc)}", file=shown(path)) \
             from None
     try:
         inputs, outputs = model.inputs, model.outputs
@@ -101,17 +318,17 @@ def _inspect_keras(path: Path, shape: tuple[int, ...] | None):
     if not inputs:
         if shape is None:
             raise InputError("the model has never been built, so its input shape is unknown: "
-                             "give it with --input-shape", file=path)
+                             "give it with --input-shape", file=shown(path))
         inp = keras.Input(shape)
         try:
             model = keras.Model(inp, model(inp))
         except Exception as exc:  # noqa: BLE001
             raise InputError(f"the model does not take inputs of shape {shape}: "
-                             f"{first_line(exc)}", file=path) from None
+                             f"{first_line(exc)}", file=shown(path)) from None
         inputs, outputs = model.inputs, model.outputs
     if len(inputs) != 1 or len(outputs) != 1:
         raise InputError(f"the model has {len(inputs)} inputs and {len(outputs)} outputs; the "
-                         "workbench profiles models with one input and one output", file=path)
+                         "workbench profiles models with one input and one output", file=shown(path))
     dims = _dims(inputs[0].shape)
     fixed = _fixed(dims, shape, path)
     dtype = str(np.dtype(inputs[0].dtype))
@@ -120,7 +337,7 @@ def _inspect_keras(path: Path, shape: tuple[int, ...] | None):
         model = keras.Model(inp, model(inp), name=model.name)
     out_dims = _dims(model.outputs[0].shape)
     if any(d is None for d in out_dims):
-        raise InputError(f"the model's output {_show(out_dims)} has free dimensions", file=path)
+        raise InputError(f"the model's output {_show(out_dims)} has free dimensions", file=shown(path))
     return model, fixed, dtype, [int(d) for d in out_dims]  # type: ignore[arg-type]
 
 
@@ -137,21 +354,21 @@ def _inspect_savedmodel(path: Path, shape: tuple[int, ...] | None):
         sig = loaded.signatures["serving_default"]
     except Exception as exc:  # noqa: BLE001
         raise InputError(f"cannot read it as a SavedModel with a serving_default signature: "
-                         f"{first_line(exc)}", file=path) from None
+                         f"{first_line(exc)}", file=shown(path)) from None
     ins = list(sig.structured_input_signature[1].values())
     outs = list(sig.structured_outputs.values())
     if len(ins) != 1 or len(outs) != 1:
         raise InputError(f"the model has {len(ins)} inputs and {len(outs)} outputs; the "
-                         "workbench profiles models with one input and one output", file=path)
+                         "workbench profiles models with one input and one output", file=shown(path))
     dims = _dims(ins[0].shape)
     if any(d is None for d in dims):
         raise InputError(f"the SavedModel's input {_show(dims)} has free dimensions: save it with "
                          "a fixed input shape (or add the Keras model with --input-shape)",
-                         file=path)
+                         file=shown(path))
     fixed = _fixed(dims, shape, path)
     out_dims = _dims(outs[0].shape)
     if any(d is None for d in out_dims):
-        raise InputError(f"the SavedModel's output {_show(out_dims)} has free dimensions", file=path)
+        raise InputError(f"the SavedModel's output {_show(out_dims)} has free dimensions", file=shown(path))
     return None, fixed, ins[0].dtype.name, [int(d or 0) for d in out_dims]
 
 
@@ -163,11 +380,11 @@ def _inspect_tflite(path: Path, shape: tuple[int, ...] | None):
         it.allocate_tensors()
     except Exception as exc:  # noqa: BLE001 - LiteRT raises ValueError/RuntimeError
         raise InputError(f"LiteRT cannot read it as a .tflite model: {first_line(exc)}",
-                         file=path) from None
+                         file=shown(path)) from None
     ins, outs = it.get_input_details(), it.get_output_details()
     if len(ins) != 1 or len(outs) != 1:
         raise InputError(f"the model has {len(ins)} inputs and {len(outs)} outputs; the "
-                         "workbench profiles models with one input and one output", file=path)
+                         "workbench profiles models with one input and one output", file=shown(path))
     dims = [int(d) for d in ins[0]["shape"][1:]]
     _fixed(dims, shape, path)
     dtype = np.dtype(ins[0]["dtype"])
@@ -177,19 +394,19 @@ def _inspect_tflite(path: Path, shape: tuple[int, ...] | None):
 
 
 def load_npz(path: Path) -> dict[str, np.ndarray]:
-    if not path.is_file():
-        raise InputError("no such data file", file=path)
+    regular_file(path, "data file")
+    _check_npz(path)
     try:
         with np.load(path, allow_pickle=False) as z:
             arrays = {k: np.asarray(z[k]) for k in z.files}
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-        raise InputError(f"not a readable .npz archive: {first_line(exc)}", file=path) from None
+        raise InputError(f"not a readable .npz archive: {first_line(exc)}", file=shown(path)) from None
     unknown = sorted(set(arrays) - {"x", "y", "x_calib"})
     if unknown:
-        raise InputError("unknown array; a data file holds x, y and optionally x_calib", file=path,
-                         where=unknown[0])
+        raise InputError("unknown array; a data file holds x, y and optionally x_calib", file=shown(path),
+                         where=shown(unknown[0]))
     if "x" not in arrays:
-        raise InputError("the data file has no 'x' array (the evaluation inputs)", file=path)
+        raise InputError("the data file has no 'x' array (the evaluation inputs)", file=shown(path))
     return arrays
 
 
@@ -203,25 +420,25 @@ def check_data(path: Path, arrays: dict[str, np.ndarray], *, input_shape: tuple[
             continue
         a = arrays[key]
         if a.ndim < 1 or len(a) == 0:
-            raise InputError("holds no samples", file=path, where=key)
+            raise InputError("holds no samples", file=shown(path), where=key)
         if tuple(a.shape[1:]) != tuple(input_shape):
             raise InputError(f"samples of shape {tuple(a.shape[1:])}; the model takes "
-                             f"{tuple(input_shape)} (without the batch)", file=path, where=key)
+                             f"{tuple(input_shape)} (without the batch)", file=shown(path), where=key)
         if a.dtype.kind not in "iufb":
-            raise InputError(f"dtype {a.dtype} is not numeric", file=path, where=key)
+            raise InputError(f"dtype {a.dtype} is not numeric", file=shown(path), where=key)
         if int_input and a.dtype.kind == "f" and not np.all(np.isfinite(a) & (a == np.round(a))):
             raise InputError("the model takes integer inputs (e.g. token ids) but these are not "
-                             "integers", file=path, where=key)
+                             "integers", file=shown(path), where=key)
         if a.dtype.kind == "f" and not np.all(np.isfinite(a)):
-            raise InputError("contains NaN or infinity", file=path, where=key)
+            raise InputError("contains NaN or infinity", file=shown(path), where=key)
     x, y = arrays["x"], arrays.get("y")
     if metric in ("accuracy", "mae") and y is None:
         raise InputError(f"metric {metric} needs labels: the data file has no 'y' array",
-                         file=path)
+                         file=shown(path))
     if y is None:
         return metric or "agreement"
     if len(y) != len(x):
-        raise InputError(f"{len(y)} labels for {len(x)} samples of x", file=path, where="y")
+        raise InputError(f"{len(y)} labels for {len(x)} samples of x", file=shown(path), where="y")
     n_out = int(np.prod(output_shape)) if output_shape else 1
     integral = y.dtype.kind in "iub" or (y.dtype.kind == "f" and np.all(np.isfinite(y))
                                          and np.all(y == np.round(y)))
@@ -230,24 +447,25 @@ def check_data(path: Path, arrays: dict[str, np.ndarray], *, input_shape: tuple[
     if metric == "accuracy":
         flat = y.reshape(len(y), -1)
         if flat.shape[1] != 1 or not integral:
-            raise InputError("accuracy needs one integer class index per sample", file=path,
+            raise InputError("accuracy needs one integer class index per sample", file=shown(path),
                              where="y")
         labels = flat[:, 0].astype(np.int64)
         top = 1 if n_out == 1 else n_out - 1
         bad = labels[(labels < 0) | (labels > top)]
         if bad.size:
             raise InputError(f"labels must be class indices 0..{top} for the model's {n_out} "
-                             f"output{'s' if n_out > 1 else ''}; found {int(bad[0])}", file=path,
+                             f"output{'s' if n_out > 1 else ''}; found {int(bad[0])}", file=shown(path),
                              where="y")
     elif metric == "mae":
         if y.dtype.kind not in "iuf" or y.reshape(len(y), -1).shape[1] != n_out:
             raise InputError(f"mae needs {n_out} target value(s) per sample (the model's outputs); "
-                             f"y has shape {tuple(y.shape)}", file=path, where="y")
+                             f"y has shape {tuple(y.shape)}", file=shown(path), where="y")
     return metric
 
 
 def inspect_model(path: Path, kind: Kind, shape: tuple[int, ...] | None):
     """(the Keras model or None, the fixed input shape, input dtype, output shape) of a model file;
     ``shape`` fixes free input dimensions."""
+    check_model_file(path, kind)
     return {"keras": _inspect_keras, "savedmodel": _inspect_savedmodel,
             "tflite": _inspect_tflite}[kind](path, shape)

@@ -21,6 +21,16 @@ in [0, 100)) and the metric is agreement: the profile says so. int8 calibration 
 else the first 100 samples of ``x``, else the generated inputs.
 
 Nothing here imports TensorFlow until a Keras model has to be read or converted.
+
+Every change to a model (add, add --force, quantise, remove) holds the model's lock (flock on
+``<registry>/.<NAME>.lock``; the kernel drops it when its process dies, so a SIGKILL leaves no
+stale lock) and reaches the folder by rename: a new entry is built in a staging folder beside it
+(``.<NAME>.<PID>.xxxx``) and renamed into place, a replaced one swapped out in one step (or moved
+aside to ``.<NAME>.old`` first where the file system cannot swap, and put back by the next access
+if the process died in between), a removed one renamed away before it is deleted. So a kill at any
+moment leaves the old entry or the new one, and :func:`list_models` shows only complete entries,
+never a staging folder. A second ``add`` of a name being written fails at once; a second
+``quantise`` waits and then reads the record the first one wrote, so both keep their schemes.
 """
 
 from __future__ import annotations
@@ -30,18 +40,32 @@ import hashlib
 import os
 import re
 import shutil
+import sys
+import tempfile
 import time
 from datetime import date
 from pathlib import Path
-from typing import Iterable, Literal
+from typing import Iterable, Iterator, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import metrics, workspace
 from ..errors import InputError
-from ..fileio import atomic_write_text, staging
-from .intake import Kind, check_data, first_line, inspect_model, kind_of, load_npz, parse_shape
+from ..fileio import atomic_write_text, replace_dir, staging
+from ..procfs import alive
+from .intake import (
+    Kind,
+    check_data,
+    copy_file,
+    copy_tree,
+    first_line,
+    inspect_model,
+    kind_of,
+    load_npz,
+    parse_shape,
+    shown,
+)
 
 PRECISIONS = ("FP32", "FP16", "DR8", "FX8", "FFX8")
 MetricName = Literal["accuracy", "mae", "agreement", "cosine"]
@@ -178,6 +202,105 @@ def _write(rec: ModelRecord, folder: Path | None = None) -> None:
     atomic_write_text((folder or model_dir(rec.name)) / RECORD, rec.model_dump_json(indent=1) + "\n")
 
 
+# --- one writer per model ---------------------------------------------------------------------
+
+@contextlib.contextmanager
+def _locked(name: str, *, wait: bool, note: bool = False) -> Iterator[None]:
+    """Hold model ``name``'s lock: flock on ``.<name>.lock`` in the registry folder.
+
+    With ``wait`` False a lock held by another process (or another call in this one) is an
+    InputError at once; else this waits for it (saying so on stderr when ``note``). The lock file
+    is removed on release; whoever waited on a removed file locks the new one instead."""
+    import fcntl
+
+    base = root()
+    base.mkdir(parents=True, exist_ok=True)
+    path = base / f".{check_name(name)}.lock"
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        except OSError as e:  # e.g. a symlink planted in its place
+            raise InputError(f"cannot lock model {name!r}: {e.strerror or e}",
+                             file=shown(path)) from None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if not wait:
+                    raise InputError(f"model {name!r} is being added, quantised or removed by "
+                                     "another workbench process right now; try again when it "
+                                     "has finished", file=shown(base)) from None
+                if note:
+                    print(f"waiting for another workbench process working on model {name}...",
+                          file=sys.stderr, flush=True)
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                now = os.stat(path)
+                held = os.fstat(fd)
+                same = (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino)
+            except FileNotFoundError:
+                same = False
+        except BaseException:
+            os.close(fd)
+            raise
+        if same:
+            break
+        os.close(fd)  # the holder we waited for removed that file: lock the one there now
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        os.close(fd)
+
+
+def _staging(folder: Path) -> Path:
+    """A new staging folder beside the entry ``folder``: ``.<NAME>.<PID>.<8 random>``, after
+    removing those of dead processes (a writer killed while building, or while deleting).
+
+    Not :func:`workbench.fileio.staging`: its pattern is a prefix, and model names may hold dots
+    and digits, so the writer of ``a`` would take ``.a.5.lock`` or ``.a.5.old`` (model ``a.5``'s
+    lock file and set-aside entry) for the leftovers of a process 5. Here the whole name must
+    match."""
+    mine = re.compile(rf"\.{re.escape(folder.name)}\.([0-9]+)\.[a-z0-9_]{{8}}")
+    for entry in os.scandir(folder.parent):
+        m = mine.fullmatch(entry.name)
+        if m and int(m.group(1)) != os.getpid() and not alive(int(m.group(1))):
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f".{folder.name}.{os.getpid()}.", dir=folder.parent))
+
+
+def _aside(name: str) -> Path:
+    """Where :func:`workbench.fileio.replace_dir` moves an entry it replaces, where the file
+    system cannot swap two folders in one step."""
+    return root() / f".{name}.old"
+
+
+def _recover(name: str) -> None:
+    """With the lock held: finish a replacement whose process died between moving the old entry
+    aside and renaming the new one in (put the old back), or after it (drop the old)."""
+    old, folder = _aside(name), root() / name
+    if not old.is_dir():
+        return
+    if folder.exists():
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        old.rename(folder)
+
+
+def _recover_if_free(name: str) -> None:
+    """:func:`_recover` for readers: only when nobody holds the lock (a live writer between its
+    two renames finishes by itself)."""
+    if not _aside(name).is_dir():
+        return
+    try:
+        with _locked(name, wait=False):
+            _recover(name)
+    except InputError:
+        pass
+
+
 def get(name: str) -> ModelRecord:
     """The record of a registered model.
 
@@ -185,6 +308,8 @@ def get(name: str) -> ModelRecord:
         InputError: No such model (names the registered ones), or its record is unreadable.
     """
     path = model_dir(name) / RECORD
+    if not path.is_file():
+        _recover_if_free(name)
     if not path.is_file():
         have = ", ".join(r.name for r in list_models()) or "none yet"
         raise InputError(f"no model named {name!r} in the registry (registered: {have}); add it "
@@ -197,22 +322,40 @@ def get(name: str) -> ModelRecord:
 
 
 def list_models() -> list[ModelRecord]:
+    """The complete entries of the registry: a folder named as a model, holding a valid record of
+    that name and its source. Staging folders, entries set aside and foreign folders are not
+    models, so they are skipped (``get`` names the problem of a broken one)."""
     out: list[ModelRecord] = []
     base = root()
     if not base.is_dir():
         return out
-    for path in sorted(base.glob(f"*/{RECORD}")):
+    for entry in os.scandir(base):
+        m = re.fullmatch(r"\.(.+)\.old", entry.name)
+        if m and NAME_RE.match(m.group(1)) and not (base / m.group(1)).exists():
+            _recover_if_free(m.group(1))
+    for entry in sorted(os.scandir(base), key=lambda e: e.name):
+        if not NAME_RE.match(entry.name) or not entry.is_dir(follow_symlinks=False):
+            continue
         try:
-            out.append(ModelRecord.model_validate_json(path.read_text()))
-        except (ValidationError, ValueError):
-            continue  # a half-written or foreign folder is not a model; `get` names the problem
+            rec = ModelRecord.model_validate_json((Path(entry.path) / RECORD).read_text())
+        except (OSError, ValidationError, ValueError):
+            continue
+        if rec.name == entry.name and (Path(entry.path) / rec.file).exists():
+            out.append(rec)
     return out
 
 
 def remove(name: str) -> Path:
+    """Delete a model: renamed away first (to a staging name, which the next writer of that name
+    clears if this process dies while deleting), so it is there whole or gone."""
     folder = model_dir(name)
-    get(name)
-    shutil.rmtree(folder)
+    get(name)  # an unknown name is refused before anything is created
+    with _locked(name, wait=True):
+        _recover(name)
+        get(name)
+        trash = _staging(folder)
+        os.replace(folder, trash)
+        shutil.rmtree(trash, ignore_errors=True)
     return folder
 
 
@@ -260,25 +403,45 @@ def add(path: str | os.PathLike, *, name: str, task: str, data: str | os.PathLik
                          where="metric", value=metric)
     src = Path(path).expanduser()
     if not src.exists():
-        raise InputError("no such model file", file=src)
+        raise InputError("no such model file", file=shown(src))
     folder = model_dir(name)
     if folder.exists() and not overwrite:
-        raise InputError(f"a model named {name!r} is registered already (remove it first, or "
-                         "pass --force to replace it)", file=folder)
+        raise _taken(name, folder)
     kind = kind_of(src)
     shape = parse_shape(input_shape)
     model, fixed, dtype, out_shape = inspect_model(src, kind, shape)
-    arrays = load_npz(Path(data).expanduser()) if data is not None else None
+    data_path = Path(data).expanduser() if data is not None else None
+    arrays = load_npz(data_path) if data_path is not None else None
     if arrays is None:
         if metric in ("accuracy", "mae"):
             raise InputError(f"metric {metric} needs task data: give --data DATA.npz with x and y",
                              where="metric", value=metric)
         metric = metric if metric in RELATIVE else "agreement"
     else:
-        metric = check_data(Path(data), arrays, input_shape=fixed, input_dtype=dtype,  # type: ignore[arg-type]
+        metric = check_data(data_path, arrays, input_shape=fixed, input_dtype=dtype,  # type: ignore[arg-type]
                             output_shape=out_shape, metric=metric)
-    root().mkdir(parents=True, exist_ok=True)
-    tmp = staging(root() / name, folder=True)
+    with _locked(name, wait=False):
+        _recover(name)
+        if folder.exists() and not overwrite:
+            raise _taken(name, folder)
+        return _build(folder, src, kind, model, name=name, task=task, data_path=data_path,
+                      arrays=arrays, metric=metric, fixed=fixed, dtype=dtype,
+                      out_shape=out_shape, arch=arch, cited=cited, citation=citation,
+                      progress=progress)
+
+
+def _taken(name: str, folder: Path) -> InputError:
+    return InputError(f"a model named {name!r} is registered already (remove it first, or pass "
+                      "--force to replace it)", file=shown(folder))
+
+
+def _build(folder: Path, src: Path, kind: Kind, model, *, name: str, task: str,
+           data_path: Path | None, arrays: dict[str, np.ndarray] | None, metric: str,
+           fixed: tuple[int, ...], dtype: str, out_shape: list[int], arch: str | None,
+           cited: dict[str, float] | None, citation: str | None, progress: bool) -> ModelRecord:
+    """With the lock held: the new entry built in a staging folder beside ``folder``, then
+    renamed into place (swapped with the old one for --force)."""
+    tmp = _staging(folder)
     try:
         target = tmp / SOURCE[kind]
         if model is not None:  # Keras: saved again (a fixed input shape may have been given)
@@ -287,14 +450,14 @@ def add(path: str | os.PathLike, *, name: str, task: str, data: str | os.PathLik
             with _quiet():
                 model.save(target)
         elif kind == "savedmodel":
-            shutil.copytree(src, target)
+            copy_tree(src, target)
         else:
-            shutil.copyfile(src, target)
+            copy_file(src.resolve(), target)  # the path the user named may be a link
         data_rec = None
-        if arrays is not None:
-            shutil.copyfile(Path(data), tmp / "data.npz")  # type: ignore[arg-type]
+        if arrays is not None and data_path is not None:
+            copy_file(data_path.resolve(), tmp / "data.npz")
             n_calib = len(arrays.get("x_calib", arrays["x"][:CALIBRATION_SAMPLES]))
-            data_rec = DataRecord(sha256=_sha256(tmp / "data.npz"), source=Path(data).name,  # type: ignore[arg-type]
+            data_rec = DataRecord(sha256=_sha256(tmp / "data.npz"), source=data_path.name,
                                   n_eval=len(arrays["x"]), n_calib=n_calib,
                                   calibration="x_calib" if "x_calib" in arrays else
                                   f"the first {n_calib} samples of x")
@@ -308,9 +471,7 @@ def add(path: str | os.PathLike, *, name: str, task: str, data: str | os.PathLik
                            force=False, strict=True)
         if model is not None:
             _check_fp32(tmp, rec, model, (arrays or _arrays(tmp, rec))["x"])
-        if folder.exists():
-            shutil.rmtree(folder)
-        os.replace(tmp, folder)
+        replace_dir(tmp, folder)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -399,9 +560,11 @@ def quantise(name: str, schemes: Iterable[str] = PRECISIONS, *, force: bool = Fa
         if s not in PRECISIONS:
             raise InputError(f"unknown scheme; expected some of {', '.join(PRECISIONS)}",
                              where="schemes", value=s)
-    rec = get(name)
-    return _quantise_in(model_dir(name), rec, schemes, progress=progress, force=force,
-                        strict=False)
+    with _locked(name, wait=True, note=progress):
+        _recover(name)
+        rec = get(name)  # read with the lock held: a run that finished meanwhile is kept
+        return _quantise_in(model_dir(name), rec, schemes, progress=progress, force=force,
+                            strict=False)
 
 
 def _quantise_in(folder: Path, rec: ModelRecord, schemes: tuple[str, ...], *, progress: bool,
@@ -478,7 +641,14 @@ def _measure(folder: Path, rec: ModelRecord, prec: str, target: Path, blob: byte
         return _unavailable(prec, why)
     ref_path = folder / "fp32-outputs.npy"
     if prec == "FP32":
-        np.save(ref_path, out.astype(np.float32))
+        tmp = staging(ref_path)  # whole or not at all: a torn file would fail every later run
+        try:
+            with open(tmp, "wb") as fh:
+                np.save(fh, out.astype(np.float32))
+            os.replace(tmp, ref_path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
     reference = np.load(ref_path) if ref_path.is_file() else None
     actual = q.detect_precision(target)
     note = None if actual == prec else (
