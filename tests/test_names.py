@@ -67,3 +67,4 @@ def test_a_profile_refuses_a_name_with_an_escape_code_naming_the_field(tmp_path,
         load_profile(p)
     where = ".".join(str(k) if isinstance(k, str) else f"[{k}]" for k in path).replace(".[", "[")
     assert where.split("[")[0] in str(e.value)
+

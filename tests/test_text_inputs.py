@@ -165,3 +165,19 @@ def test_what_a_killed_writer_left_is_swept_by_the_next_one(tmp_path):
     assert left == sorted([target.name, live.name, other.name])
     folder = staging(tmp_path / "bundle", folder=True)
     assert folder.is_dir() and folder.name.startswith(f".bundle.{os.getpid()}.")
+
+
+def test_a_writer_cleans_only_its_own_paths_leftovers(tmp_path):
+    """Staging leftovers are matched by the whole name: the writer of `a` must not take a file
+    of path `a.5.old` (or anything else starting `.a.5.`) for a dead process 5's leftovers."""
+    from workbench.fileio import atomic_write_text
+
+    neighbour = tmp_path / ".a.5.old"
+    neighbour.write_text("someone else's\n")
+    lock = tmp_path / ".a.99999999.lock"
+    lock.write_text("")
+    dead = tmp_path / ".a.99999999.abcd1234.tmp"  # a killed writer of `a` (pid not alive)
+    dead.write_text("half")
+    atomic_write_text(tmp_path / "a", "new\n")
+    assert neighbour.exists() and lock.exists() and not dead.exists()
+    assert (tmp_path / "a").read_text() == "new\n"

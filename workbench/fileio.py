@@ -117,13 +117,15 @@ def staging(path: str | os.PathLike, *, folder: bool = False) -> Path:
     left behind is recognised and removed here, by the next writer of the same path, once that
     process is gone (a live writer's staging is never touched)."""
     path = Path(path)
-    mine = re.compile(rf"\.{re.escape(path.name)}\.([0-9]+)\.")
+    # The whole name: a prefix match would take `.a.5.old` (another writer's file, for a path
+    # named `a.5.old`) for the leftovers of a process 5.
+    mine = re.compile(rf"\.{re.escape(path.name)}\.([1-9][0-9]*)\.[a-z0-9_]{{8}}(\.tmp)?")
     try:
         entries = list(os.scandir(path.parent))
     except OSError:
         entries = []
     for e in entries:
-        m = mine.match(e.name)
+        m = mine.fullmatch(e.name)
         if m and not alive(int(m.group(1))):
             if e.is_dir(follow_symlinks=False):
                 shutil.rmtree(e.path, ignore_errors=True)
