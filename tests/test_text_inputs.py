@@ -154,8 +154,8 @@ def test_what_a_killed_writer_left_is_swept_by_the_next_one(tmp_path):
     target = tmp_path / "profile.json"
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True).stdout.strip()
-    (tmp_path / f".profile.json.{gone}.abc.tmp").write_text("half")
-    (tmp_path / f".profile.json.{gone}.dir").mkdir()
+    (tmp_path / f".profile.json.{gone}.abc_1234.tmp").write_text("half")  # tempfile's form
+    (tmp_path / f".profile.json.{gone}.dir_5678").mkdir()
     live = tmp_path / f".profile.json.{os.getpid()}.live.tmp"
     live.write_text("being written")
     other = tmp_path / f".other.json.{gone}.x.tmp"
