@@ -20,7 +20,7 @@ from . import __version__
 from .errors import InputError
 from .fileio import dumps_json, replace_dir, staging
 from .moo.problem import DiscreteProblem
-from .runtime.bundle import FORMAT, MANIFEST, VERSION, sha256_of
+from .runtime.bundle import FORMAT, MANIFEST, MAX_MANIFEST_BYTES, VERSION, sha256_of
 from .solvers.result import SolveResult
 
 EXPECTED = ("L", "L_std", "L_p99", "TP", "A", "MF", "W", "E", "S")
@@ -173,6 +173,40 @@ def _write_multiexit(configs: list, tmp: Path, model_info: dict[str, dict[str, A
     return out
 
 
+def check_output(out: str | os.PathLike, *, overwrite: bool = False) -> Path:
+    """Where a bundle may be written: a new path, an empty folder, or (with ``overwrite``) a
+    folder holding a bundle's manifest (``manifest.json`` whose ``format`` is a bundle's).
+
+    Anything else is refused, ``overwrite`` or not: replacing ``out`` deletes it whole, and a
+    folder workbench did not write (a typo in ``-o``, a home folder) is not ours to delete."""
+    out = Path(out)
+    if not out.exists() and not out.is_symlink():
+        return out
+    if out.is_symlink() or not out.is_dir():
+        raise InputError("is not a folder: a bundle goes to a new or empty folder, or replaces "
+                         "a bundle", file=out)
+    if not any(out.iterdir()):
+        return out  # an empty folder: nothing in it to lose
+    if not _is_bundle(out):
+        raise InputError("refusing to replace this folder: it was not written by workbench (no "
+                         f"bundle {MANIFEST}); give a new or empty folder", file=out)
+    if not overwrite:
+        raise InputError("already exists (pass overwrite=True / --force)", file=out)
+    return out
+
+
+def _is_bundle(folder: Path) -> bool:
+    """Whether ``folder`` holds a bundle's manifest (of any version): what make_bundle wrote."""
+    from .fileio import parse_json, read_text
+
+    m = folder / MANIFEST
+    try:
+        data = parse_json(read_text(m, what="bundle manifest", limit=MAX_MANIFEST_BYTES), file=m)
+    except (OSError, InputError):
+        return False
+    return isinstance(data, dict) and data.get("format") == FORMAT
+
+
 def make_bundle(result: SolveResult, problem: DiscreteProblem, out: str | os.PathLike, *,
                 models: str | os.PathLike | None = None, include: str = "designs",
                 overwrite: bool = False, graphs: dict[str, Any] | None = None,
@@ -187,7 +221,8 @@ def make_bundle(result: SolveResult, problem: DiscreteProblem, out: str | os.Pat
         models: A zoo folder holding the model files (default: the workspace's zoo); models
             registered with ``workbench models add`` are always found.
         include: ``"designs"`` (only what the designs need) or ``"all"`` (every candidate).
-        overwrite: Replace an existing bundle folder.
+        overwrite: Replace an existing bundle folder (only a bundle: a folder holding anything
+            else is never replaced; an empty one is used as it is).
         graphs: Layer graphs (``workbench.memory.graph.LayerGraph``) by model name for the
             memory-mode configurations (``planned``/``streamed``); a model not here is found by
             name in the zoo or the model registry. Each such configuration is bundled as a layer
@@ -203,15 +238,14 @@ def make_bundle(result: SolveResult, problem: DiscreteProblem, out: str | os.Pat
     Raises:
         InputError: The result is infeasible, a configuration has no model file (a modelled
             phone profile has none), a memory-mode configuration's model has no layer graph or
-            its budget no longer fits, or ``out`` exists and ``overwrite`` is False.
+            its budget no longer fits, ``out`` exists and ``overwrite`` is False, or ``out`` is
+            not a folder a bundle may replace (see :func:`check_output`).
     """
     if include not in ("designs", "all"):
         raise InputError("include must be 'designs' or 'all'", where="include", value=include)
     if not result.ok:
         raise InputError("nothing to bundle: the problem is infeasible", value=result.status)
-    out = Path(out)
-    if out.exists() and not overwrite:
-        raise InputError("already exists (pass overwrite=True / --force)", file=out)
+    out = check_output(out, overwrite=overwrite)
     prof = problem.profile
     files = model_files(models)
     if include == "all":

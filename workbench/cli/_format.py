@@ -38,6 +38,35 @@ def whole(lo: int, hi: int = 100_000):
     return parse
 
 
+#: The most threads a --threads option takes: a LiteRT interpreter with thousands of threads
+#: crashes the process (and 257 fails after the measuring), and no edge device has more cores.
+MAX_THREADS = 64
+#: The most individuals or generations of an evolutionary solver: the solvers' own limit
+#: (``workbench.solvers.evolutionary.MAX_EFFORT``), repeated so that parsing options loads no
+#: solver (a test holds the two equal).
+MAX_EFFORT = 100_000
+
+
+def thread_counts(text: str) -> list[int]:
+    """An argparse type: thread counts separated by commas ("1,2"), each 1..MAX_THREADS, in
+    order, without repeats."""
+    import argparse
+
+    parts = [x.strip() for x in text.split(",") if x.strip()]
+    out = []
+    for x in parts or [text]:
+        try:
+            v = int(x)
+        except ValueError:
+            v = None
+        if v is None or not 1 <= v <= MAX_THREADS:
+            raise argparse.ArgumentTypeError(
+                f"thread counts are whole numbers 1..{MAX_THREADS} separated by commas (e.g. "
+                f"1,2), got {x!r}" + (f" in {text!r}" if x != text else ""))
+        out.append(v)
+    return list(dict.fromkeys(out))
+
+
 def positive_mb(text: str) -> float:
     """An argparse type: a finite number of MB > 0."""
     import argparse

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from .. import workspace
-from ._format import table
+from ._format import MAX_THREADS, table, thread_counts, whole
 
 
 def _zoo_root(args: argparse.Namespace) -> Path:
@@ -30,19 +30,11 @@ def zoo_build(args: argparse.Namespace) -> int:
     return 0
 
 
-def _csv(text: str | None, cast=str) -> list | None:
-    return None if text is None else [cast(x.strip()) for x in text.split(",") if x.strip()]
-
-
 def _options(args: argparse.Namespace):
     from ..errors import InputError
     from ..host import profiling
 
-    try:
-        threads = _csv(args.threads, int) or [1, 2]
-    except ValueError:
-        raise InputError("threads are integers, e.g. 1,2", where="threads",
-                         value=args.threads) from None
+    threads = args.threads or [1, 2]  # parsed and bounded by thread_counts
     xnn = {"both": (True, False), "on": (True,), "off": (False,)}.get(args.xnnpack)
     if xnn is None:
         raise InputError("--xnnpack is on, off or both", where="xnnpack", value=args.xnnpack)
@@ -134,14 +126,17 @@ def add_parser(sub) -> None:
                    help="the real-scale profile: full-size pretrained models on Fashion-MNIST "
                    "and ImageNet (cited) plus weightless full-size architectures, registered and "
                    "quantised as needed (default output <workspace>/profiles/host-real.json)")
-    p.add_argument("--train-samples", type=int, default=10000,
+    p.add_argument("--train-samples", type=whole(1, 60000), default=10000,
                    help="--real: Fashion-MNIST training images for the heads (default 10000)")
     p.add_argument("--protocol", default=None, choices=["quick", "full"],
                    help="quick: 2 warm-up + 20 timed runs; full: CARIn's 5 + 100 (default full; "
                    "--quick: quick)")
-    p.add_argument("--runs", type=int, default=None, help="timed runs (overrides the protocol)")
-    p.add_argument("--warmup", type=int, default=None, help="warm-up runs (overrides the protocol)")
-    p.add_argument("--threads", default=None, help="thread counts, e.g. 1,2 (default 1,2)")
+    p.add_argument("--runs", type=whole(1, 100_000), default=None,
+                   help="timed runs (overrides the protocol)")
+    p.add_argument("--warmup", type=whole(0, 100_000), default=None,
+                   help="warm-up runs (overrides the protocol)")
+    p.add_argument("--threads", type=thread_counts, default=None,
+                   help=f"thread counts, e.g. 1,2 (each 1..{MAX_THREADS}; default 1,2)")
     p.add_argument("--xnnpack", default="both", help="on, off or both (default both)")
     p.add_argument("--processors", default=None,
                    help="core sets to measure, e.g. 'CPU[0,1]' or 'CPU[0] CPU[1]' (default: each "

@@ -44,7 +44,9 @@ def run(args: argparse.Namespace) -> int:
     m = measure(g, budget_mb=args.budget, reps=args.reps, preload=not args.no_preload,
                 limit_mb=args.limit, swap_mb=args.swap or 0.0, cold=args.cold)
     if args.json:
-        print(json.dumps(m.to_dict(), indent=1))
+        from ..solvers.result import jsonable
+
+        print(json.dumps(jsonable(m.to_dict()), indent=1, allow_nan=False))  # strict JSON
         return 0
     what = "bulk (every weight resident)" if m.budget_mb is None else \
         f"FlexNN-planned at {m.budget_mb:g} MB" + ("" if m.preload else ", no preloading")
@@ -138,7 +140,8 @@ def add_parser(sub) -> None:
                    help="model of the task (repeatable), e.g. VGG-FC")
     p.add_argument("--budgets", default=None,
                    help="FlexNN budgets in MB, comma-separated (default: 10/25/50%% of bulk)")
-    p.add_argument("--reps", type=int, default=20)
+    p.add_argument("--reps", type=whole(1, 10000), default=20,
+                   help="timed inferences per mode (default 20)")
     p.add_argument("--train", action="store_true",
                    help="train memory-study models first if they are not in the zoo")
     p.add_argument("-o", "--output", default=None,

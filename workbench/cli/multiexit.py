@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from .. import workspace
+from ._format import whole
 
 
 def build(args: argparse.Namespace) -> int:
@@ -30,10 +31,12 @@ def add_parser(sub) -> None:
                          "a measured profile of their operating points")
     p.add_argument("-o", "--output", default=None,
                    help="default: <workspace>/profiles/host-multiexit.json")
-    p.add_argument("--width", type=int, default=32, help="backbone width (default 32)")
-    p.add_argument("--epochs", type=int, default=None, help="training epochs (default 12)")
-    p.add_argument("--points", type=int, default=10,
-                   help="Pareto threshold vectors kept per model (default 10)")
+    p.add_argument("--width", type=whole(1, 1024), default=32,
+                   help="backbone width, 1..1024 (default 32)")
+    p.add_argument("--epochs", type=whole(1, 1000), default=None,
+                   help="training epochs, 1..1000 (default 12)")
+    p.add_argument("--points", type=whole(1, 1000), default=10,
+                   help="Pareto threshold vectors kept per model, 1..1000 (default 10)")
     p.add_argument("--quick", action="store_true", help="small datasets, fewer epochs")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=build)

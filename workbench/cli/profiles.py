@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .. import workspace
 from ..errors import InputError, WorkbenchError
-from ._format import fmt, table
+from ._format import fmt, table, whole
 
 
 def list_(args: argparse.Namespace) -> int:
@@ -36,7 +36,9 @@ def show(args: argparse.Namespace) -> int:
 
     prof = load_profile(resolve_profile(args.profile, directory=args.dir))
     if args.json:
-        print(json.dumps(prof.model_dump(mode="json", exclude_none=True), indent=1))
+        # The schema holds finite numbers only: strict JSON (allow_nan=False) keeps it so.
+        print(json.dumps(prof.model_dump(mode="json", exclude_none=True), indent=1,
+                         allow_nan=False))
         return 0
     d = prof.device
     print(f"{d.display_name or d.name} ({d.name})  source: {prof.source}")
@@ -167,7 +169,8 @@ def add_parser(sub) -> None:
     p.add_argument("--dir", default=None, help="folder to look names up in")
     p.add_argument("--task", default=None, help="only the rows of this task")
     p.add_argument("--processor", default=None, help="only the rows of this processor")
-    p.add_argument("--limit", type=int, default=40, help="rows to print (0: all; default 40)")
+    p.add_argument("--limit", type=whole(0, 10**9), default=40,
+                   help="rows to print (0: all; default 40)")
     p.add_argument("--json", action="store_true", help="print the whole profile as JSON")
     p.set_defaults(func=show)
 

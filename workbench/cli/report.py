@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 
 from ..errors import WorkbenchError
+from ..lab.sweep import MAX_WORKERS
+from ._format import whole
 
 
 def report(args: argparse.Namespace) -> int:
@@ -65,9 +67,10 @@ def add_parser(sub) -> None:
                    help="re-render the HTML of reports already executed (nothing runs)")
     p.add_argument("--reports-dir", default=None,
                    help="where reports go (default: the workspace's reports/)")
-    p.add_argument("--workers", type=int, default=0,
+    p.add_argument("--workers", type=whole(0, MAX_WORKERS), default=0,
                    help="run the notebooks as Dask tasks on a local cluster of N processes, each "
-                   "in its own kernel (default 0: one after the other here)")
+                   f"in its own kernel, at most {MAX_WORKERS} (default 0: one after the other "
+                   "here)")
     p.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
                    help="run them on an existing Dask cluster instead")
     p.set_defaults(func=report)

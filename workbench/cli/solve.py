@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import WorkbenchError
 from ..moo.optimality import optimality_text
-from ._format import fmt, table, whole
+from ._format import MAX_EFFORT, fmt, table, whole
 
 if TYPE_CHECKING:
     from ..moo.problem import DiscreteProblem
@@ -84,7 +84,10 @@ def solve(args: argparse.Namespace) -> int:
         if front:
             out["front"] = [{"role": d.role, **d.to_dict()} for d in front]
             out.get("extra", {}).pop("front", None)  # flat indices: the designs above say more
-        print(json.dumps(out, indent=1))
+        from ..solvers.result import jsonable
+
+        # Strict JSON: no Infinity/NaN tokens (jsonable spells them "inf"/"-inf"/null).
+        print(json.dumps(jsonable(out), indent=1, allow_nan=False))
         return 0
     prof = problem.profile
     print(f"{res.solver.upper()} on {prof.device.display_name or prof.device.name} "
@@ -159,9 +162,10 @@ def write_csv(path: str, res, front: list) -> None:
 
 def bundle(args: argparse.Namespace) -> int:
     from .. import workspace
-    from ..bundling import make_bundle
+    from ..bundling import check_output, make_bundle
     from ..solvers import solve as solve_problem
 
+    check_output(args.out, overwrite=args.force)  # a folder not ours is refused before solving
     problem = problem_from_args(args)
     res = solve_problem(problem, args.solver)
     if not res.ok:
@@ -173,9 +177,10 @@ def bundle(args: argparse.Namespace) -> int:
     st = m["storage"]
     print(f"bundle {args.out}: {len(m['designs'])} designs, {len(m['models'])} model files, "
           f"{st['bundle_bytes'] / 1e6:.3f} MB")
-    print(f"storage (CARIn Table 10 shape): designs {st['designs_mb']:.3f} MB vs all "
-          f"{st['n_all_models']} candidate variants {st['all_candidates_mb']:.3f} MB: "
-          f"{st['reduction']:.2f}x smaller")
+    if st["reduction"] is not None:  # None: the profile gives no sizes (S) to compare
+        print(f"storage (CARIn Table 10 shape): designs {st['designs_mb']:.3f} MB vs all "
+              f"{st['n_all_models']} candidate variants {st['all_candidates_mb']:.3f} MB: "
+              f"{st['reduction']:.2f}x smaller")
     print(f"run it: workbench run {args.out} --duration 10")
     return 0
 
@@ -186,9 +191,10 @@ def add_parser(sub) -> None:
     add_problem_arguments(p, tables=True)
     p.add_argument("--solver", default="rass",
                    help="rass (default), oodin, or a pymoo algorithm: nsga2, nsga3, spea2, ...")
-    p.add_argument("--pop-size", type=whole(2), default=100, help="evolutionary: population")
-    p.add_argument("--generations", type=whole(1), default=100,
-                   help="evolutionary: generations")
+    p.add_argument("--pop-size", type=whole(2, MAX_EFFORT), default=100,
+                   help=f"evolutionary: population, 2..{MAX_EFFORT} (default 100)")
+    p.add_argument("--generations", type=whole(1, MAX_EFFORT), default=100,
+                   help=f"evolutionary: generations, 1..{MAX_EFFORT} (default 100)")
     p.add_argument("--seed", type=int, default=1, help="evolutionary: random seed")
     p.add_argument("--json", action="store_true", help="print the result as JSON (with "
                    "an evolutionary solver: the front it found, as designs)")
@@ -206,5 +212,6 @@ def add_parser(sub) -> None:
     p.add_argument("--quick", action="store_true", help="use the quick zoo (datasets/zoo-quick)")
     p.add_argument("--all", action="store_true",
                    help="store every candidate configuration (what OODIn needs)")
-    p.add_argument("--force", action="store_true", help="replace an existing bundle folder")
+    p.add_argument("--force", action="store_true", help="replace an existing bundle folder "
+                   "(only a bundle: a folder workbench did not write is never deleted)")
     p.set_defaults(func=bundle)

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 from ..errors import InputError, WorkbenchError
+from ..lab.sweep import MAX_PROBLEMS, MAX_WORKERS
+from ._format import MAX_EFFORT, whole
 
 
 def sweep_cmd(args: argparse.Namespace) -> int:
@@ -31,15 +33,19 @@ def sweep_cmd(args: argparse.Namespace) -> int:
                           weights=args.weights_grid or [None], solvers=solvers,
                           repeat=args.repeat, pop_size=args.pop_size, n_gen=args.generations)
     journal = out.with_name(out.name + ".partial.jsonl")
-    workers = args.workers if args.workers is not None else (os.cpu_count() or 1)
+    workers = (args.workers if args.workers is not None
+               else min(os.cpu_count() or 1, MAX_WORKERS))
     where = (f"on the scheduler at {args.scheduler}" if args.scheduler else
              "in this process" if workers == 0 else f"on a local Dask cluster of {workers} workers")
-    from ..lab.sweep import read_journal
+    from ..lab.sweep import read_journal, reusable
 
-    resumed = bool(read_journal(journal))
+    resumed = ""
+    if read_journal(journal):
+        # Only rows of the same task on a profile of the same content count as done.
+        reused = len(reusable(grid, journal))
+        resumed = f" (resuming from {journal}: {reused} of {len(grid)} reused)"
     plural = "" if len(grid) == 1 else "s"
-    print(f"{len(grid)} problem{plural} {where}"
-          + (f" (resuming from {journal})" if resumed else ""), file=sys.stderr)
+    print(f"{len(grid)} problem{plural} {where}{resumed}", file=sys.stderr)
     bar = None
     if not args.quiet:
         from tqdm import tqdm
@@ -69,7 +75,8 @@ def sweep_cmd(args: argparse.Namespace) -> int:
 
 def add_parser(sub) -> None:
     p = sub.add_parser("sweep", help="solve a grid of problems (profiles x use cases x SLOs x "
-                       "weights x solvers), in this process or on Dask")
+                       f"weights x solvers; at most {MAX_PROBLEMS:,}), in this process or on "
+                       "Dask")
     p.add_argument("--profiles", nargs="+", metavar="PROFILE", help="profile names or files")
     p.add_argument("--devices", nargs="+", metavar="DEVICE", help="the same, by device name")
     p.add_argument("--grid", default=None, metavar="FILE",
@@ -85,15 +92,16 @@ def add_parser(sub) -> None:
                    help="objective weights, braces expand: 'A={1,2},TP=1' (repeatable)")
     p.add_argument("--solvers", default="rass", help="comma list: rass, oodin, nsga2, ... "
                    "(default rass)")
-    p.add_argument("--repeat", type=int, default=1, help="runs per problem (stochastic solvers "
-                   "get seeds 1..N)")
-    p.add_argument("--pop-size", type=int, default=None, help="evolutionary solvers' population "
-                   "(default 100)")
-    p.add_argument("--generations", type=int, default=None, help="evolutionary solvers' "
-                   "generations (default 100)")
+    p.add_argument("--repeat", type=whole(1, 1000), default=1, help="runs per problem, 1..1000 "
+                   "(stochastic solvers get seeds 1..N)")
+    p.add_argument("--pop-size", type=whole(2, MAX_EFFORT), default=None,
+                   help=f"evolutionary solvers' population, 2..{MAX_EFFORT} (default 100)")
+    p.add_argument("--generations", type=whole(1, MAX_EFFORT), default=None,
+                   help=f"evolutionary solvers' generations, 1..{MAX_EFFORT} (default 100)")
     p.add_argument("-o", "--output", required=True, help="results.csv or results.parquet")
-    p.add_argument("--workers", type=int, default=None, help="0: this process (the reference); "
-                   "N: a local Dask cluster of N processes (default: one per CPU)")
+    p.add_argument("--workers", type=whole(0, MAX_WORKERS), default=None,
+                   help="0: this process (the reference); N: a local Dask cluster of N "
+                   f"processes, at most {MAX_WORKERS} (default: one per CPU)")
     p.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
                    help="run on an existing Dask cluster instead")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -5,7 +5,13 @@ Tasks run in this process (``workers=0``, the reference), on a Dask ``LocalClust
 or on an existing Dask cluster (``scheduler="tcp://HOST:PORT"``); the rows are the same whichever
 runs them (timings aside). A task that fails is a row with its error, and the sweep goes on.
 Finished rows go to a journal (JSON lines) as they arrive, so an interrupted sweep resumes from
-what it wrote. Dask is optional (the ``sweep`` extra) and imported only when a cluster is used.
+what it wrote; a journal row is reused only for the same task (every option) on a profile file of
+the same content (sha256), so a sweep resumed after either changed computes those rows again.
+Dask is optional (the ``sweep`` extra) and imported only when a cluster is used.
+
+Limits, refused before anything runs: at most :data:`MAX_PROBLEMS` problems (counted before
+braces are expanded), at most :data:`MAX_WORKERS` local worker processes, and a scheduler that
+does not answer as one within :data:`SCHEDULER_TIMEOUT_S` seconds is an error naming it.
 
     grid = sweep_grid(profiles=["s20fe", "a71"], use_cases=["uc1"],
                       slos=["max A; max TP; max L <= {20,41.67}ms"], solvers=["rass", "oodin"])
@@ -14,10 +20,10 @@ what it wrote. Dask is optional (the ``sweep`` extra) and imported only when a c
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import itertools
 import json
+import math
 import os
 import re
 import time
@@ -28,11 +34,17 @@ from typing import Any, Callable, Iterable, Sequence
 from ..errors import InputError
 
 _BRACES = re.compile(r"\{([^{}]*)\}")
+#: The most problems one sweep takes (a grid of braces multiplies fast: nine braces of ten
+#: choices are a billion strings, more than the memory of the machine).
+MAX_PROBLEMS = 100_000
+#: The most worker processes of a local Dask cluster.
+MAX_WORKERS = 256
+#: Seconds a scheduler has to answer as a Dask scheduler before the sweep gives up on it.
+SCHEDULER_TIMEOUT_S = 5.0
 
 
-def expand(text: str) -> list[str]:
-    """Brace expansion: ``"L <= {10,20}ms; TP >= {5,10}"`` -> the four strings, in order (the
-    last brace varies fastest). Braces do not nest; an empty or unclosed brace is an error."""
+def _braces(text: str) -> tuple[list[str], list[list[str]]]:
+    """The fixed parts of a brace template and the choices of each brace (checked)."""
     if text.count("{") != text.count("}") or re.search(r"\{[^}]*\{", text):
         raise InputError("braces must close and not nest, e.g. 'L <= {10,20}ms'", value=text)
     parts = _BRACES.split(text)
@@ -43,6 +55,27 @@ def expand(text: str) -> list[str]:
         if not all(vals):
             raise InputError("an empty choice inside braces", value="{" + c + "}")
         options.append(vals)
+    return fixed, options
+
+
+def count(text: str) -> int:
+    """How many strings :func:`expand` makes of ``text``, without making them."""
+    return math.prod(len(o) for o in _braces(text)[1])
+
+
+def _too_many(n: int, what: str, text: Any = ...) -> InputError:
+    return InputError(f"{what} {n:,} problems, over the limit of {MAX_PROBLEMS:,} a sweep takes; "
+                      "split it into smaller sweeps", value=text)
+
+
+def expand(text: str) -> list[str]:
+    """Brace expansion: ``"L <= {10,20}ms; TP >= {5,10}"`` -> the four strings, in order (the
+    last brace varies fastest). Braces do not nest; an empty or unclosed brace is an error, and
+    so is a template of more than :data:`MAX_PROBLEMS` strings (counted first)."""
+    fixed, options = _braces(text)
+    n = math.prod(len(o) for o in options)
+    if n > MAX_PROBLEMS:
+        raise _too_many(n, "the braces expand to", text)
     out = []
     for combo in itertools.product(*options):
         s = fixed[0]
@@ -82,9 +115,22 @@ def sweep_grid(*, profiles: Sequence[str], use_cases: Sequence[str],
     from ..moo.usecases import scenario
     from ..profiles import resolve_profile
     from ..solvers import ALGORITHMS, SOLVERS
+    from ..solvers.evolutionary import MAX_EFFORT
 
     if not (1 <= repeat <= 1000):
         raise InputError("repeat is a whole number 1..1000", where="repeat", value=repeat)
+    # Checked here, not left to the solver: 0 would silently mean "the default", and a bad
+    # value would otherwise be an error row per task.
+    for name, v, lo in (("pop_size", pop_size, 2), ("n_gen", n_gen, 1)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int)
+                              or not lo <= v <= MAX_EFFORT):
+            raise InputError(f"must be a whole number {lo}..{MAX_EFFORT}", where=name, value=v)
+    # Counted before anything is expanded: each brace grid may be small and their product not.
+    n = (len(profiles) * len(use_cases) * len(solvers) * repeat
+         * sum(1 if s is None else count(s) for s in slos)
+         * sum(1 if w is None else count(w) for w in weights))
+    if n > MAX_PROBLEMS:
+        raise _too_many(n, "the grid is")
     for p in profiles:
         resolve_profile(p)
     for uc in use_cases:
@@ -139,13 +185,46 @@ COLUMNS = ("key", "profile", "device", "profile_source", "use_case", "slo", "wei
 TIMING_COLUMNS = ("solve_ms",)
 
 
-@functools.lru_cache(maxsize=16)
-def _profile(path: str, mtime_ns: int) -> Any:
-    # One parse per profile file per process (a worker solves many problems on the same few
-    # profiles); the modification time is in the key so an edited file is read again.
-    from ..profiles import load_profile
+#: Parsed profiles by (path, sha256 of the text): one parse per profile content per process (a
+#: worker solves many problems on the same few profiles), an edited file is parsed again.
+_PARSED: dict[tuple[str, str], Any] = {}
 
-    return load_profile(path)
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _read_profile(path: Path) -> tuple[Any, str]:
+    """A profile file parsed, and the sha256 of the very text that was parsed."""
+    from ..fileio import parse_json, read_text
+    from ..profiles.store import profile_from_dict
+
+    text = read_text(path, what="profile file")
+    sha = _digest(text)
+    prof = _PARSED.get((str(path), sha))
+    if prof is None:
+        prof = profile_from_dict(parse_json(text, file=path), file=path)
+        if len(_PARSED) >= 16:
+            _PARSED.pop(next(iter(_PARSED)))
+        _PARSED[(str(path), sha)] = prof
+    return prof, sha
+
+
+def profile_digest(profile: str) -> str | None:
+    """The sha256 of a task's profile file as it is now (None: it cannot be read)."""
+    from ..fileio import read_text
+    from ..profiles import resolve_profile
+
+    try:
+        return _digest(read_text(resolve_profile(profile), what="profile file"))
+    except (OSError, ValueError):  # InputError is a ValueError: the task's row will say why
+        return None
+
+
+def input_key(task: "SweepTask", profile_sha: str | None) -> str:
+    """What a journal row is reused by: the task (every option) and the content of the profile
+    it was solved on."""
+    return hashlib.sha256(f"{task.key()} {profile_sha}".encode()).hexdigest()[:32]
 
 
 def run_task(task: SweepTask) -> dict[str, Any]:
@@ -159,9 +238,11 @@ def run_task(task: SweepTask) -> dict[str, Any]:
     row: dict[str, Any] = {c: None for c in COLUMNS}
     row.update(key=task.key(), profile=task.profile, use_case=task.use_case, slo=task.slo,
                weights=task.weights, solver=task.solver, repeat=task.repeat)
+    # The journal's key for this row: the content this task actually read (not in COLUMNS).
+    row["input_key"] = input_key(task, None)
     try:
-        path = resolve_profile(task.profile)
-        prof = _profile(str(path), path.stat().st_mtime_ns)
+        prof, sha = _read_profile(resolve_profile(task.profile))
+        row["input_key"] = input_key(task, sha)
         row.update(device=prof.device.name, profile_source=prof.source)
         tasks, uc_slo = scenario(task.use_case)
         slo = task.slo or uc_slo
@@ -215,17 +296,91 @@ def read_journal(path: str | os.PathLike) -> dict[str, dict[str, Any]]:
     return out
 
 
+def reusable(tasks: Iterable[SweepTask], journal: str | os.PathLike | None
+             ) -> dict[str, dict[str, Any]]:
+    """The journal's rows that answer ``tasks`` as they are now, by task key: a row written for
+    the same task on a profile of the same content. Rows of other options or of a profile since
+    changed are left out (and computed again)."""
+    done = read_journal(journal) if journal else {}
+    if not done:
+        return {}
+    digests: dict[str, str | None] = {}
+    out = {}
+    for t in tasks:
+        row = done.get(t.key())
+        if row is None:
+            continue
+        if t.profile not in digests:
+            digests[t.profile] = profile_digest(t.profile)
+        if row.get("input_key") == input_key(t, digests[t.profile]):
+            out[t.key()] = row
+    return out
+
+
+def _check_workers(workers: int) -> None:
+    if isinstance(workers, bool) or not isinstance(workers, int) or not (
+            0 <= workers <= MAX_WORKERS):
+        raise InputError(f"workers is 0 (this process) .. {MAX_WORKERS} (local processes)",
+                         where="workers", value=workers)
+
+
+def _probe_scheduler(address: str) -> None:
+    """Ask ``address`` who it is, within :data:`SCHEDULER_TIMEOUT_S` seconds; a WorkbenchError
+    naming the address unless a Dask scheduler answers. (``Client`` alone waits forever on a
+    port that accepts and says nothing.)"""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from distributed.comm import connect
+
+    from ..errors import WorkbenchError
+
+    timeout = SCHEDULER_TIMEOUT_S
+
+    async def ask() -> Any:
+        comm = await connect(address, timeout=timeout)
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    async def bounded() -> Any:
+        return await asyncio.wait_for(ask(), timeout)
+
+    # An event loop of its own, in a thread: the caller may be running one (a notebook).
+    with ThreadPoolExecutor(1) as pool:
+        try:
+            ident = pool.submit(asyncio.run, bounded()).result()
+        except (TimeoutError, asyncio.TimeoutError):
+            raise WorkbenchError(f"no Dask scheduler answered at {address} within {timeout:g} s"
+                                 ) from None
+        except ValueError as exc:  # a malformed address
+            raise WorkbenchError(f"not a Dask scheduler address (tcp://HOST:PORT): {address}: "
+                                 f"{exc}") from None
+        except Exception as exc:  # noqa: BLE001 - refused, reset, closed: all say "not there"
+            msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise WorkbenchError(f"cannot reach the Dask scheduler at {address}: {msg}") from None
+    if not (isinstance(ident, dict) and ident.get("type") == "Scheduler"):
+        what = ident.get("type") if isinstance(ident, dict) else None
+        raise WorkbenchError(f"{address} answers, but is not a Dask scheduler"
+                             + (f" (it is a {what})" if what else ""))
+
+
 def dask_client(workers: int, scheduler: str | None) -> tuple[Any, Callable[[], None]]:
     """A Dask client on an existing scheduler, or on a new LocalCluster of ``workers`` worker
-    processes (one thread each), and the function that closes what was started."""
+    processes (one thread each, at most :data:`MAX_WORKERS`), and the function that closes
+    what was started."""
+    _check_workers(workers)
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError("a sweep on Dask needs the sweep extra: pip install 'workbench[sweep]' "
                           "(or run in this process with workers=0)") from exc
     if scheduler:
+        _probe_scheduler(scheduler)
         try:
-            client = Client(scheduler, timeout="10s")
+            client = Client(scheduler, timeout=f"{SCHEDULER_TIMEOUT_S:g}s")
         except (OSError, TimeoutError) as exc:
             from ..errors import WorkbenchError
 
@@ -253,16 +408,18 @@ def sweep(tasks: Iterable[SweepTask], *, workers: int = 0, scheduler: str | None
         workers: 0 runs in this process; N starts a Dask LocalCluster of N worker processes.
         scheduler: The address of a running Dask scheduler (``tcp://HOST:PORT``) instead.
         client: A ``dask.distributed.Client`` of your own (it is not closed).
-        journal: A JSON-lines file: rows already in it are not run again, new rows are appended
-            as they finish (an interrupted sweep resumes from it).
+        journal: A JSON-lines file: rows already in it for the same task on a profile of the
+            same content are not run again (see :func:`reusable`), new rows are appended as they
+            finish (an interrupted sweep resumes from it).
         progress: Called with (done, total) after every row.
     """
     import pandas as pd
 
     tasks = list(tasks)
-    if workers < 0:
-        raise InputError("workers is 0 (this process) or more", where="workers", value=workers)
-    done = read_journal(journal) if journal else {}
+    _check_workers(workers)
+    if len(tasks) > MAX_PROBLEMS:
+        raise _too_many(len(tasks), "the sweep is")
+    done = reusable(tasks, journal)
     todo = [t for t in tasks if t.key() not in done]
     rows = dict(done)
     sink: Any = None  # opened at the first finished row: a sweep that never ran leaves none
