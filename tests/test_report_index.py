@@ -162,3 +162,18 @@ def test_index_numbers_read_as_numbers(value, text):
 
     assert _fmt(value) == text
     assert _pct_change(-3.87) == "3.87% higher" and _pct_change(63.2) == "63.2% lower"
+
+
+def test_a_figures_folder_holding_a_users_files_is_refused_before_the_run(tmp_path):
+    """`workbench report --png` replaces <reports>/<name>/figures whole: a folder holding
+    anything but PNGs (a reports dir pointed at one's own files) is refused, nothing deleted."""
+    from workbench.errors import InputError
+    from workbench.lab.reports import run_report
+
+    figures = tmp_path / "quickstart" / "figures"
+    figures.mkdir(parents=True)
+    (figures / "thesis.tex").write_text("years of work\n")
+    (figures / "old.png").write_bytes(b"\x89PNG")
+    with pytest.raises(InputError, match="thesis.tex"):
+        run_report("quickstart", reports_dir=tmp_path, png=True, progress=False)
+    assert (figures / "thesis.tex").read_text() == "years of work\n"

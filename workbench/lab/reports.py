@@ -105,6 +105,20 @@ def _share_styles(html: str, reports_dir: Path, out_dir: Path) -> str:
     return head + sep + rest
 
 
+def _check_figures_ours(figures: Path) -> None:
+    """A report's ``figures/`` is replaced whole by a run with PNGs: refuse when it holds
+    anything a report did not write (a folder, a link, a file other than a PNG), so a reports
+    folder pointed at a user's own files deletes none of them."""
+    if not figures.exists() and not figures.is_symlink():
+        return
+    strangers = ([figures] if figures.is_symlink() or not figures.is_dir() else
+                 [p for p in figures.iterdir()
+                  if p.is_symlink() or not p.is_file() or p.suffix != ".png"])
+    if strangers:
+        raise InputError("refusing to replace this folder with the report's figures: it holds "
+                         f"what no report wrote ({strangers[0].name})", file=figures)
+
+
 def run_report(name: str, *, parameters: dict[str, Any] | None = None,
                reports_dir: str | os.PathLike | None = None,
                notebooks_dir: str | os.PathLike | None = None, quick: bool = False,
@@ -152,6 +166,9 @@ def run_report(name: str, *, parameters: dict[str, Any] | None = None,
     executed = out_dir / f"{_report_name(stem)}.ipynb"
     tmp = out_dir / f".{_report_name(stem)}.partial.ipynb"
     figures_tmp = out_dir / ".figures.partial"
+    figures = out_dir / "figures"
+    if png:  # checked before the run: the PNGs replace this folder when it ends
+        _check_figures_ours(figures)
     shutil.rmtree(figures_tmp, ignore_errors=True)
     saved = {k: os.environ.get(k) for k in (REPORT_ENV, PNG_ENV)}
     os.environ[REPORT_ENV] = os.path.relpath(js, out_dir)
@@ -185,7 +202,6 @@ def run_report(name: str, *, parameters: dict[str, Any] | None = None,
     atomic_write_text(executed, notebook_format.dumps(
         notebook_format.scrub_executed(json.loads(tmp.read_text(encoding="utf-8")))))
     tmp.unlink()
-    figures = out_dir / "figures"
     if png and figures_tmp.exists():
         shutil.rmtree(figures, ignore_errors=True)
         os.replace(figures_tmp, figures)
