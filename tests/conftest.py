@@ -200,3 +200,19 @@ def dask_cluster(tmp_path):
         for p in procs:
             p.terminate()
             p.wait(timeout=30)
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """A workspace of this test's own (the models registry, scratch)."""
+    monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path / "ws"))
+    return tmp_path / "ws"
+
+
+def one_error_line(capsys, *names):
+    """The command's stderr was one `error:` line naming each of ``names``; returns it."""
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("error: "), err
+    for n in names:
+        assert n in err, err
+    return err

@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+from conftest import one_error_line
 
 from workbench.cli import main
 
@@ -50,20 +51,6 @@ def files(tmp_path_factory):
     keras.Model(free, keras.layers.Dense(3)(keras.layers.GlobalAveragePooling2D()(
         keras.layers.Conv2D(4, 3)(free)))).save(d / "free.keras")
     return d
-
-
-@pytest.fixture
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path / "ws"))
-    return tmp_path / "ws"
-
-
-def _one_error_line(capsys, *names):
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and err.startswith("error: "), err
-    for n in names:
-        assert n in err, err
-    return err
 
 
 def test_add_a_sequential_keras_model_with_data(files, home, capsys):
@@ -120,7 +107,7 @@ def test_bad_input_is_one_line_naming_the_file_and_leaves_nothing(files, home, c
     if "--name" not in argv:
         argv += ["--name", "m"]
     assert main(argv + ["--task", "t", "--quiet"]) == 1
-    _one_error_line(capsys, *names)
+    one_error_line(capsys, *names)
     left = list((home / "models").iterdir()) if (home / "models").exists() else []
     assert left == []
 
@@ -131,11 +118,11 @@ def test_name_taken_and_unknown_names(files, home, capsys):
     capsys.readouterr()
     assert main(["models", "add", str(files / "cnn.keras"), "--name", "a", "--task", "t",
                  "--quiet"]) == 1
-    _one_error_line(capsys, "registered already", "--force")
+    one_error_line(capsys, "registered already", "--force")
     assert main(["models", "show", "nope"]) == 1
-    _one_error_line(capsys, "no model named 'nope'", "registered: a")
+    one_error_line(capsys, "no model named 'nope'", "registered: a")
     assert main(["quantise", "a", "--schemes", "FP32,INT4"]) == 1
-    _one_error_line(capsys, "INT4")
+    one_error_line(capsys, "INT4")
 
 
 def test_quantise_measures_five_schemes_and_resumes(files, home):

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import one_error_line
 
 from workbench.cli import main
 from workbench.errors import InputError
@@ -40,20 +41,6 @@ def files(tmp_path_factory):
                             np.zeros((1, 8, 8, 1), "float32"))
     (d / "small.tflite").write_bytes(blob)
     return d
-
-
-@pytest.fixture
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path / "ws"))
-    return tmp_path / "ws"
-
-
-def _one_error_line(capsys, *names):
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and err.startswith("error: "), err
-    for n in names:
-        assert n in err, err
-    return err
 
 
 def _usable(name):
@@ -298,7 +285,7 @@ def test_a_symlink_inside_a_savedmodel_is_refused_and_not_followed(files, home, 
     target = secret / "key.txt" if link == "file" else secret
     (sm / "assets" / "extra").symlink_to(target)
     assert main(["models", "add", str(sm), "--name", "s", "--task", "t", "--quiet"]) == 1
-    _one_error_line(capsys, str(sm / "assets" / "extra"), "symlink")
+    one_error_line(capsys, str(sm / "assets" / "extra"), "symlink")
     _nothing_registered(home)
 
 
@@ -326,20 +313,20 @@ def test_fifos_and_devices_are_refused_without_reading_them(files, home, tmp_pat
              _Fifo(tmp_path / "pipe.npz")]
     try:
         assert main(["models", "add", str(sm), "--name", "s", "--task", "t", "--quiet"]) == 1
-        _one_error_line(capsys, str(sm / "assets" / "pipe"), "FIFO")
+        one_error_line(capsys, str(sm / "assets" / "pipe"), "FIFO")
         assert main(["models", "add", str(tmp_path / "pipe.tflite"), "--name", "p", "--task",
                      "t", "--quiet"]) == 1
-        _one_error_line(capsys, "pipe.tflite", "FIFO")
+        one_error_line(capsys, "pipe.tflite", "FIFO")
         assert main(["models", "add", str(files / "small.tflite"), "--name", "p", "--task", "t",
                      "--data", str(tmp_path / "pipe.npz"), "--quiet"]) == 1
-        _one_error_line(capsys, "pipe.npz", "FIFO")
+        one_error_line(capsys, "pipe.npz", "FIFO")
     finally:
         for f in fifos:
             f.close()
     (tmp_path / "zero.npz").symlink_to("/dev/zero")  # the path the user names is followed
     assert main(["models", "add", str(files / "small.tflite"), "--name", "p", "--task", "t",
                  "--data", str(tmp_path / "zero.npz"), "--quiet"]) == 1
-    _one_error_line(capsys, "zero.npz", "device")
+    one_error_line(capsys, "zero.npz", "device")
     _nothing_registered(home)
 
 
@@ -369,7 +356,7 @@ def test_a_keras_archive_is_bounded_by_its_uncompressed_size(home, tmp_path, cap
         for i in range(3):
             z.writestr(f"model.weights.{i}", bytes(4 * 10**6))
     assert main(["models", "add", str(bomb), "--name", "b", "--task", "t", "--quiet"]) == 1
-    _one_error_line(capsys, "bomb.keras", "expands to 12.0 MB, more than the 10.0 MB limit")
+    one_error_line(capsys, "bomb.keras", "expands to 12.0 MB, more than the 10.0 MB limit")
 
 
 def test_a_keras_archive_is_bounded_by_its_compression_ratio(home, tmp_path, capsys):
@@ -379,7 +366,7 @@ def test_a_keras_archive_is_bounded_by_its_compression_ratio(home, tmp_path, cap
         z.writestr("model.weights.h5", bytes(80 * 10**6))
     assert bomb.stat().st_size < 10**6
     assert main(["models", "add", str(bomb), "--name", "b", "--task", "t", "--quiet"]) == 1
-    _one_error_line(capsys, "zeros.keras", "-fold", "200-fold limit")
+    one_error_line(capsys, "zeros.keras", "-fold", "200-fold limit")
 
 
 def test_an_npz_is_bounded_by_its_array_headers_before_loading(files, home, tmp_path, capsys):
@@ -394,7 +381,7 @@ def test_an_npz_is_bounded_by_its_array_headers_before_loading(files, home, tmp_
         z.write(npy, "x.npy")
     assert main(["models", "add", str(files / "small.tflite"), "--name", "h", "--task", "t",
                  "--data", str(tmp_path / "huge.npz"), "--quiet"]) == 1
-    _one_error_line(capsys, "huge.npz", "8.0 GB", "4.0 GB limit")
+    one_error_line(capsys, "huge.npz", "8.0 GB", "4.0 GB limit")
     _nothing_registered(home)
 
 
@@ -405,19 +392,19 @@ def test_savedmodel_files_are_bounded_by_their_size_on_disk(home, tmp_path, caps
     with open(sm / "variables" / "variables.data-00000-of-00001", "wb") as fh:
         fh.truncate(5 * 10**9)  # sparse: 5 GB to read, nothing on disk
     assert main(["models", "add", str(sm), "--name", "b", "--task", "t", "--quiet"]) == 1
-    _one_error_line(capsys, "big.savedmodel", "5.0 GB, more than the 4.0 GB limit")
+    one_error_line(capsys, "big.savedmodel", "5.0 GB, more than the 4.0 GB limit")
 
 
 def test_what_held_still_holds_pickles_and_code_are_refused(files, home, tmp_path, capsys):
     np.savez(tmp_path / "pickled.npz", x=np.array([{"a": 1}], dtype=object))
     assert main(["models", "add", str(files / "small.tflite"), "--name", "p", "--task", "t",
                  "--data", str(tmp_path / "pickled.npz"), "--quiet"]) == 1
-    _one_error_line(capsys, "pickled.npz", "pickled")
+    one_error_line(capsys, "pickled.npz", "pickled")
     inp = keras.Input((4,))
     keras.Model(inp, keras.layers.Lambda(lambda v: v * 2)(inp)).save(tmp_path / "code.keras")
     assert main(["models", "add", str(tmp_path / "code.keras"), "--name", "c", "--task", "t",
                  "--quiet"]) == 1
-    _one_error_line(capsys, "code.keras", "cannot read it as a Keras model")
+    one_error_line(capsys, "code.keras", "cannot read it as a Keras model")
     _nothing_registered(home)
 
 
@@ -434,7 +421,7 @@ def test_paths_with_control_characters_never_reach_the_terminal_raw(files, home,
     bad = tmp_path / "two\nlines.tflite"
     bad.write_bytes(b"not a model")
     assert main(["models", "add", str(bad), "--name", "b", "--task", "t", "--quiet"]) == 1
-    _one_error_line(capsys, printable("two\nlines.tflite"))
+    one_error_line(capsys, printable("two\nlines.tflite"))
 
 
 def test_a_writer_of_one_name_leaves_a_dotted_neighbours_files_alone(files, home):
@@ -461,4 +448,4 @@ def test_links_the_user_names_are_followed_and_a_npy_is_not_data(files, home, tm
     (tmp_path / "plain.npz").write_bytes((tmp_path / "plain.npy").read_bytes())
     assert main(["models", "add", str(files / "small.tflite"), "--name", "p", "--task", "t",
                  "--data", str(tmp_path / "plain.npz"), "--quiet"]) == 1
-    _one_error_line(capsys, "plain.npz", "not a .npz archive")
+    one_error_line(capsys, "plain.npz", "not a .npz archive")
