@@ -718,6 +718,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="skip the kill and storm rounds")
     ap.add_argument("--only", default=None, help="only surfaces whose name contains this")
     ap.add_argument("--skip-cases", action="store_true", help="only what must keep holding")
+    ap.add_argument("--world", default=None, metavar="DIR",
+                    help="keep the zoo, profile, bundle and tiny model here and reuse them when "
+                    "present (a rerun then skips the minutes of training)")
     ap.add_argument("-o", "--out", default=str(ROOT / "reports" / "bench" / "attack.json"))
     args = ap.parse_args(argv)
     from workbench.fileio import atomic_write_json
@@ -726,12 +729,21 @@ def main(argv: list[str] | None = None) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="workbench-attack-"))
     env = dict(os.environ, WORKBENCH_HOME=str(tmp / "home"), PYTHONWARNINGS="ignore")
     t0 = time.monotonic()
-    print("building the quick h1 zoo, its profile and a bundle ...", flush=True)
-    world = build_world(tmp, env)
-    bundle = Path(world["bundle"])
     import attack_round2 as r2
 
-    tiny = r2.build_tiny(tmp, env)
+    base = Path(args.world) if args.world else tmp
+    if (base / "bundle" / "manifest.json").exists() and (base / "tiny" / "saved").exists():
+        world = {"profile": str(base / "host.json"), "models": str(base / "zoo"),
+                 "bundle": str(base / "bundle")}
+        tiny = {"keras": base / "tiny" / "tiny.keras", "npz": base / "tiny" / "tiny.npz",
+                "saved": base / "tiny" / "saved"}
+    else:
+        print("building the quick h1 zoo, its profile, a bundle and a tiny model ...",
+              flush=True)
+        base.mkdir(parents=True, exist_ok=True)
+        world = build_world(base, env)
+        tiny = r2.build_tiny(base, env)
+    bundle = Path(world["bundle"])
     cases = (profile_cases(tmp) + csv_cases(tmp) + log_cases(tmp) + solve_cases(tmp)
              + bundle_cases(tmp, bundle) + runtime_cases(tmp, bundle)
              # the surfaces the outside attack of issue 35 found open

@@ -35,6 +35,10 @@ def sweep_cmd(args: argparse.Namespace) -> int:
     journal = out.with_name(out.name + ".partial.jsonl")
     workers = (args.workers if args.workers is not None
                else min(os.cpu_count() or 1, MAX_WORKERS))
+    if args.scheduler:  # before the first line of output: a wrong address is the only line
+        from ..lab.sweep import probe_scheduler
+
+        probe_scheduler(args.scheduler)
     where = (f"on the scheduler at {args.scheduler}" if args.scheduler else
              "in this process" if workers == 0 else f"on a local Dask cluster of {workers} workers")
     from ..lab.sweep import read_journal, reusable

@@ -324,7 +324,7 @@ def _check_workers(workers: int) -> None:
                          where="workers", value=workers)
 
 
-def _probe_scheduler(address: str) -> None:
+def probe_scheduler(address: str) -> None:
     """Ask ``address`` who it is, within :data:`SCHEDULER_TIMEOUT_S` seconds; a WorkbenchError
     naming the address unless a Dask scheduler answers. (``Client`` alone waits forever on a
     port that accepts and says nothing.)"""
@@ -378,7 +378,7 @@ def dask_client(workers: int, scheduler: str | None) -> tuple[Any, Callable[[], 
         raise ImportError("a sweep on Dask needs the sweep extra: pip install 'workbench[sweep]' "
                           "(or run in this process with workers=0)") from exc
     if scheduler:
-        _probe_scheduler(scheduler)
+        probe_scheduler(scheduler)
         try:
             client = Client(scheduler, timeout=f"{SCHEDULER_TIMEOUT_S:g}s")
         except (OSError, TimeoutError) as exc:
