@@ -84,6 +84,14 @@ def execute(case: Case, env: dict[str, str], cwd: Path) -> dict[str, Any]:
     return {"rc": rc, "out": out, "err": err, "s": round(time.monotonic() - t0, 2)}
 
 
+def _passes(case: Case, text: str) -> bool:
+    """The case's check of a valid answer; a check that cannot read the answer fails it."""
+    try:
+        return case.check is None or bool(case.check(text))
+    except Exception:  # noqa: BLE001 - an answer the check cannot read is not the right one
+        return False
+
+
 def classify(case: Case, r: dict[str, Any]) -> str:
     rc, out, err = r["rc"], r["out"], r["err"]
     after = case.result.get("after")
@@ -94,9 +102,9 @@ def classify(case: Case, r: dict[str, Any]) -> str:
     if rc is None or rc < 0 or rc >= 128 or "Traceback" in err:
         return "crash"
     if case.expect == "either" and rc == 0:
-        return "ok" if case.check is None or case.check(out + err) else "wrong"
+        return "ok" if _passes(case, out + err) else "wrong"
     if case.expect == "ok":
-        good = rc == 0 and (case.check is None or case.check(out + err))
+        good = rc == 0 and _passes(case, out + err)
         return "ok" if good else "wrong"
     if rc == 0:
         return "wrong"

@@ -68,3 +68,13 @@ def test_a_profile_refuses_a_name_with_an_escape_code_naming_the_field(tmp_path,
     where = ".".join(str(k) if isinstance(k, str) else f"[{k}]" for k in path).replace(".[", "[")
     assert where.split("[")[0] in str(e.value)
 
+
+
+def test_a_device_name_typed_with_an_escape_code_is_one_error_line(tmp_path, capsys):
+    csv = tmp_path / "t.csv"
+    csv.write_text("config,model,precision,processor,task,A,L\na,net,FP32,CPU,cls,70,5\n")
+    assert main(["profiles", "import", str(csv), "--format", "csv", "--device", "\x1b[2Jphone",
+                 "-o", str(tmp_path / "p.json")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--device" in err and "\x1b" not in err
+    assert not (tmp_path / "p.json").exists()

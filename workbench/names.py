@@ -56,7 +56,7 @@ def check_name(value: Any, *, what: str, file: Any = None, where: str | None = N
                          file=file, where=where)
     if has_control(value):
         raise InputError(f"a {what} name may not hold control characters",
-                         file=file, where=where, value=printable(value))
+                         file=file, where=where, value=value)
     if value != value.strip():
         raise InputError(f"a {what} name may not start or end with a space", file=file,
                          where=where, value=value)

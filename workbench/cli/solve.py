@@ -80,7 +80,8 @@ def solve(args: argparse.Namespace) -> int:
     if args.csv:
         write_csv(args.csv, res, front)
     if args.json:
-        out = res.to_dict()
+        # The SLO as solved, with every digit of its bounds (what a script checks it against).
+        out = {"slo": str(problem.slo), **res.to_dict()}
         if front:
             out["front"] = [{"role": d.role, **d.to_dict()} for d in front]
             out.get("extra", {}).pop("front", None)  # flat indices: the designs above say more

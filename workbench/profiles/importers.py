@@ -134,7 +134,10 @@ def _cell(column: str, text: str) -> Any:
 def _device(device: Device | str | None, name_hint: str) -> Device:
     if isinstance(device, Device):
         return device
-    return Device(name=device or name_hint)
+    from ..names import check_name
+
+    # --device is typed by the user: one error naming it, not the schema's traceback.
+    return Device(name=check_name(device or name_hint, what="device", where="--device"))
 
 
 def _assemble(configs: list[Config], *, device: Device, source: str, provenance: Provenance,

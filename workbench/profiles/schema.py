@@ -12,8 +12,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Literal
 
-from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, field_validator,
-                      model_validator)
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .. import processors
 from ..errors import InputError
