@@ -40,7 +40,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     # Tables and JSON quote names and values from users' files: none reaches the terminal raw.
     stdout = sys.stdout
-    sys.stdout = EscapingWriter(stdout)  # type: ignore[assignment]
+    sys.stdout = EscapingWriter(stdout)
     try:
         return int(args.func(args) or 0)
     except WorkbenchError as exc:

@@ -206,9 +206,8 @@ def _check_npz(path: Path) -> None:
                     if fh.read(6) != b"\x93NUMPY":
                         total += info.file_size  # np.load returns such a member's bytes
                         continue
-                    version = tuple(fh.read(2))
-                    read = {(1, 0): np.lib.format.read_array_header_1_0}.get(
-                        version, np.lib.format.read_array_header_2_0)
+                    read = (np.lib.format.read_array_header_1_0 if fh.read(2) == b"\x01\x00"
+                            else np.lib.format.read_array_header_2_0)
                     shape, _, dtype = read(fh)
                 if dtype.hasobject:
                     raise InputError("holds an array of Python objects (pickled): such data is "
