@@ -250,42 +250,59 @@ def limit_cases(tmp: Path, world: dict[str, str]) -> list[Case]:
     return cases
 
 
-def resume_case(tmp: Path) -> dict[str, Any]:
-    """A sweep interrupted, its profile changed, resumed with the same journal: its rows must
-    come from the new profile (recomputed or refused, never mixed)."""
+def resume_case(tmp: Path, env: dict[str, str]) -> dict[str, Any]:
+    """A sweep killed part way, its profile changed (the most accurate model loses 10 points of
+    A), resumed with the same journal: its rows must equal a fresh sweep's of the changed
+    profile (recomputed or refused, never the old rows mixed in)."""
+    import csv
+    import shutil
+
+    from workbench.profiles import resolve_profile
+
     d = tmp / "resume"
     d.mkdir()
     prof = d / "p.json"
-    data = base_profile()
-    prof.write_text(json.dumps(data))
-    out = d / "r.csv"
+    shutil.copy(resolve_profile("s20fe"), prof)
+    out, fresh = d / "r.csv", d / "fresh.csv"
     journal = d / "r.csv.partial.jsonl"
+    grid = "max A; max TP; L <= {" + ",".join(str(5 + i) for i in range(300)) + "}ms"
     wb = str(BIN / "workbench")
-    argv = [wb, "sweep", "--profiles", str(prof), "--use-cases", "uc1", "--slo",
-            "max A; min L", "--workers", "0", "-o", str(out), "--quiet"]
-    env = dict(os.environ, WORKBENCH_HOME=str(tmp / "home"))
-    # One full run gives the journal's rows; keep them as if the run had been interrupted.
-    r = subprocess.run(argv + ["--use-cases", "uc1"], capture_output=True, text=True, env=env)
-    rows_first = out.read_text() if out.exists() else ""
-    journal.write_text("")
-    import csv
 
-    first = list(csv.DictReader(rows_first.splitlines())) if rows_first else []
-    # The interrupted journal: the first run's rows, written as the sweep writes them.
-    if first:
-        with open(journal, "w") as fh:
-            for row in first:
-                fh.write(json.dumps({k: v for k, v in row.items()}) + "\n")
-    data["configs"][1]["A"] = 60.0  # b no longer the most accurate: d0 becomes a
+    def argv(o: Path) -> list[str]:
+        return [wb, "sweep", "--profiles", str(prof), "--use-cases", "uc1", "--slo", grid,
+                "--workers", "0", "-o", str(o), "--quiet"]
+
+    p = subprocess.Popen(argv(out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         env=env)
+    t0 = time.monotonic()
+    while p.poll() is None and time.monotonic() - t0 < 120:
+        if journal.exists() and journal.read_text().count("\n") >= 50:
+            break
+        time.sleep(0.05)
+    interrupted = p.poll() is None
+    p.kill()
+    p.wait()
+    done_before = journal.read_text().count("\n") if journal.exists() else 0
+    data = json.loads(prof.read_text())
+    for c in data["configs"]:
+        if "Lite0" in c["model"] and c.get("A") is not None:
+            c["A"] -= 10.0
     prof.write_text(json.dumps(data))
-    out.unlink(missing_ok=True)
-    r2 = subprocess.run(argv, capture_output=True, text=True, env=env)
-    second = list(csv.DictReader(out.read_text().splitlines())) if out.exists() else []
-    d0s = [row.get("d0") for row in second]
-    stale = r2.returncode == 0 and any(x != "a" for x in d0s)
-    return {"first_rc": r.returncode, "resumed_rc": r2.returncode, "d0_after_change": d0s,
-            "outcome": "wrong" if stale else ("ok" if r2.returncode == 0 else "clear"),
-            "message": (r2.stderr.strip().splitlines() or [""])[-1][:200]}
+    r2 = subprocess.run(argv(out), capture_output=True, text=True, env=env)
+    subprocess.run(argv(fresh), capture_output=True, text=True, env=env)
+
+    def rows(path: Path) -> list[tuple[str, str, str]]:
+        if not path.exists():
+            return []
+        return [(r["slo"], r["d0"], r["feasible"]) for r in csv.DictReader(
+            path.read_text().splitlines())]
+
+    same = r2.returncode == 0 and rows(out) == rows(fresh) and len(rows(fresh)) == 300
+    return {"interrupted": interrupted, "rows_in_journal_when_killed": done_before,
+            "resumed_rc": r2.returncode, "rows": len(rows(out)),
+            "message": (r2.stderr.strip().splitlines() or [""])[0][:200],
+            "outcome": ("untested" if not interrupted else "ok" if same else
+                        "clear" if r2.returncode == 1 else "wrong")}
 
 
 # --------------------------------------------------------------------------------------------

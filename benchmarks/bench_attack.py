@@ -779,7 +779,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[{i}/{len(cases)}] {outcome:8s} {c.surface}: {c.name}", flush=True)
     held: dict[str, Any] = {"slo_fuzz": slo_fuzz(75000 if not args.quick else 5000, seed=15)}
     if not args.only or "sweep" in args.only:
-        held["sweep_resume_after_profile_change"] = r2.resume_case(tmp)
+        held["sweep_resume_after_profile_change"] = r2.resume_case(tmp, env)
     if not args.only or "explorer" in args.only:
         held["explorer_token_on_command_line"] = r2.explorer_token(tmp, env, "s20fe")
     if not args.quick:
