@@ -296,6 +296,30 @@ def test_force_replaces_a_bundle_and_an_empty_folder_but_not_a_strangers(tmp_pat
     assert f.read_text() == "keep me"
 
 
+def test_force_never_deletes_a_file_the_bundle_does_not_list(tmp_path, capsys,
+                                                            tiny_bundle_inputs):
+    """Replacing a bundle deletes its folder whole: a user's file inside a real bundle, or a
+    hand-written manifest beside their files, keeps the folder from being replaced."""
+    out = tmp_path / "b"
+    assert main([*tiny_bundle_inputs, "-o", str(out)]) == 0
+    (out / "notes.md").write_text("my notes")
+    assert main([*tiny_bundle_inputs, "-o", str(out), "--force"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "notes.md" in err
+    assert (out / "notes.md").read_text() == "my notes"
+    (out / "notes.md").unlink()
+    (out / "models" / "mine").mkdir()
+    assert main([*tiny_bundle_inputs, "-o", str(out), "--force"]) == 1
+    assert "mine" in capsys.readouterr().err and (out / "models" / "mine").is_dir()
+
+    fake = tmp_path / "fake"
+    fake.mkdir()
+    (fake / "manifest.json").write_text(json.dumps({"format": "workbench-bundle", "version": 1}))
+    (fake / "precious.txt").write_text("keep")
+    assert main([*tiny_bundle_inputs, "-o", str(fake), "--force"]) == 1
+    assert (fake / "precious.txt").read_text() == "keep"
+
+
 def test_a_bundle_of_a_profile_without_sizes_has_no_storage_ratio(tmp_path, capsys,
                                                                    tiny_bundle_inputs):
     prof = json.loads(open(tiny_bundle_inputs[2]).read())

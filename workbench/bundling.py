@@ -187,24 +187,53 @@ def check_output(out: str | os.PathLike, *, overwrite: bool = False) -> Path:
                          "a bundle", file=out)
     if not any(out.iterdir()):
         return out  # an empty folder: nothing in it to lose
-    if not _is_bundle(out):
+    manifest = _bundle_manifest(out)
+    if manifest is None:
         raise InputError("refusing to replace this folder: it was not written by workbench (no "
                          f"bundle {MANIFEST}); give a new or empty folder", file=out)
+    stranger = _stranger(out, manifest)
+    if stranger is not None:
+        raise InputError(f"refusing to replace this bundle: it holds {stranger}, which its "
+                         "manifest does not list (a file of yours?); move it out or give a new "
+                         "folder", file=out)
     if not overwrite:
         raise InputError("already exists (pass overwrite=True / --force)", file=out)
     return out
 
 
-def _is_bundle(folder: Path) -> bool:
-    """Whether ``folder`` holds a bundle's manifest (of any version): what make_bundle wrote."""
+def _bundle_manifest(folder: Path) -> dict[str, Any] | None:
+    """``folder``'s bundle manifest (of any version), or None when it holds none."""
     from .fileio import parse_json, read_text
 
     m = folder / MANIFEST
     try:
         data = parse_json(read_text(m, what="bundle manifest", limit=MAX_MANIFEST_BYTES), file=m)
     except (OSError, InputError):
-        return False
-    return isinstance(data, dict) and data.get("format") == FORMAT
+        return None
+    return data if isinstance(data, dict) and data.get("format") == FORMAT else None
+
+
+def _stranger(folder: Path, manifest: dict[str, Any], limit: int = 100_000) -> str | None:
+    """The first thing in ``folder`` that make_bundle did not write: anything but the manifest,
+    the model files it lists and the folders holding them. Replacing a bundle deletes the whole
+    folder, so a file a user put there (or a manifest written by hand) must not go with it."""
+    models = manifest.get("models")
+    listed = {MANIFEST} | (set(models) if isinstance(models, dict) else set())
+    parents = {str(Path(p).parent) for p in listed} - {"."}
+    parents |= {str(q) for p in parents for q in Path(p).parents} - {"."}
+    for n, (root, dirs, files) in enumerate(os.walk(folder)):
+        rel = Path(root).relative_to(folder)
+        if n > limit:
+            return "more entries than a bundle has"
+        for d in dirs:
+            r = str(rel / d)
+            if r not in parents or (Path(root) / d).is_symlink():
+                return r
+        for f in files:
+            r = str(rel / f) if str(rel) != "." else f
+            if r not in listed or (Path(root) / f).is_symlink():
+                return r
+    return None
 
 
 def make_bundle(result: SolveResult, problem: DiscreteProblem, out: str | os.PathLike, *,
