@@ -78,3 +78,14 @@ def test_a_device_name_typed_with_an_escape_code_is_one_error_line(tmp_path, cap
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--device" in err and "\x1b" not in err
     assert not (tmp_path / "p.json").exists()
+
+
+def test_the_runtime_prints_a_bundle_path_escaped(tmp_path, capsys):
+    from workbench.runtime.run import main as runtime_main
+
+    bad = tmp_path / "b\x1b[2J"
+    bad.mkdir()
+    assert runtime_main(["check", str(bad)]) == 1
+    assert runtime_main(["run", str(bad), "--duration", "1"]) == 1
+    out = capsys.readouterr()
+    assert "\x1b" not in out.out + out.err and "\\u001b" in out.err

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import InputError, WorkbenchError
 from ..fileio import atomic_write_text
-from ..names import printable
+from ..names import EscapingWriter, printable
 from .bundle import Bundle, BundleError, load_bundle
 from .events import Event, parse_events
 from .executor import ExecutorError
@@ -272,7 +272,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     events = parse_events(args.inject) if args.inject else []
     b = load_bundle(args.bundle)
     for role, why in b.problems.items():
-        print(f"design {role} removed: {why}", file=sys.stderr)
+        print(printable(f"design {role} removed: {why}"), file=sys.stderr)
     print(f"running {args.bundle} for {args.duration:g} s at {args.rate:g} req/s per task"
           + (f"; events: {', '.join(f'{e.at:g}s {e}' for e in events)}" if events else ""))
 
@@ -320,8 +320,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parse_args(argv)
+    # Paths, names and reasons from the bundle reach the terminal escaped, as in `workbench`.
+    stdout = sys.stdout
+    sys.stdout = EscapingWriter(stdout)
     try:
         return cmd_check(args.bundle) if args.cmd == "check" else cmd_run(args)
     except WorkbenchError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {printable(e, multiline=True)}", file=sys.stderr)
         return 1
+    finally:
+        sys.stdout = stdout
