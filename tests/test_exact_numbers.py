@@ -104,11 +104,14 @@ def test_a_numeric_task_name_means_that_task_not_a_position():
     assert pb.task_slo("1").constraints == SLO.parse("L[1] <= 1").constraints
 
 
-def test_a_position_is_refused_when_task_names_are_numbers():
-    rows = [dict(id=f"{t}{k}", task=t, L=float(k + 1), A=50.0 + k) for t in ("7", "x")
+@pytest.mark.parametrize("names", [("7", "x"), ("uc1", "uc2")])
+def test_a_number_in_brackets_is_never_a_position(names):
+    """L[1] on tasks without a task named "1" is refused: read as "the first task" it bound a
+    task the SLO did not name (the outside attack found it applied silently)."""
+    rows = [dict(id=f"{t}{k}", task=t, L=float(k + 1), A=50.0 + k) for t in names
             for k in range(2)]
-    with pytest.raises(InputError, match="task '1'"):
-        DiscreteProblem(make_profile(rows), "max A; L[1] <= 1", tasks=["7", "x"])
+    with pytest.raises(InputError, match="task '1' is not part of this problem"):
+        DiscreteProblem(make_profile(rows), "max A; L[1] <= 1", tasks=list(names))
 
 
 def test_a_huge_slo_is_refused_at_once_naming_the_limit():
@@ -293,3 +296,28 @@ def test_every_metric_name_is_known_to_the_round_trip():
         assert m in METRICS
         slo = SLO((), (Constraint(m, ">=", 0.1 + 0.2),))
         assert SLO.parse(str(slo)) == slo
+
+
+@pytest.mark.parametrize("number, read_as", [("41.670000000000000000000001", "41.67"),
+                                             ("12345678901234567890123", "1.2345678901234568e+22"),
+                                             ("1e-400", "0")])
+def test_a_number_a_float_cannot_hold_is_refused_saying_what_it_would_be(number, read_as):
+    text = f"max A; L <= {number}ms"
+    with pytest.raises(SLOError, match="cannot be held exactly") as e:
+        SLO.parse(text)
+    assert f"read as {read_as}" in str(e.value) and _caret(e.value) == text.index(number)
+
+
+@pytest.mark.parametrize("text", ["max A; L <= 41.67ms", "max A; L <= 1.50s", "max A; L <= 1e2",
+                                  "max A; L <= 0.1us", "max A; MF <= 1234567.25MB"])
+def test_numbers_a_float_holds_still_parse(text):
+    assert SLO.parse(str(SLO.parse(text))) == SLO.parse(text)
+
+
+@pytest.mark.parametrize("ctl", ["\x1b", "\x07", "\x9b", "\u202e", "\x00"])
+def test_a_control_character_in_an_slo_is_refused_and_never_echoed_raw(ctl):
+    text = f"max A; L <= 5ms{ctl}[2J"
+    with pytest.raises(SLOError, match="control character") as e:
+        SLO.parse(text)
+    assert ctl not in str(e.value) and _caret(e.value) == text.index(ctl)
+    assert SLO.parse("max A;\n\tmin L") == SLO.parse("max A; min L")  # whitespace is whitespace

@@ -42,6 +42,18 @@ def has_control(text: str) -> bool:
     return _CONTROL.search(text) is not None
 
 
+def first_control(text: str, *, whitespace_ok: bool = False) -> re.Match[str] | None:
+    """Where the first control character of ``text`` is (tabs, newlines and carriage returns
+    pass when ``whitespace_ok``), or None."""
+    return (_CONTROL_IN_TEXT if whitespace_ok else _CONTROL).search(text)
+
+
+def masked(text: str) -> str:
+    """``text`` with each control character replaced by one U+FFFD, so an excerpt keeps its
+    columns (a caret stays under its character) and cannot act on a terminal."""
+    return _CONTROL.sub("\ufffd", text)
+
+
 def check_name(value: Any, *, what: str, file: Any = None, where: str | None = None,
                max_len: int = MAX_NAME) -> str:
     """A user-supplied name (model, task, device, use case, session), or an InputError naming

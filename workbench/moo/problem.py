@@ -251,16 +251,13 @@ class DiscreteProblem(Problem):
             return list(range(len(self.tasks)))
         if task == "total":
             return [-1]
-        if task in self.task_names:  # a name wins over a position: with tasks "2", "1", L[1]
-            return [self.task_names.index(task)]  # is the task named "1"
-        numbered = any(t.isascii() and t.isdigit() for t in self.task_names)
-        if task.isascii() and task.isdigit() and not numbered and \
-                1 <= int(task) <= len(self.tasks):
-            return [int(task) - 1]  # L[2]: the second task (when no task name is a number)
-        hint = " (task names are numbers, so [N] names a task, not a position)" if numbered \
-            else ""
+        if task in self.task_names:
+            return [self.task_names.index(task)]
+        # [N] is never a position: L[1] read as "the first task" bound a task the user did not
+        # name (and, with tasks named by numbers, the wrong one).
         raise InputError(f"{where}: task {task!r} is not part of this problem "
-                         f"(tasks: {', '.join(self.task_names)}){hint}", where="SLO", value=task)
+                         f"(tasks: {', '.join(self.task_names)}; [...] names a task)",
+                         where="SLO", value=task)
 
     def _term(self, metric: str, stat: str, task: int | None, *, where: str, sense: str | None,
               weight: float = 1.0) -> Term:

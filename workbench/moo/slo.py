@@ -22,8 +22,8 @@ bound prints back with every digit it has (``str(SLO.parse(s))`` parses to the s
 a session, a bundle or the explorer's link keeps the SLO as it was given.
 
 ``[task]`` restricts a per-model metric to one task (``L[uc3-vision]``) or, with ``[total]``,
-sums it over the tasks (``MF[total] <= 200MB``); ``[2]`` is the task named "2", or, when no
-task's name is a number, the second task. Without it, a per-model metric applies to every
+sums it over the tasks (``MF[total] <= 200MB``); ``[2]`` is the task named "2", never a
+position. Without it, a per-model metric applies to every
 task. With no objective at all, the constrained metrics become the objectives. A target
 objective (OODIn section III-C: "the average, median or nth percentile should be as close as
 possible to a target value") is minimised as the distance |f - VALUE|, e.g. ``target TP = 30``.
@@ -39,6 +39,7 @@ from decimal import Decimal, localcontext
 from ..errors import InputError
 from ..metrics import BY_NAME, MODEL_METRICS, SUMMABLE, SYSTEM_METRICS
 from ..metrics import unit as metric_unit
+from ..names import first_control, masked
 
 #: The longest SLO text read: real ones are a line; a megabyte stalled the explorer for 20 s.
 MAX_SLO_CHARS = 4096
@@ -62,7 +63,10 @@ class SLOError(InputError):
     def __init__(self, message: str, text: str, start: int, end: int) -> None:
         self.text, self.start, self.end = text, start, end
         pointer = " " * start + "^" * max(1, end - start)
-        super().__init__(f"{message}\n  {text}\n  {pointer}", where="SLO", value=...)
+        # A control character shows as one replacement character, so the caret stays under it
+        # and nothing in the excerpt acts on a terminal or splits the message.
+        shown = masked(text)
+        super().__init__(f"{message}\n  {shown}\n  {pointer}", where="SLO", value=...)
 
 
 @dataclass(frozen=True)
@@ -311,6 +315,12 @@ def _value(metric: str, rhs: list[tuple[str, int, int]], text: str) -> float:
     value = float(m.group(0))
     if not math.isfinite(value):
         raise SLOError("the value is too large (not a finite number)", text, a, a + m.end())
+    if Decimal(m.group(0)) != Decimal(repr(value)):
+        # More digits than a float holds (about 17), or below its smallest: it would be read
+        # as another number (41.67000000000000000001 as 41.67, 1e-400 as 0) and printed so.
+        raise SLOError(f"{m.group(0)} cannot be held exactly (a float keeps about 17 "
+                       f"significant digits); it would be read as {number_text(value)}", text,
+                       a, a + m.end())
     if value < 0:  # every metric is >= 0: such a bound is always or never met
         raise SLOError(f"{metric} is never negative: the value must be >= 0", text,
                        a, rhs[-1][2])
@@ -343,6 +353,10 @@ def parse_slo(text: str) -> SLO:
                          f"{MAX_SLO_CHARS} characters)", where="SLO")
     if not isinstance(text, str) or not text.strip():
         raise SLOError("empty SLO: give at least one objective or constraint", str(text), 0, 1)
+    bad = first_control(text, whitespace_ok=True)
+    if bad:
+        raise SLOError(f"a control character ({bad.group(0)!r}) has no place in an SLO", text,
+                       bad.start(), bad.end())
     objectives: list[Objective] = []
     constraints: list[Constraint] = []
     offset = 0
