@@ -39,14 +39,38 @@ def test_the_cli_error_line_never_carries_a_raw_escape_sequence(tmp_path, capsys
 def test_user_text_reaches_stdout_escaped_and_json_stays_json(tmp_path, capsys):
     import json
 
-    path = tmp_path / "p.json"
-    data = json.loads(open(resolve_profile("s20fe")).read())
-    data["provenance"]["method"] = "notes \u202e reversed \x9b31m"
-    path.write_text(json.dumps(data))
-    assert main(["profiles", "show", str(path), "--json"]) == 0
+    from workbench.names import EscapingWriter
+
+    csv = tmp_path / "t.csv"
+    csv.write_text("config,model,precision,processor,task,A,L\na,net,FP32,CPU,cls,70,5\n")
+    out_path = tmp_path / "o\u202ex\x9b.json"
+    assert main(["profiles", "import", str(csv), "--format", "csv", "--device", "phone",
+                 "-o", str(out_path)]) == 0
     out = capsys.readouterr().out
-    assert "\u202e" not in out and "\x9b" not in out
-    assert json.loads(out)["provenance"]["method"] == "notes \u202e reversed \x9b31m"
+    assert "\u202e" not in out and "\x9b" not in out and "o\\u202ex\\u009b.json" in out
+    # JSON written through the same stream decodes to the text it was given.
+    written = []
+    EscapingWriter(type("S", (), {"write": lambda self, t: written.append(t)})()).write(
+        json.dumps({"m": "notes \u202e \x9b31m"}, ensure_ascii=False))
+    assert json.loads(written[0]) == {"m": "notes \u202e \x9b31m"}
+
+
+def test_a_profile_refuses_control_characters_in_any_text(tmp_path):
+    import json
+
+    from workbench.profiles import load_profile
+
+    for where in ("provenance.method", "tasks[0].metric"):
+        data = json.loads(open(resolve_profile("s20fe")).read())
+        if where.startswith("prov"):
+            data["provenance"]["method"] = "notes \x9b31m"
+        else:
+            data["tasks"][0]["metric"] = "top1\x1b[2J"
+        p = tmp_path / "p.json"
+        p.write_text(json.dumps(data))
+        with pytest.raises(InputError, match="control characters") as e:
+            load_profile(p)
+        assert where in str(e.value)
 
 
 @pytest.mark.parametrize("path", [("device", "name"), ("tasks", 0, "name"), ("configs", 0, "id"),

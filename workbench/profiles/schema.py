@@ -17,6 +17,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 from .. import processors
 from ..errors import InputError
 from ..metrics import COLUMNS
+from ..names import first_control
 from ..names import validator as name_validator
 
 PRECISIONS: tuple[str, ...] = ("FP32", "FP16", "DR8", "FX8", "FFX8")
@@ -73,6 +74,9 @@ class _Strict(BaseModel):
             if isinstance(x, float) and abs(x) > MAX_VALUE:
                 raise ValueError(f"{x!r} is beyond the largest magnitude a profile holds "
                                  f"({MAX_VALUE:g})")
+            # Any text (a metric's name, a note, provenance): tables and messages print it.
+            if isinstance(x, str) and first_control(x, whitespace_ok=True):
+                raise ValueError("control characters have no place in a profile's text")
         return v
 
 
