@@ -113,3 +113,12 @@ def test_the_runtime_prints_a_bundle_path_escaped(tmp_path, capsys):
     assert runtime_main(["run", str(bad), "--duration", "1"]) == 1
     out = capsys.readouterr()
     assert "\x1b" not in out.out + out.err and "\\u001b" in out.err
+
+
+def test_models_add_refuses_an_arch_with_an_escape_code_before_any_work(tmp_path, capsys,
+                                                                         monkeypatch):
+    monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path / "ws"))
+    assert main(["models", "add", str(tmp_path / "absent.keras"), "--name", "m", "--task", "t",
+                 "--arch", "A\x1b]0;pwned\x07"]) == 1
+    err = capsys.readouterr().err
+    assert "--arch" in err and "\x1b" not in err and err.count("\n") == 1

@@ -398,6 +398,10 @@ def add(path: str | os.PathLike, *, name: str, task: str, data: str | os.PathLik
     if not isinstance(task, str) or not NAME_RE.match(task):
         raise InputError("a task name is 1-64 letters, digits, '.', '_' or '-'", where="task",
                          value=task)
+    if arch is not None:  # shown in profiles, tables and the explorer as the model's family
+        from ..names import check_name as check_label
+
+        check_label(arch, what="model family", where="--arch")
     if metric is not None and metric not in METRIC_LABELS:
         raise InputError(f"unknown metric; expected one of {', '.join(METRIC_LABELS)}",
                          where="metric", value=metric)
