@@ -187,7 +187,10 @@ def test_a_session_opens_headless_with_the_same_checks(tmp_path):
     assert explore.session_of(ExplorerState(**good)).base.task_names == ["uc1"]
     for field, value, where in (("use_case", "uc9", "use_case"), ("slo", "max A; max Q", "slo"),
                                 ("bounds", [1.0, 2.0], "bounds"), ("flags", {"TPU": True},
-                                                                    "flags")):
+                                                                    "flags"),
+                                # the sliders end at 5: 7 would reopen as 5
+                                ("weights", [7.0, 1.0], "weights[0]"),
+                                ("weights", [0.0, 0.0], "weights")):
         with pytest.raises(InputError) as e:
             explore.session_of(ExplorerState(**{**good, field: value}))
         assert e.value.where == where

@@ -47,6 +47,9 @@ MAX_POINTS = 20_000
 #: typed or linked stalled the page's kernel for 20 s, so longer text is refused unparsed.
 MAX_SLO = MAX_SLO_CHARS
 
+#: The largest objective weight the page offers (its sliders' end).
+MAX_WEIGHT = 5.0
+
 #: The largest session the explorer reads (a link's query string, a session file or an upload),
 #: in bytes; one holds a few hundred. Larger input is refused before it is parsed.
 MAX_SESSION = 64 * 1024
@@ -534,6 +537,17 @@ def check_controls(state: ExplorerState, session: Session, *, file: Any = None) 
             raise InputError(f"{len(vals)} values for {n} "
                              f"{'constraints' if key == 'bounds' else 'objectives'}",
                              file=file, where=key)
+    if state.weights is not None:
+        # The page's weight sliders end at MAX_WEIGHT: a larger weight would be clamped to it,
+        # so the session would not reopen as it was saved.
+        for i, w in enumerate(state.weights):
+            if w > MAX_WEIGHT:
+                raise InputError(f"a weight is at most {MAX_WEIGHT:g} here", file=file,
+                                 where=f"weights[{i}]", value=w)
+        on = state.enabled or [True] * len(state.weights)
+        if state.weights and not any(w > 0 and e for w, e in zip(state.weights, on)):
+            raise InputError("every objective that is on has weight 0: nothing would be "
+                             "optimised", file=file, where="weights")
     flags = session.flag_names
     unknown = set(state.flags) - set(flags)
     if unknown:

@@ -32,6 +32,7 @@ from ..profiles import Profile, list_profiles, load_profile, resolve_profile
 from ..solvers.result import jsonable
 from .explore import (
     MAX_SESSION,
+    MAX_WEIGHT,
     Exploration,
     ExplorerState,
     Session,
@@ -197,7 +198,8 @@ class Explorer:
         for o in s.objectives:
             en = W.Checkbox(value=True, description=str(o), indent=False,
                             layout=W.Layout(width="180px"))
-            wt = W.FloatSlider(value=o.weight, min=0.0, max=5.0, step=0.1, description="weight",
+            wt = W.FloatSlider(value=o.weight, min=0.0, max=MAX_WEIGHT, step=0.1,
+                               description="weight",
                                layout=W.Layout(width="300px"))
             en.observe(lambda _c: self.update(), "value")
             wt.observe(lambda _c: self.update(), "value")
