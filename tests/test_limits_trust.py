@@ -330,3 +330,13 @@ def test_a_bundle_of_a_profile_without_sizes_has_no_storage_ratio(tmp_path, caps
     assert main([*argv, "-o", str(tmp_path / "b")]) == 0  # was a TypeError on None
     out = capsys.readouterr().out
     assert "bundle " in out and "smaller" not in out
+
+
+def test_a_sweep_in_which_every_problem_failed_exits_1_naming_the_first_error(tmp_path,
+                                                                              capsys):
+    out = tmp_path / "r.csv"
+    assert main(["sweep", "--devices", "s20fe", "--use-cases", "h1", "--workers", "0",
+                 "--quiet", "-o", str(out)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("error: every problem failed") and "r.csv" in err[-1]
+    assert out.exists()  # the error rows are kept

@@ -74,6 +74,10 @@ def sweep_cmd(args: argparse.Namespace) -> int:
     failed = int((df["status"] == "error").sum())
     print(f"wrote {out}: {len(df)} rows ({failed} errors; "
           + ", ".join(f"{k} {v}" for k, v in df["status"].value_counts().items()) + ")")
+    if len(df) and failed == len(df):
+        # Not one answer: a script checking the exit status must not take this for a result.
+        first = df.loc[df["status"] == "error", "error"].iloc[0]
+        raise WorkbenchError(f"every problem failed (the rows are in {out}); the first: {first}")
     return 0
 
 

@@ -260,24 +260,27 @@ def run_task(task: SweepTask) -> dict[str, Any]:
         row["feasible"] = int(res.n_feasible) if res.n_feasible >= 0 else None
         if res.ok:
             d0 = res.designs["d0"]
-            row.update(d0=" + ".join(d0.labels), optimality=_finite(d0.optimality),
+            row.update(d0=" + ".join(d0.labels), optimality=_number(d0.optimality),
                        designs=len(res.designs))
         for k in ("hv", "igd", "optimality_ratio"):
             v = res.extra.get(k) if res.extra else None
-            row[k] = _finite(v) if isinstance(v, (int, float)) else None
+            row[k] = _number(v) if isinstance(v, (int, float)) else None
     except Exception as e:  # noqa: BLE001 - a task's failure is its row, the sweep goes on
         row["status"] = "error"
         row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:500]
     return row
 
 
-def _finite(v: float | None) -> float | None:
+def _number(v: float | None) -> float | None:
+    """A row's number as it is: an optimality at the utopia point stays inf (written "inf" in
+    CSV, read back as inf; the journal's JSON lines hold it as Infinity), never a finite
+    stand-in such as 1e308 that a reader would take for a value. NaN is no number: None."""
     import math
 
     if v is None:
         return None
     v = float(v)
-    return v if math.isfinite(v) else (1e308 if v > 0 else -1e308)
+    return None if math.isnan(v) else v
 
 
 def read_journal(path: str | os.PathLike) -> dict[str, dict[str, Any]]:
