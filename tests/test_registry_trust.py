@@ -449,3 +449,12 @@ def test_links_the_user_names_are_followed_and_a_npy_is_not_data(files, home, tm
     assert main(["models", "add", str(files / "small.tflite"), "--name", "p", "--task", "t",
                  "--data", str(tmp_path / "plain.npz"), "--quiet"]) == 1
     one_error_line(capsys, "plain.npz", "not a .npz archive")
+
+
+def test_a_keras_file_that_is_no_zip_is_named_as_such_not_file_not_found(tmp_path, home,
+                                                                          capsys):
+    junk = tmp_path / "junk.keras"
+    junk.write_bytes(bytes(range(256)) * 8)
+    assert main(["models", "add", str(junk), "--name", "j", "--task", "t"]) == 1
+    err = one_error_line(capsys, "junk.keras", "not a .keras file")
+    assert "File not found" not in err

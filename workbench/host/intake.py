@@ -228,8 +228,11 @@ def check_model_file(path: Path, kind: Kind) -> None:
         check_tree(path)
         return
     regular_file(path, "model file")
-    if kind == "keras":
-        check_archive(path, "Keras file")
+    if kind == "keras" and check_archive(path, "Keras file") is None:
+        # Keras says "File not found" for a file that is there but is no zip.
+        raise InputError("is not a .keras file (a .keras file is a zip archive holding "
+                         "config.json; save the model with model.save('NAME.keras'))",
+                         file=shown(path))
 
 
 def parse_shape(text: str | Iterable[int] | None) -> tuple[int, ...] | None:
