@@ -469,3 +469,16 @@ def test_python_m_workbench_runtime_check_prints_no_traceback(tmp_path):
                        capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert r.returncode == 1 and "Traceback" not in r.stderr
     assert "cut short or corrupt" in _one_error_line(r.stderr, b)
+
+
+@pytest.mark.parametrize("dup", ["std=60 std=70", "count=50 count=60", "min=1 min=2"])
+def test_a_statistics_line_with_a_key_twice_is_refused_naming_the_line(tmp_path, dup):
+    from workbench.profiles.importers import parse_benchmark_log
+
+    line = "count=50 first=1000 curr=1000 min=900 max=1100 avg=1000 std=10 " + dup
+    text = ("STARTING!\nGraph: [m.tflite]\nNum threads: [4]\n" + line + "\n"
+            "Inference timings in us: Init: 100, First inference: 1200, Warmup (avg): 1000, "
+            "Inference (avg): 1000\n")
+    with pytest.raises(InputError, match="more than once") as e:
+        parse_benchmark_log(text, file="x.log")
+    assert "line 4" in str(e.value)

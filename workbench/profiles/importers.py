@@ -307,6 +307,11 @@ def _timings(body: str, *, file: Any, line: int) -> dict[str, float]:
 
 def _stats(line: str, *, file: Any, n: int) -> dict[str, Any]:
     """A count= line as ``runs`` and ``L_min``, ``L_max``, ``L_std`` (ms)."""
+    keys = re.findall(r"\b([a-z]+)=", line)
+    twice = sorted({k for k in keys if keys.count(k) > 1})
+    if twice:  # `std=60 std=70`: which one was measured? Not ours to pick.
+        raise InputError(f"{twice[0]}= appears more than once", file=file, where=f"line {n}",
+                         value=line)
     m = _RE_COUNT.search(line)
     if m:
         cnt, lo, hi, std = m.group(1), m.group(2), m.group(3), m.group(5)
