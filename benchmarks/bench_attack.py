@@ -3,8 +3,12 @@ commands a user types, each outcome classified. Writes reports/bench/attack.json
 
 Surfaces: profile JSON (`workbench solve --profile`), CSV import and benchmark_model logs
 (`workbench profiles import`), `workbench solve` arguments, bundle check (`python -m
-workbench.runtime check`), and the runtime's options, events and model faults (`... run`). Each
-case runs in a fresh process (signals and hangs are seen as such) and is one of:
+workbench.runtime check`), and the runtime's options, events and model faults (`... run`); and,
+from issue 35's outside attack (`attack_round2.py`): the model registry (`models add/quantise/
+remove`: FIFOs, symlinks, zip bombs, crafted headers and shapes, names with escape codes), sweeps
+and resource limits, the exactness of SLOs and numbers and strict JSON, `--force` and names,
+and explorer sessions. Each case runs in a fresh process (signals and hangs are seen as such) and
+is one of:
 
 - ``clear``: refused with exit status 1 or 2 and one ``error:`` line that names what is wrong
   (the file, field, line or value the case expects);
@@ -20,10 +24,14 @@ read as strict, or refused) is ``clear`` when refused as above and ``ok`` when i
 the check.
 
 What must keep holding is measured too: fuzzed SLO strings raise nothing but the SLO error,
-requests survive switch storms, and writers killed with SIGKILL leave no half-written file.
+requests survive switch storms, writers killed with SIGKILL leave no half-written file, the
+registry under two concurrent writers and SIGKILLs keeps the old or the new entry (never none,
+never a ghost), a sweep resumed after its profile changed gives a fresh sweep's rows, and the
+explorer's token is on no process's command line.
 
 Needs TensorFlow (the quick h1 zoo is trained into a temporary workspace, about a minute).
-Run with `python benchmarks/bench_attack.py [--quick]`; --quick skips the kill and storm rounds.
+Run with `python benchmarks/bench_attack.py [--quick] [--world DIR]`; --quick skips the kill,
+storm and registry-concurrency rounds; --world keeps the trained zoo for the next run.
 """
 
 from __future__ import annotations
