@@ -82,7 +82,7 @@ def test_add_a_sequential_keras_model_with_data(files, home, capsys):
 
 
 @pytest.mark.parametrize("args, names", [
-    (["garbage.keras"], ["garbage.keras", "cannot read it as a Keras model"]),
+    (["garbage.keras"], ["garbage.keras", "is not a .keras file"]),
     (["notes.txt"], ["notes.txt", "unknown model file"]),
     (["model.onnx"], ["model.onnx", "ONNX"]),
     (["missing.keras"], ["missing.keras", "no such model file"]),
