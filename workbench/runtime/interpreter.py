@@ -64,9 +64,22 @@ def check_model(model: str | os.PathLike | bytes, *, file: Any = None,
         if st.st_size < 8:
             raise InputError("not a LiteRT model: too short for a flatbuffer", file=file,
                              value=st.st_size)
+        # A file checked before and unchanged since (same inode, size and mtime) is not read
+        # again: profiling opens one model hundreds of times.
+        key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, limit)
+        if key in _CHECKED:
+            return _CHECKED[key]
         # Mapped, not read: only the pages of the tensor tables are touched.
         with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as buf:
-            return _check_buffer(buf, file=file, limit=limit)
+            need = _check_buffer(buf, file=file, limit=limit)
+        if len(_CHECKED) >= 1024:
+            _CHECKED.clear()
+        _CHECKED[key] = need
+        return need
+
+
+#: Files that passed :func:`check_model`, by (device, inode, size, mtime, limit).
+_CHECKED: dict[tuple[int, int, int, int, int], int] = {}
 
 
 def _check_buffer(buf, *, file: Any, limit: int) -> int:
