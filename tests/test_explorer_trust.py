@@ -190,7 +190,8 @@ def test_a_session_opens_headless_with_the_same_checks(tmp_path):
                                                                     "flags"),
                                 # the sliders end at 5: 7 would reopen as 5
                                 ("weights", [7.0, 1.0], "weights[0]"),
-                                ("weights", [0.0, 0.0], "weights")):
+                                ("weights", [0.0, 0.0], "weights"),
+                                ("enabled", [False, False], "enabled")):
         with pytest.raises(InputError) as e:
             explore.session_of(ExplorerState(**{**good, field: value}))
         assert e.value.where == where

@@ -2,6 +2,7 @@
 whole or not at all, one writer per model, copies confined to the model's folder, archives bounded
 before they are unpacked, and user text escaped on its way to the terminal."""
 
+import json
 import os
 import signal
 import subprocess
@@ -458,3 +459,17 @@ def test_a_keras_file_that_is_no_zip_is_named_as_such_not_file_not_found(tmp_pat
     assert main(["models", "add", str(junk), "--name", "j", "--task", "t"]) == 1
     err = one_error_line(capsys, "junk.keras", "not a .keras file")
     assert "File not found" not in err
+
+
+def test_a_record_edited_to_hold_an_escape_code_is_refused_naming_model_json(tmp_path, home,
+                                                                             files, capsys):
+    assert main(["models", "add", str(files / "small.keras"), "--name", "m", "--task", "t",
+                 "--quiet"]) == 0
+    capsys.readouterr()
+    rec = home / "models" / "m" / "model.json"
+    data = json.loads(rec.read_text())
+    data["arch"] = "A\x1b]0;pwned\x07"
+    rec.write_text(json.dumps(data))
+    assert main(["models", "show", "m"]) == 1
+    err = one_error_line(capsys, "model.json", "arch", "control characters")
+    assert "\x1b" not in err

@@ -45,14 +45,15 @@ import tempfile
 import time
 from datetime import date
 from pathlib import Path
-from typing import Iterable, Iterator, Literal
+from typing import Annotated, Iterable, Iterator, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from .. import metrics, workspace
 from ..errors import InputError
 from ..fileio import atomic_write_text, replace_dir, staging
+from ..names import validator as name_validator
 from ..procfs import alive
 from .intake import (
     Kind,
@@ -122,7 +123,9 @@ class ModelRecord(_Strict):
 
     name: str
     task: str
-    arch: str
+    # Shown in profiles and tables: a record edited by hand (or written before names were
+    # checked) is refused at read, naming model.json, not when a profile is built from it.
+    arch: Annotated[str, AfterValidator(name_validator("model family"))]
     kind: Kind
     file: str
     sha256: str
@@ -316,7 +319,11 @@ def get(name: str) -> ModelRecord:
                          "with `workbench models add FILE --name NAME --task TASK`", file=root())
     try:
         return ModelRecord.model_validate_json(path.read_text())
-    except (ValidationError, ValueError) as exc:
+    except ValidationError as exc:
+        from ..profiles.store import error_from_validation
+
+        raise error_from_validation(exc, file=path, what="not a valid model record") from None
+    except ValueError as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise InputError(f"not a valid model record: {first}", file=path) from None
 

@@ -357,7 +357,9 @@ class ExplorerState(BaseModel):
     """An exploration as a user would save or share it: the profile, the use case, the SLO as
     typed and every control (objective switches and weights, constraint bounds, device flags,
     axes). ``save_state`` / ``load_state`` keep it as JSON; ``to_query`` / ``from_query`` in a
-    page's URL."""
+    page's URL. ``slo`` is the SLO as typed and ``bounds`` where its constraints' controls
+    stand: when given, the bounds are what is solved (the page's SLO box shows them), and
+    typing ``slo`` again brings its own bounds back."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -537,6 +539,9 @@ def check_controls(state: ExplorerState, session: Session, *, file: Any = None) 
             raise InputError(f"{len(vals)} values for {n} "
                              f"{'constraints' if key == 'bounds' else 'objectives'}",
                              file=file, where=key)
+    if state.enabled is not None and state.enabled and not any(state.enabled):
+        raise InputError("every objective is switched off: nothing would be optimised",
+                         file=file, where="enabled")
     if state.weights is not None:
         # The page's weight sliders end at MAX_WEIGHT: a larger weight would be clamped to it,
         # so the session would not reopen as it was saved.
