@@ -300,7 +300,7 @@ def resume_case(tmp: Path, env: dict[str, str]) -> dict[str, Any]:
     same = r2.returncode == 0 and rows(out) == rows(fresh) and len(rows(fresh)) == 300
     return {"interrupted": interrupted, "rows_in_journal_when_killed": done_before,
             "resumed_rc": r2.returncode, "rows": len(rows(out)),
-            "message": (r2.stderr.strip().splitlines() or [""])[0][:200],
+            "message": (r2.stderr.strip().splitlines() or [""])[0][:200].replace(str(d), "<tmp>"),
             "outcome": ("untested" if not interrupted else "ok" if same else
                         "clear" if r2.returncode == 1 else "wrong")}
 
