@@ -216,3 +216,17 @@ def one_error_line(capsys, *names):
     for n in names:
         assert n in err, err
     return err
+
+
+def stop_group(proc) -> None:
+    """End a server started in its own process group (it and its kernels): TERM, then KILL."""
+    import signal
+    import subprocess
+
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+            proc.wait(15)
+            break
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            continue

@@ -5,7 +5,6 @@ WORKBENCH_UPDATE_SCREENSHOTS=1 it also replaces the committed reports/explorer/e
 
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -14,7 +13,7 @@ import urllib.error
 import urllib.request
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, stop_group
 
 CHROMIUM = os.environ.get("WORKBENCH_CHROMIUM", "/usr/bin/chromium")
 
@@ -52,13 +51,7 @@ def _serve(tmp_path, *extra):
 
 
 def _stop(proc, log):
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)
-            proc.wait(15)
-            break
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            continue
+    stop_group(proc)
     log.close()
 
 

@@ -5,7 +5,6 @@ characters, stall it with megabytes of text, or cut a bound's digits."""
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import time
@@ -13,6 +12,7 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
+from conftest import stop_group
 
 from workbench.errors import InputError
 from workbench.lab import explore
@@ -109,13 +109,7 @@ def test_the_real_server_wants_the_token_that_no_command_line_shows():
                 continue
         assert leaked == []
     finally:
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(proc.pid, sig)
-                proc.wait(15)
-                break
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                continue
+        stop_group(proc)
 
 
 # --- 2. a session reads only what lies inside the workspace -----------------------------------
