@@ -88,6 +88,18 @@ def table1_model(arch: str):
     return keras.Model(inp, x, name=arch)
 
 
+def layer_sizes(arch: str, root: str | Path, *, repeats: int = 2) -> list[dict]:
+    """Each layer of ``arch`` (MASA Figs. 2 and 3(a)): its kind, weight bytes as stored under
+    ``root`` and the peak resident-set growth while it loads and runs (measured, MASA's
+    profiler; :func:`~workbench.memory.masa.profile_network`). Run it in a fresh process whose
+    allocator maps every array (``MALLOC_MMAP_THRESHOLD_`` fixed) or a layer's growth hides in
+    memory earlier layers freed."""
+    prof = M.profile_network(table1_graph(arch), Path(root), repeats=repeats, sample_rss=True)
+    return [{"layer": c.name, "kind": c.kind, "weight_bytes": c.weight_bytes,
+             "out_bytes": c.out_bytes, "scratch_bytes": c.scratch_bytes,
+             "rss_peak_bytes": c.rss_peak_bytes} for c in prof.layers]
+
+
 def table1_graph(arch: str) -> LayerGraph:
     from ...memory.graph import from_keras
 
@@ -124,14 +136,16 @@ def prepare(root: str | Path, *, roles=tuple(TABLE1), repeats: int = 3,
     return Nets(graphs, roots, profiles, trained=False)
 
 
-def budgets(nets: Nets, pool: list[str]) -> dict[str, dict[int, int]]:
-    """The paper's 512 MB / 1 GB / 2 GB in bytes two ways. ``by total``: scaled by the pool's
-    bulk memory here over Table 1's; ``by largest layer``: keeping the paper's ratio to the
-    largest layer, which is the paper's own size here (the same architectures)."""
+def budgets(nets: Nets, pool: list[str],
+            mbs: tuple[int, ...] = PAPER_BUDGETS_MB) -> dict[str, dict[int, int]]:
+    """The paper's memory sizes ``mbs`` (512 MB / 1 GB / 2 GB) in bytes two ways. ``by
+    total``: scaled by the pool's bulk memory here over Table 1's; ``by largest layer``:
+    keeping the paper's ratio to the largest layer, which is the paper's own size here (the
+    same architectures)."""
     scale = sum(nets.profiles[n].bulk_bytes for n in pool) / sum(
         PAPER_MEMORY_MB[n] * 1e6 for n in pool)
-    return {"by total": {mb: int(mb * 1e6 * scale) for mb in PAPER_BUDGETS_MB},
-            "by largest layer": {mb: int(mb * 1e6) for mb in PAPER_BUDGETS_MB}}
+    return {"by total": {mb: int(mb * 1e6 * scale) for mb in mbs},
+            "by largest layer": {mb: int(mb * 1e6) for mb in mbs}}
 
 
 @dataclass(frozen=True)
@@ -201,33 +215,110 @@ def run_limited(nets: Nets, jobs: list[M.Job], variant: str, *, budget: int, swa
                        base_mb=out["base_mb"], overcommitted_tasks=out["overcommitted_tasks"])
 
 
-def jobs_for(nets: Nets, *, n: int, intensity: float = 1.2, seed: int = 0) -> list[M.Job]:
-    """MASA 5.3 scenario I over the roles of ``nets``."""
-    return M.stochastic_jobs(list(nets.profiles), nets.profiles, scenario=1,
+@dataclass(frozen=True)
+class InstancesRun:
+    """Instances of one network run by Bulk in one memory cgroup (all measured; MASA Fig. 3(c)):
+    ``parallel``, each a fresh process started at once and pinned to its own core (no
+    coordination), or one after the other. ``exec_ms`` is each instance's execution time per
+    image, load and execute, by its own clock (its interpreter's start left out): its makespan
+    over ``images`` images run back to back (several images make the parallel instances
+    overlap despite their interpreters' start-up jitter)."""
+
+    role: str
+    instances: int
+    images: int
+    parallel: bool
+    limit_mb: float
+    swap_mb: float
+    finished: bool
+    exec_ms: list[float]
+    wall_s: float
+    group_peak_mb: float | None
+    major_faults: int | None
+    swapped_mb: float | None
+
+
+def run_instances(nets: Nets, role: str, *, limit_mb: float, swap_mb: float,
+                  instances: int = 2, images: int = 1, parallel: bool = True,
+                  timeout: float = 300.0, workdir: Path) -> InstancesRun:
+    """``instances`` Bulk runs of ``role`` (``images`` images each, one worker, one BLAS
+    thread) in
+    one fresh memory cgroup of ``limit_mb`` with ``swap_mb`` of swap (the swap file must be
+    on), all at once or one after the other (see :class:`InstancesRun`)."""
+    import shlex
+
+    from ...memory import pressure
+
+    policy, admission = scheduler_of("bulk")
+    tag = f"inst-{os.getpid()}"
+    spec = workdir / f"{tag}.pkl"
+    with open(spec, "wb") as fh:
+        pickle.dump({"roots": {role: str(nets.roots[role])}, "jobs": [M.Job(i, 0.0, [role]) for i in range(images)],
+                     "profiles": {role: nets.profiles[role]}, "policy": policy,
+                     "admission": admission, "budget": int(limit_mb * 1e6), "workers": 1}, fh)
+    outs = [workdir / f"{tag}-{i}.json" for i in range(instances)]
+    taskset, cores = shutil.which("taskset"), os.cpu_count() or 1
+    cmds = [" ".join(shlex.quote(c) for c in
+                     ([taskset, "-c", str(i % cores)] if taskset else [])
+                     + [sys.executable, "-m", "workbench.memory.masa._run", str(spec)])
+            + f" > {shlex.quote(str(o))}" for i, o in enumerate(outs)]
+    script = " & ".join(cmds) + " & wait" if parallel else " && ".join(cmds)
+    row = (role, instances, images, parallel, float(limit_mb), float(swap_mb))
+    try:
+        seen = pressure.run_limited(["sh", "-c", script], limit_bytes=int(limit_mb * 1e6),
+                                    swap_bytes=int(swap_mb * 1e6), env=blas_threads_env(1),
+                                    timeout=timeout)
+        ms = []
+        for o in outs:
+            lines = o.read_text().strip().splitlines() if o.exists() else []
+            if lines:
+                ms.append(json.loads(lines[-1])["makespan_s"] * 1e3 / images)
+    except subprocess.TimeoutExpired:
+        return InstancesRun(*row, finished=False, exec_ms=[], wall_s=timeout,
+                            group_peak_mb=None, major_faults=None, swapped_mb=None)
+    finally:
+        for f in (spec, *outs):
+            f.unlink(missing_ok=True)
+    return InstancesRun(*row, finished=seen.returncode == 0 and len(ms) == instances,
+                        exec_ms=ms, wall_s=seen.wall_s,
+                        group_peak_mb=None if seen.peak_bytes is None else seen.peak_bytes / 1e6,
+                        major_faults=seen.major_faults,
+                        swapped_mb=seen.swapped_out_pages * os.sysconf("SC_PAGE_SIZE") / 1e6)
+
+
+def jobs_for(nets: Nets, *, n: int, intensity: float = 1.2, seed: int = 0,
+             scenario: int = 1) -> list[M.Job]:
+    """MASA 5.3 scenario I (or II: periodic images, a random set of networks each) over the
+    roles of ``nets``."""
+    return M.stochastic_jobs(list(nets.profiles), nets.profiles, scenario=scenario,
                              intensity=intensity, n=n, seed=seed)
 
 
 def under_pressure(nets: Nets, *, n: int = 30, intensity: float = 1.2, swap_mb: float = 2048,
                    scalings=("by total", "by largest layer"), paper_budget_mb: int = 512,
                    rounds: int = 1, policies=POLICIES, timeout: float = 300.0,
-                   progress: Callable[[PressureRun], None] | None = None) -> list[PressureRun]:
-    """Scenario I at ``intensity`` at the paper's ``paper_budget_mb`` scaled each way, every
-    policy in its own cgroup; the policies of a round run back to back (this machine drifts).
+                   progress: Callable[[PressureRun], None] | None = None, scenario: int = 1,
+                   before_round: Callable[[int], None] | None = None) -> list[PressureRun]:
+    """Scenario I (``scenario=2``: II) at ``intensity`` at the paper's ``paper_budget_mb``
+    scaled each way, every policy in its own cgroup; the policies of a round run back to back
+    (this machine drifts). ``before_round(r)`` is called before each round (a wait for quiet).
 
     Raises:
         PressureUnavailable: no memory cgroup or no swap here (says why).
     """
     from ...memory import pressure
 
-    jobs = jobs_for(nets, n=n, intensity=intensity)
+    jobs = jobs_for(nets, n=n, intensity=intensity, scenario=scenario)
     pool = list(nets.profiles)
-    bs = budgets(nets, pool)
+    bs = budgets(nets, pool, (paper_budget_mb,))
     rows = []
     with contextlib.ExitStack() as stack:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="wb-masa-")))
         if swap_mb:
             stack.enter_context(pressure.swap_file(int(swap_mb * 1e6)))
         for r in range(rounds):
+            if before_round:
+                before_round(r)
             for scaling in scalings:
                 b = bs[scaling][paper_budget_mb]
                 for pol in policies:

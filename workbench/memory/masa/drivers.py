@@ -182,6 +182,9 @@ def run_real(graphs: dict, roots: dict[str, Path], jobs: list[Job], *, policy: s
                         for src in list(st["a"]):
                             if s.consumers.get((*key, src), 1) == 0:
                                 st["a"].pop(src, None)
+                    # A finished network's arrays must not outlive it here: this name held
+                    # Bulk's and DeepEye's weights through the next network's loads.
+                    del st
     finally:
         for _ in threads:
             work_q.put(None)
