@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -32,6 +32,8 @@ class Reading:
     mem_available_mb: float | None
     mem_used_mb: float | None
     temperature_c: float | None
+    #: median request latency (submission to answer) per task this period, with request_slo_ms
+    request_ms: dict[str, float | None] = field(default_factory=dict)
 
 
 def _finite(v: float | None) -> float | None:
@@ -56,6 +58,9 @@ class DeviceMonitor:
         self._lat_seen = {c: 0.0 for c in self.cores}
         self._mem_flag = Debounce(ra, ca)
         self._temp_flag = Debounce(ra, ca)
+        # Request-latency SLO misses, per processor (see RuntimeOptions.request_slo_ms).
+        self._slo_flag = {p: Debounce(ra, ca) for p in processors}
+        self._slo_seen = {p: 0.0 for p in processors}
         self._ref: dict[str, float] = {}
         self._calib: dict[str, list[float]] = {}
         self._core_load = CoreLoad()
@@ -71,8 +76,10 @@ class DeviceMonitor:
 
     def read(self, t: float, active: Mapping[str, Executor | None],
              samples: Mapping[str, list[float]], *, forced: Mapping[str, bool] | None = None,
-             forced_memory: bool = False) -> Reading:
-        """Take this period's readings (``samples``: invoke ms per task since the last call)."""
+             forced_memory: bool = False,
+             requests: Mapping[str, list[float]] | None = None) -> Reading:
+        """Take this period's readings (``samples``: invoke ms per task since the last call;
+        ``requests``: request latencies in ms, judged against ``request_slo_ms``)."""
         own = tuple(sorted(set().union(*(ex.cores for ex in active.values() if ex))))
         busy, other = self._core_load.read(own)
         for c in self.cores:
@@ -92,10 +99,30 @@ class DeviceMonitor:
         limit = self.options.temperature_c
         hot = self._temp_flag.update(None if temp is None or limit is None else temp > limit)
         issue = {c: self._load_flag[c].state or self._lat_flag[c].state or hot for c in self.cores}
+        req = self._judge_requests(t, requests or {}, active)
         forced = forced or {}
         state = DeviceState({p: bool(forced.get(p)) or any(issue.get(c, False) for c in cs)
+                             or self._slo_flag[p].state
                              for p, cs in self.proc_cores.items()}, mem or forced_memory)
-        return Reading(state, lat, busy, other, avail, used, temp)
+        return Reading(state, lat, busy, other, avail, used, temp, req)
+
+    def _judge_requests(self, t: float, requests: Mapping[str, list[float]],
+                        active: Mapping[str, Executor | None]) -> dict[str, float | None]:
+        """Median request latency per task; over request_slo_ms it is a miss of the processor
+        serving the task. A flag on a processor no longer serving clears after latency_hold_s."""
+        slo, out = self.options.request_slo_ms, {}
+        for task, s in requests.items():
+            med = float(np.median(s)) if s else None
+            out[task] = med
+            ex = active.get(task)
+            if slo is None or med is None or ex is None or ex.spec.processor not in self._slo_flag:
+                continue
+            self._slo_flag[ex.spec.processor].update(med > slo)
+            self._slo_seen[ex.spec.processor] = t
+        for p, f in self._slo_flag.items():
+            if f.state and t - self._slo_seen[p] > self.options.latency_hold_s:
+                f.force(False)
+        return out
 
     def _judge_latency(self, t: float, s: list[float], ex: Executor | None) -> float | None:
         if not s:

@@ -3,6 +3,14 @@
 Syntax (``workbench run --inject``): comma-separated ``SECONDS:KIND[:ARG[:ARG]]``, e.g.
 ``2:stress:0, 6:unstress, 8:memory:2048, 12:unmemory, 14:slow:CPU[0]:3, 18:unslow``.
 
+``throttle`` is real CPU throttling, the closest this machine has to a phone engine throttled by
+DVFS (there is no cpufreq in the VM): a cgroup-v1 ``cpu`` group with a CFS bandwidth quota, into
+which the runtime's serving thread is moved while it serves on that engine (see
+:class:`EventInjector`). A quota stops the thread in bursts rather than slowing each invoke, so
+the runtime sees it in its requests' latency (``RuntimeOptions.request_slo_ms``,
+``--request-slo-ms``), not in the invoke time. It needs root and the cgroup-v1 cpu controller;
+without them the event is refused before the run with one line saying which is missing.
+
 | kind | what happens | real or injected |
 |---|---|---|
 | ``stress:CORES`` | a busy-looping process pinned to CORES (``0`` or ``0+1``) | real |
@@ -11,6 +19,8 @@ Syntax (``workbench run --inject``): comma-separated ``SECONDS:KIND[:ARG[:ARG]]`
 | ``unmemory`` | free it | real |
 | ``slow:PROC:FACTOR`` | invokes on PROC's cores take FACTOR times longer (busy), like DVFS throttling | injected |
 | ``unslow`` | end every slowdown | injected |
+| ``throttle:PROC:PCT`` | engine PROC (CPU core set; ``serving``: the one serving) gets PCT% of a core | real |
+| ``unthrottle`` | end every throttle (threads back to their group, groups removed) | real |
 | ``flag:PROC`` / ``unflag:PROC`` | declare / clear an issue on a processor (e.g. GPU, DSP) | injected |
 | ``memflag`` / ``unmemflag`` | declare / clear a memory issue | injected |
 | ``criteria:TASK:TEXT`` | replace TASK's multi-exit criteria, e.g. ``4:criteria:h1:exit_number == 2`` | real |
@@ -18,10 +28,15 @@ Syntax (``workbench run --inject``): comma-separated ``SECONDS:KIND[:ARG[:ARG]]`
 
 from __future__ import annotations
 
+import atexit
+import errno
+import itertools
 import math
+import os
 import re
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 
 from .. import processors
@@ -30,7 +45,8 @@ from .monitor import meminfo_mb
 
 _DIGITS = re.compile(r"[0-9]{1,9}")
 KINDS = {"stress": 1, "unstress": 0, "memory": 1, "unmemory": 0, "slow": 2, "unslow": 0,
-         "flag": 1, "unflag": 1, "memflag": 0, "unmemflag": 0, "criteria": 2}
+         "flag": 1, "unflag": 1, "memflag": 0, "unmemflag": 0, "criteria": 2,
+         "throttle": 2, "unthrottle": 0}
 
 
 @dataclass(frozen=True)
@@ -111,6 +127,8 @@ def parse_events(text: str) -> list[Event]:
             if not 1 <= factor <= MAX_SLOWDOWN:  # also refuses nan and inf
                 raise InputError(f"slowdown factor must be a number 1..{MAX_SLOWDOWN:g}",
                                  where=where, value=args[1])
+        if kind == "throttle":
+            check_throttle(args[0], args[1], where=where)
         events.append(Event(at, kind, args))
     return sorted(events, key=lambda e: e.at)
 
@@ -151,9 +169,225 @@ def parse_cores(arg: str, *, where: str = "stress") -> set[int]:
     return cores
 
 
+# --- real CPU throttling: a cgroup-v1 cpu group with a CFS bandwidth quota -------------------
+
+#: Where the cgroup-v1 ``cpu`` controller is mounted.
+CPU_CGROUP = "/sys/fs/cgroup/cpu"
+#: The CFS period of a throttle group. Bandwidth control is a duty cycle, not a lower clock: a
+#: group that has used its quota is stopped until the period ends. A short period keeps each stall
+#: short (8 ms at 20%, where the kernel's default 100 ms period would stop the thread for 80 ms),
+#: which is as close to DVFS's uniform slowdown as a quota gets.
+THROTTLE_PERIOD_US = 10_000
+#: The kernel's smallest quota is 1 ms, so with a 10 ms period the least bandwidth is 10%; 100%
+#: would be no throttle.
+MIN_THROTTLE_PCT, MAX_THROTTLE_PCT = 10.0, 99.0
+#: ``throttle:serving:PCT`` throttles whichever engine is serving when the event happens.
+SERVING = "serving"
+#: Throttle groups are named after the process that made them, so a group left behind by a
+#: killed process is recognised (and removed) by the next one.
+_GROUP = re.compile(r"workbench-throttle-([0-9]+)-[0-9]+")
+
+
+def _own_group(root: str) -> str:
+    """The folder of this process's group in the cpu hierarchy mounted at ``root``."""
+    try:
+        with open("/proc/self/cgroup", encoding="ascii") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return root
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) == 3 and "cpu" in parts[1].split(","):
+            return os.path.join(root, parts[2].lstrip("/"))
+    return root
+
+
+def throttle_problem(root: str | None = None) -> str | None:
+    """Why a real throttle cannot be made here (None when it can): the controller is missing or
+    its hierarchy is not writable (it takes root)."""
+    root = CPU_CGROUP if root is None else root
+    if not os.path.isfile(os.path.join(root, "cpu.cfs_quota_us")):
+        return (f"throttle needs the cgroup-v1 cpu controller, which is not mounted at {root} "
+                "(no cpu.cfs_quota_us there)")
+    base = _own_group(root)
+    if not os.access(base, os.W_OK):
+        return f"throttle needs root to create a cgroup in {base} (running as uid {os.geteuid()})"
+    return None
+
+
+def check_throttle(proc: str, pct: str, *, where: str) -> float:
+    """Check a ``throttle:PROC:PCT`` event's arguments and this machine; returns the percent."""
+    if proc != SERVING:
+        if not processors.is_processor(proc) or processors.cores(proc) is None:
+            raise InputError("throttle confines CPU time, so it takes a CPU core set like CPU[0] "
+                             f"or CPU[0,1], or '{SERVING}' (the engine serving when it starts)",
+                             where=where, value=proc)
+        _on_this_machine(set(processors.cores(proc) or ()), where=where, value=proc)
+    try:
+        value = float(pct)
+    except ValueError:
+        value = math.nan
+    if not MIN_THROTTLE_PCT <= value <= MAX_THROTTLE_PCT:  # also refuses nan and inf
+        raise InputError(f"throttle takes a percent of one core, {MIN_THROTTLE_PCT:g}.."
+                         f"{MAX_THROTTLE_PCT:g} (the kernel's least quota is 1 ms of a "
+                         f"{THROTTLE_PERIOD_US // 1000} ms period)", where=where, value=pct)
+    problem = throttle_problem()
+    if problem is not None:
+        raise InputError(problem, where=where)
+    return value
+
+
+def _write(path: str, value: object) -> None:
+    with open(path, "w", encoding="ascii") as fh:
+        fh.write(f"{value}\n")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class CpuThrottle:
+    """A cgroup-v1 cpu group with a CFS quota of ``pct`` % of one core per
+    :data:`THROTTLE_PERIOD_US`, made under this process's own group (so any limit above still
+    holds). Threads go in one at a time (cgroup v1 moves just the thread whose TID is written to
+    ``tasks``) and back to the group they came from; :meth:`remove` takes every thread out and
+    deletes the group, also at interpreter exit if a run never got to it."""
+
+    _seq = itertools.count()
+    _live: set["CpuThrottle"] = set()
+    _live_lock = threading.Lock()
+    _hooked = False
+
+    def __init__(self, pct: float, *, engine: str = "", root: str | None = None) -> None:
+        self.engine = engine
+        self.root = CPU_CGROUP if root is None else root
+        problem = throttle_problem(self.root)
+        if problem is not None:
+            raise InputError(problem, where="throttle")
+        self.pct = float(pct)
+        self.parent = _own_group(self.root)
+        _remove_stale(self.parent)
+        self.path = os.path.join(self.parent, f"workbench-throttle-{os.getpid()}-{next(self._seq)}")
+        self.quota_us = max(1000, round(self.pct / 100 * THROTTLE_PERIOD_US))
+        self.final_stat: dict[str, int] = {}
+        os.mkdir(self.path)
+        with CpuThrottle._live_lock:
+            CpuThrottle._live.add(self)
+            if not CpuThrottle._hooked:
+                atexit.register(_remove_live)
+                CpuThrottle._hooked = True
+        try:
+            _write(os.path.join(self.path, "cpu.cfs_period_us"), THROTTLE_PERIOD_US)
+            _write(os.path.join(self.path, "cpu.cfs_quota_us"), self.quota_us)
+        except BaseException:
+            self.remove()
+            raise
+
+    def _move(self, group: str, tid: int) -> bool:
+        """Write ``tid`` into ``group``; False when the thread has ended."""
+        try:
+            _write(os.path.join(group, "tasks"), tid)
+        except OSError as e:
+            if e.errno == errno.ESRCH:
+                return False
+            raise
+        return True
+
+    def add(self, tid: int) -> bool:
+        """Confine thread ``tid`` (False: it has ended)."""
+        return self._move(self.path, tid)
+
+    def release(self, tid: int) -> bool:
+        """Give thread ``tid`` back to the group it came from (False: it has ended)."""
+        return self._move(self.parent, tid)
+
+    def tids(self) -> list[int]:
+        try:
+            with open(os.path.join(self.path, "tasks"), encoding="ascii") as fh:
+                return [int(x) for x in fh.read().split()]
+        except OSError:
+            return []
+
+    def stat(self) -> dict[str, int]:
+        """The kernel's count for the group: nr_periods, nr_throttled, throttled_time (ns)."""
+        try:
+            with open(os.path.join(self.path, "cpu.stat"), encoding="ascii") as fh:
+                pairs = [line.split() for line in fh]
+        except OSError:
+            return dict(self.final_stat)
+        return {p[0]: int(p[1]) for p in pairs if len(p) == 2 and p[1].isdigit()}
+
+    def remove(self) -> dict[str, int]:
+        """Move every thread back and delete the group; returns its final cpu.stat."""
+        if not os.path.isdir(self.path):
+            return self.final_stat
+        self.final_stat = self.stat()
+        for _ in range(5):
+            for tid in self.tids():
+                try:
+                    self.release(tid)
+                except OSError:
+                    pass
+            try:
+                os.rmdir(self.path)
+                break
+            except FileNotFoundError:
+                break
+            except OSError as e:  # EBUSY: a thread was still inside; move it and try again
+                if e.errno != errno.EBUSY:
+                    raise
+        with CpuThrottle._live_lock:
+            CpuThrottle._live.discard(self)
+        return self.final_stat
+
+
+def _remove_live() -> None:
+    """At exit: remove every group this process still holds."""
+    for t in list(CpuThrottle._live):
+        try:
+            t.remove()
+        except OSError:
+            pass
+
+
+def _remove_stale(parent: str) -> None:
+    """Remove throttle groups whose process is gone (a killed run); they are empty."""
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        m = _GROUP.fullmatch(name)
+        if m and not _alive(int(m.group(1))):
+            try:
+                os.rmdir(os.path.join(parent, name))
+            except OSError:
+                pass
+
+
 class EventInjector:
-    """Applies events outside the serving path: real stress and memory-hog processes, injected
-    slowdowns (per core) and forced flags, which the device monitor adds to its own readings."""
+    """Applies events outside the serving path: real stress and memory-hog processes, real CPU
+    throttles, injected slowdowns (per core) and forced flags, which the device monitor adds to
+    its own readings.
+
+    A throttle confines an *engine*, the analog of a phone's NNAPI or GPU throttled by DVFS while
+    the others run at full speed. Here an engine is a CPU core set (``CPU[0]``, ``CPU[1]``,
+    ``CPU[0,1]``) and what runs on it is the serving thread pinned to that set: the runtime tells
+    the injector whenever a serving thread pins itself (:meth:`serving_on`), and a thread pinned
+    to a throttled engine's exact core set is moved into that engine's cgroup; when it moves to
+    another engine's cores it goes back to its own group at full speed. So the quota is real
+    (the kernel stops the thread when it has used its share, and counts it in cpu.stat) and
+    follows the engine, not the thread. Engines that share a core are throttled independently,
+    as a phone's separate engines are; DVFS on one core would slow every core set using it (that
+    is what ``slow`` emulates). LiteRT's own worker threads (configurations with 2 threads) are
+    not moved, only the thread that invokes.
+    """
 
     def __init__(self) -> None:
         self.stress: list[subprocess.Popen] = []
@@ -161,8 +395,16 @@ class EventInjector:
         self.slow: dict[int, float] = {}  # core -> factor its invokes take longer
         self.forced: dict[str, bool] = {}  # processor -> issue declared
         self.forced_memory = False
+        self.throttles: dict[frozenset[int], CpuThrottle] = {}  # engine cores -> its group
+        #: What each throttle did (engine, percent, the kernel's cpu.stat when it ended).
+        self.throttle_log: list[dict] = []
+        self._serving: dict[int, frozenset[int]] = {}  # serving thread id -> cores it is on
+        self._names: dict[frozenset[int], str] = {}  # cores -> the processor name served there
+        self._inside: dict[int, CpuThrottle] = {}  # thread id -> the group it is in now
+        self._throttle_lock = threading.Lock()
 
-    def apply(self, event: Event) -> None:
+    def apply(self, event: Event) -> list[str] | None:
+        """Apply ``event``; a throttle returns the engines it throttled."""
         k, a = event.kind, event.args
         if k == "stress":
             self.stress.append(start_stress(parse_cores(a[0])))
@@ -177,6 +419,10 @@ class EventInjector:
                 self.slow[c] = float(a[1])
         elif k == "unslow":
             self.slow.clear()
+        elif k == "throttle":
+            return self.throttle(a[0], float(a[1]))
+        elif k == "unthrottle":
+            self.unthrottle()
         elif k == "flag":
             self.forced[a[0]] = True
         elif k == "unflag":
@@ -185,12 +431,87 @@ class EventInjector:
             self.forced_memory = True
         elif k == "unmemflag":
             self.forced_memory = False
+        return None
 
     def slowdown(self, cores: frozenset[int] | set[int]) -> float:
         """The factor an invoke on ``cores`` is slowed by (the slowest core counts)."""
         return max((self.slow.get(c, 1.0) for c in cores), default=1.0)
 
+    # --- real throttling ------------------------------------------------------------------
+    def throttle(self, proc: str, pct: float) -> list[str]:
+        """Give engine ``proc`` ``pct`` % of one core (replacing a throttle it already has) and
+        move the serving threads on it into the group. ``proc`` ``serving``: every engine a
+        serving thread is on right now (the one the stream heats up, as on the phone). Returns
+        the engines throttled."""
+        with self._throttle_lock:
+            if proc == SERVING:
+                engines = {c: self._names.get(c, processors.cpu_set(sorted(c)))
+                           for c in self._serving.values()}
+            else:
+                engines = {frozenset(processors.cores(proc) or ()): proc}
+            for engine, name in engines.items():
+                old = self.throttles.pop(engine, None)
+                if old is not None:
+                    self._end(old)
+                self.throttles[engine] = CpuThrottle(pct, engine=name)
+            for tid in list(self._serving):
+                self._place(tid)
+        return sorted(engines.values())
+
+    def serving_on(self, tid: int, cores: frozenset[int] | set[int], processor: str = ""
+                   ) -> None:
+        """A serving thread (native id ``tid``) has pinned itself to ``cores`` (the engine
+        ``processor``): put it in that engine's throttle group, or back in its own group if the
+        engine is not throttled."""
+        with self._throttle_lock:
+            self._serving[tid] = frozenset(cores)
+            if processor:
+                self._names[frozenset(cores)] = processor
+            self._place(tid)
+
+    def _place(self, tid: int) -> None:
+        want = self.throttles.get(self._serving[tid])
+        have = self._inside.get(tid)
+        if want is have:
+            return
+        alive = want.add(tid) if want is not None else have.release(tid)  # type: ignore[union-attr]
+        if not alive:
+            self._serving.pop(tid, None)
+            self._inside.pop(tid, None)
+        elif want is None:
+            self._inside.pop(tid, None)
+        else:
+            self._inside[tid] = want
+
+    def _end(self, group: CpuThrottle) -> None:
+        for tid in [t for t, g in self._inside.items() if g is group]:
+            del self._inside[tid]
+        st = group.remove()
+        self.throttle_log.append({
+            "engine": group.engine, "pct": group.pct, "period_us": THROTTLE_PERIOD_US,
+            "quota_us": group.quota_us, "nr_periods": st.get("nr_periods"),
+            "nr_throttled": st.get("nr_throttled"),
+            "throttled_ms": None if "throttled_time" not in st else st["throttled_time"] / 1e6})
+
+    def unthrottle(self) -> None:
+        """End every throttle: threads back to their own group, every group removed (each one
+        is tried even if another fails)."""
+        with self._throttle_lock:
+            failed: OSError | None = None
+            for group in list(self.throttles.values()):
+                try:
+                    self._end(group)
+                except OSError as e:
+                    failed = failed or e
+            self.throttles.clear()
+            self._inside.clear()
+        if failed is not None:
+            raise failed
+
     def stop(self) -> None:
-        """End every process this injector started."""
-        stop(self.stress)
-        stop(self.memory)
+        """End every process this injector started and every throttle it made."""
+        try:
+            self.unthrottle()
+        finally:
+            stop(self.stress)
+            stop(self.memory)

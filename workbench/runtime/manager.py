@@ -85,6 +85,11 @@ class RuntimeManager:
         self.tasks = bundle.task_names
         self._queues: dict[str, queue.Queue] = {t: queue.Queue() for t in self.tasks}
         self._samples: dict[str, list[float]] = {t: [] for t in self.tasks}
+        # Request latency (submission to answer, ms) per task, judged against request_slo_ms:
+        # only of requests submitted since the current design took over (perf_counter), as one
+        # that waited on the previous design measures that one.
+        self._requests: dict[str, list[float]] = {t: [] for t in self.tasks}
+        self._active_since = time.perf_counter()
         self._lock = threading.Lock()
         self._switch_lock = threading.RLock()
         self._loaded: dict[str, Executor] = {}
@@ -105,6 +110,8 @@ class RuntimeManager:
                 raise InputError(f"no task {e.args[0]!r} in the bundle (tasks: "
                                  f"{', '.join(self.tasks)})", where=f"--inject {e}",
                                  value=e.args[0])
+            if e.kind == "throttle":  # before the run, not in the monitor thread mid-run
+                ev.check_throttle(*e.args, where=f"--inject {e}")
         self._active: dict[str, Executor | None] = {t: None for t in self.tasks}
         self.current: Choice | None = None
         self.state = DeviceState({p: False for p in self.processors}, False)
@@ -161,6 +168,8 @@ class RuntimeManager:
                     break
                 self._reject(r, "runtime stopped")
         self.injector.stop()
+        if self.injector.throttle_log:
+            self.stats["throttles"] = list(self.injector.throttle_log)
         return self.stats
 
     def __enter__(self) -> "RuntimeManager":
@@ -230,6 +239,11 @@ class RuntimeManager:
                 if ex.cores != pinned:
                     os.sched_setaffinity(0, ex.cores)
                     pinned = ex.cores
+                    # What runs on an engine is the thread pinned to its cores: a throttle of
+                    # that engine confines this thread from now on, and releases it when it
+                    # pins itself elsewhere.
+                    self.injector.serving_on(threading.get_native_id(), ex.cores,
+                                             ex.spec.processor)
                 xs = [r.x for r in batch]
                 try:
                     x = None if all(v is None for v in xs) else np.concatenate(
@@ -269,6 +283,10 @@ class RuntimeManager:
                     k += n
                 with self._lock:
                     self.stats["served"] += len(batch)
+                if self.options.request_slo_ms is not None:
+                    done, since = time.perf_counter(), self._active_since
+                    self._requests[task].extend((done - r.t) * 1e3 for r in batch
+                                                if r.t >= since)
                 break
             else:
                 for r in batch:
@@ -388,6 +406,7 @@ class RuntimeManager:
                 continue  # decide again without the broken design
             # The switch itself: serving threads read _active on their next batch.
             self._active = dict(zip(self.tasks, execs))
+            self._active_since = time.perf_counter()
             switch_ms = (time.perf_counter() - t1) * 1e3
             prev, self.current = self.current, choice
             self.timeline.switches.append({
@@ -456,9 +475,10 @@ class RuntimeManager:
         if event.kind == "criteria":
             self.set_criteria(*event.args)
             return
-        self.injector.apply(event)
+        engines = self.injector.apply(event)
         self.timeline.events.append({"t": self.now(), "kind": event.kind,
-                                     "args": list(event.args)})
+                                     "args": list(event.args),
+                                     **({} if engines is None else {"engines": engines})})
 
     def _monitor(self) -> None:
         period = self.options.period_s
@@ -477,11 +497,14 @@ class RuntimeManager:
         t = self.now()
         while self.events and self.events[0].at <= t:
             self.inject(self.events.pop(0))
-        samples = {}
+        samples, requests = {}, {}
         for task in self.tasks:
             samples[task], self._samples[task] = self._samples[task], []
+            requests[task], self._requests[task] = self._requests[task], []
         r = self.device.read(t, self._active, samples, forced=self.injector.forced,
-                             forced_memory=self.injector.forced_memory)
+                             forced_memory=self.injector.forced_memory,
+                             requests=requests if self.options.request_slo_ms is not None
+                             else None)
         if r.state != self.state:
             self.state = r.state
             self._decide_and_switch(reason="flags")
@@ -499,6 +522,7 @@ class RuntimeManager:
             t=round(t, 4), design=cur.name if cur else None,
             flags=",".join(list(state.flagged) + (["memory"] if state.memory else [])),
             **{f"L[{k}]": v for k, v in r.latency_ms.items()},
+            **{f"R[{k}]": v for k, v in r.request_ms.items()},
             **{f"load[{c}]": frac(r.busy.get(c)) for c in self.cores},
             **{f"other[{c}]": frac(r.other.get(c)) for c in self.cores},
             A=acc, rss_mb=rss_mb(), mem_available_mb=r.mem_available_mb,

@@ -32,6 +32,12 @@ class RuntimeOptions:
         memory_used_high_mb: Memory held by processes (AnonPages + Shmem) above this is a memory
             issue too (off when None).
         temperature_c: The hottest thermal zone above this flags every core (off when None).
+        request_slo_ms: The latency SLO of a request, from its submission to its answer (off
+            when None): a period whose median request latency is above it flags the processor
+            serving the design (not its cores: a stream that falls behind says which engine
+            serves it, not which core is slow). Real throttling (``throttle`` events, a CFS
+            quota) stops the serving thread between invokes as much as inside them, so it shows
+            here, in the requests that queue up, rather than in the invoke time.
         preload: ``"next"`` (the designs one more flag would pick), ``"all"`` or ``"none"``.
         max_queue: Requests waiting per task beyond which new ones are rejected.
         batch_wait_ms: How long a batched configuration waits to fill its batch.
@@ -48,6 +54,7 @@ class RuntimeOptions:
     memory_low_mb: float | None = None
     memory_used_high_mb: float | None = None
     temperature_c: float | None = None
+    request_slo_ms: float | None = None
     preload: str = "next"
     max_queue: int = 256
     batch_wait_ms: float = 2.0
@@ -62,7 +69,9 @@ class RuntimeOptions:
         if self.preload not in PRELOAD_MODES:
             raise InputError(f"must be one of {', '.join(PRELOAD_MODES)}", where="preload",
                              value=self.preload)
-        for name in ("period_s", "slow_factor"):
+        for name in ("period_s", "slow_factor", "request_slo_ms"):
+            if name == "request_slo_ms" and self.request_slo_ms is None:
+                continue
             if not getattr(self, name) > 0:
                 raise InputError("must be positive", where=name, value=getattr(self, name))
         if self.period_s > MAX_PERIOD_S:

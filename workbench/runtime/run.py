@@ -101,15 +101,20 @@ def run(bundle: Bundle | str | Path, *, duration: float = 10.0, rate: float = 30
         raise no_loadable_design(b) from None
     seen = 0
     gens = [threading.Thread(target=generate, args=(t,), daemon=True) for t in rm.tasks]
-    for g in gens:
-        g.start()
-    t_end = time.monotonic() + duration
-    while time.monotonic() < t_end:
-        time.sleep(min(0.05, max(0.0, t_end - time.monotonic())))
-        if on_switch:
-            for s in rm.timeline.switches[seen:]:
-                on_switch(s)
-            seen = len(rm.timeline.switches)
+    try:
+        for g in gens:
+            g.start()
+        t_end = time.monotonic() + duration
+        while time.monotonic() < t_end:
+            time.sleep(min(0.05, max(0.0, t_end - time.monotonic())))
+            if on_switch:
+                for s in rm.timeline.switches[seen:]:
+                    on_switch(s)
+                seen = len(rm.timeline.switches)
+    except BaseException:  # Ctrl-C or a failing callback: still end what the events started
+        stop.set()
+        rm.stop(drain_s=0.0)
+        raise
     stop.set()
     for g in gens:
         g.join()
@@ -181,13 +186,16 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
                    help="requests per second per task (default 30; 0 = back to back)")
     p.add_argument("--inject", default="", metavar="EVENTS",
                    help='timed events, e.g. "2:stress:0, 6:unstress, 8:memory:2048, 12:unmemory,'
-                        ' 14:slow:CPU[0]:3"')
+                        ' 14:slow:CPU[0]:3, 18:unslow, 20:throttle:CPU[0,1]:20, 24:unthrottle"')
     p.add_argument("--memory-low-mb", type=float, default=None,
                    help="MemAvailable below this is a memory issue (default 10%% of RAM)")
     p.add_argument("--memory-used-high-mb", type=float, default=None,
                    help="memory held by processes above this is a memory issue (default with a "
                         "memory event: what is held at start plus half the event's MB)")
     p.add_argument("--period-ms", type=float, default=50.0, help="monitor period (default 50)")
+    p.add_argument("--request-slo-ms", type=float, default=None,
+                   help="a period whose median request latency (submission to answer) is above "
+                        "this flags the processor serving it (how a real `throttle` shows)")
     p.add_argument("--limit", action="append", default=[], metavar="TASK=SHARE",
                    help="hold TASK to SHARE (0..1) of the device: Delen's token-bucket limiter "
                         "(repeatable)")
@@ -217,7 +225,8 @@ def cmd_check(bundle: str) -> int:
 #: The run flags that are runtime options: flag (argparse dest) -> (RuntimeOptions field, factor
 #: from the flag's unit to the field's). RuntimeOptions is the one place their values are checked.
 _OPTION_FLAGS = {"period_ms": ("period_s", 1e-3), "memory_low_mb": ("memory_low_mb", 1.0),
-                 "memory_used_high_mb": ("memory_used_high_mb", 1.0)}
+                 "memory_used_high_mb": ("memory_used_high_mb", 1.0),
+                 "request_slo_ms": ("request_slo_ms", 1.0)}
 
 
 def _options_of(args: argparse.Namespace) -> RuntimeOptions:
@@ -304,6 +313,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"limiter ({', '.join(f'{t} {v:g}' for t, v in args.limits.items())}, "
               f"{args.limit_mode}): {lim['delayed']} delayed, {lim['dropped']} dropped, "
               f"{lim['capped']} answered at an earlier exit")
+    for k in st.get("throttles", []):
+        print(f"  throttle {k['engine']} {k['pct']:g}%: the kernel held it back in "
+              f"{k['nr_throttled']} of {k['nr_periods']} periods ({k['throttled_ms'] or 0:.0f} ms)")
     for task, got in st.get("exits", {}).items():
         print(f"  {task}: answers per exit " + ", ".join(f"exit {k}: {n}"
                                                       for k, n in sorted(got.items())))
