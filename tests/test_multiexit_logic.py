@@ -348,13 +348,13 @@ def _check_inputs(*, energy_falls: bool, img1_drop: float):
         fig15=sharing("cooperative", img1_drop / 2, 0.6))
 
 
-def test_paper_checks_say_when_a_figures_shape_does_not_hold():
+def test_paper_checks_put_each_figure_beside_the_paper_and_decide_nothing():
+    """The report's table shows the paper and this run side by side; whether a claim holds is
+    the ledger's to decide (workbench.lab.reproduction), never this table's."""
     from workbench.lab.experiments.delen import paper_checks
 
     ok = {c["figure"]: c for c in paper_checks(**_check_inputs(energy_falls=True, img1_drop=0.2))}
-    assert all(c["holds"] for c in ok.values()), ok
-    assert "3 of 3" not in ok["Fig. 9"]["workbench"] and "1 of 1 apps" in ok["Fig. 9"]["workbench"]
+    assert all(set(c) == {"figure", "paper", "workbench"} for c in ok.values()), ok
+    assert "1 of 1 apps" in ok["Fig. 9"]["workbench"]
     bad = {c["figure"]: c for c in paper_checks(**_check_inputs(energy_falls=False, img1_drop=0.0))}
-    assert not bad["Fig. 9"]["holds"] and "0 of 1 apps" in bad["Fig. 9"]["workbench"]
-    assert not bad["Fig. 14"]["holds"] and not bad["Fig. 15"]["holds"]
-    assert bad["Fig. 5"]["holds"] and bad["Fig. 13"]["holds"]
+    assert "0 of 1 apps" in bad["Fig. 9"]["workbench"]

@@ -26,29 +26,42 @@ def _quickstart_metrics(**change):
     return m
 
 
-def test_the_index_links_reports_and_sets_paper_beside_workbench(tmp_path):
+def test_the_index_links_reports_and_renders_the_ledger(tmp_path):
     from workbench.lab.report_metrics import write_metrics
 
     q = tmp_path / "quickstart"
     q.mkdir()
     (q / "quickstart.html").write_text("<html></html>")
     write_metrics(q, _quickstart_metrics())
-    r = tmp_path / "runtime"
-    r.mkdir()
-    (r / "runtime.html").write_text("<html></html>")
-    (r / "metrics.json").write_text(json.dumps({"source": "measured"}))  # lacks the run data
     (tmp_path / "bench").mkdir()
     (tmp_path / "bench" / "x.json").write_text(json.dumps(
         {"targets": {"speed": {"target": 1, "measured": 2, "met": False}}}))
     page = write_index(tmp_path).read_text()
     assert "<a href='quickstart/quickstart.html'>" in page
-    assert "EfficientNet Lite0 FFX8, CPU_{4,T} (matches the paper)" in page
     assert "not run yet" in page  # carin_designs and others are absent
-    assert "measured" in page and "modelled" in page
     assert "speed: 2 (MISSED)" in page
-    assert "Fig. 7" in page and "d0 (EfficientNet Lite0 FFX8" in page  # the paper's side
-    # A report whose metrics lack a field the index reads says which, instead of a blank.
-    assert "&lt;runtime/metrics.json: device: metrics do not match RuntimeMetrics" in page
+    # With no report run, the ledger still has every item; only items whose every number is in
+    # the checkout's committed profiles (not in a reports folder) can be reproduced, and the
+    # page shows the ledger's count.
+    ledger = json.loads((tmp_path / "reproduction.json").read_text())
+    assert len(ledger["items"]) == 58
+    reproduced = [e for e in ledger["items"] if e["status"] == "reproduced"]
+    assert all(ev.startswith("profiles/") for e in reproduced for ev in e["evidence"])
+    assert len(reproduced) == ledger["counts"]["reproduced"] <= 1
+    assert f"<span class='st-reproduced'>{len(reproduced)} reproduced</span>" in page
+    assert "Fig. 7" in page and "Table II" in page and "Figure 16" in page
+    assert "no such file" in page  # why an item has no number
+
+
+def test_report_ledger_rebuilds_the_ledger_and_index_from_what_is_there(tmp_path, capsys):
+    from workbench.cli import main
+
+    assert main(["report", "--ledger", "--reports-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "54 result figures and tables" in out
+    ledger = json.loads((tmp_path / "reproduction.json").read_text())
+    assert f"{ledger['counts']['reproduced']} reproduced" in out
+    assert (tmp_path / "index.html").exists() and (tmp_path / "reproduction.json").exists()
 
 
 def test_a_renamed_metrics_field_is_named_not_silently_blank(tmp_path):
@@ -95,36 +108,6 @@ def test_workbench_report_quick_writes_reports_and_the_index(tmp_path, capsys):
         pngs = list((tmp_path / "quickstart" / "figures").glob("*.png"))
         assert pngs and all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
     assert not list(tmp_path.rglob(".*partial*"))
-
-
-def test_the_index_counts_every_evaluation_of_the_five_papers_from_the_reports(tmp_path):
-    """The status counts come from the reports: none run, everything is 'not attempted';
-    the committed reports give each figure a status, and a status follows the data."""
-    from pathlib import Path
-
-    from workbench import papers
-    from workbench.lab.report_index import evaluation_status, status_counts
-
-    n = sum(len(papers.paper(p)["evaluation"]) for p in ("carin", "oodin", "delen", "masa",
-                                                         "flexnn"))
-    empty = status_counts(evaluation_status(tmp_path))
-    assert empty == {"reproduced": 0, "partial": 0, "not reproduced": 0, "not attempted": n}
-    committed = Path(__file__).resolve().parents[1] / "reports"
-    items = evaluation_status(committed)
-    c = status_counts(items)
-    assert sum(c.values()) == n and c["reproduced"] > 0 and c["not attempted"] < n
-    assert all(i["evidence"] or i["status"] == "not attempted" for i in items)
-    # One quickstart run whose d0 differs from the paper: its Table 7 row says so.
-    q = tmp_path / "quickstart"
-    q.mkdir()
-    (q / "quickstart.html").write_text("<html></html>")
-    from workbench.lab.report_metrics import write_metrics
-
-    write_metrics(q, _quickstart_metrics(matches_carin_table7_d0=False))
-    page = write_index(tmp_path).read_text()
-    assert f"<b>{n} evaluation figures and tables</b>" in page
-    assert "0 reproduced" in page and f"{n} not attempted" in page
-    assert "<td class='st-not-reproduced'>not reproduced</td>" in page
 
 
 def test_a_failing_report_is_one_line_and_the_others_still_run(tmp_path, monkeypatch, capsys):

@@ -16,6 +16,13 @@ def report(args: argparse.Namespace) -> int:
     png = True if args.png else (False if args.no_png else None)
     out = Path(args.reports_dir) if args.reports_dir else reports.default_reports_dir(
         quick=args.quick)
+    if args.ledger:
+        from ..lab.report_index import write_index
+        from ..lab.reproduction import LEDGER, build_ledger, summary_line
+
+        print(f"index: {write_index(out)}")
+        print(f"ledger: {out / LEDGER}: {summary_line(build_ledger(out))}")
+        return 0
     if args.render_only:
         from ..lab.report_index import write_index
 
@@ -65,6 +72,9 @@ def add_parser(sub) -> None:
                    "the executed notebook beside it has the code)")
     p.add_argument("--render-only", action="store_true",
                    help="re-render the HTML of reports already executed (nothing runs)")
+    p.add_argument("--ledger", action="store_true",
+                   help="rebuild the reproduction ledger (reproduction.json) and the index from "
+                   "the reports and benchmarks already there (nothing runs)")
     p.add_argument("--reports-dir", default=None,
                    help="where reports go (default: the workspace's reports/)")
     p.add_argument("--workers", type=whole(0, MAX_WORKERS), default=0,

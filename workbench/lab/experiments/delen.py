@@ -425,50 +425,46 @@ def paper_checks(*, fig5: dict[str, Any], fig7: list[dict[str, Any]], fig8_savin
                  fig11: list[dict[str, Any]], fig13: list[dict[str, Any]],
                  fig14: list[dict[str, Any]], fig15: list[dict[str, Any]],
                  table3: dict[str, list[float]] | None = None) -> list[dict[str, Any]]:
-    """Each figure's claim in the paper beside what this run shows, and whether the shape
-    holds: one row per figure (``figure``, ``paper``, ``workbench``, ``holds``). Computed from
-    the runs' rows, never typed: the report's table and the index read these."""
+    """Each figure's claim in the paper beside what this run shows: one row per figure
+    (``figure``, ``paper``, ``workbench``), computed from the runs' rows. Whether a claim holds
+    is not decided here: the reproduction ledger decides it from each figure's own numbers
+    (:mod:`workbench.lab.reproduction`)."""
     P = PAPER
     rows: list[dict[str, Any]] = []
 
-    def add(fig: str, paper: str, ours: str, holds: bool | None) -> None:
-        rows.append({"figure": fig, "paper": paper, "workbench": ours, "holds": holds})
+    def add(fig: str, paper: str, ours: str) -> None:
+        rows.append({"figure": fig, "paper": paper, "workbench": ours})
 
     add("Fig. 5", P["fig5"], f"{fig5['vectors']} threshold vectors, {len(fig5['front'])} on the "
-        f"front ({fig5['metric']} against error)", fig5["vectors"] >= 900 and len(fig5["front"]) > 2)
+        f"front ({fig5['metric']} against error)")
 
     r7 = {r["policy"]: r for r in fig7}
     conf = next(v for k, v in r7.items() if k.startswith("pR (C"))
     pf, rate = r7["PF"], conf["rate"]
-    keeps_up = (pf["throughput"] or 0) >= 0.9 * rate
     add("Fig. 7", P["fig7"],
         f"offered {rate:.0f}/s: pR (C>0.7) serves {conf['throughput'] or 0:.0f}/s at accuracy "
         f"{conf['accuracy']:.3f}, response {conf['response_ms']:.0f} ms; PF {pf['throughput'] or 0:.0f}/s "
-        f"at {pf['accuracy']:.3f}, {pf['response_ms']:.0f} ms",
-        keeps_up and conf["response_ms"] > pf["response_ms"])
+        f"at {pf['accuracy']:.3f}, {pf['response_ms']:.0f} ms")
 
     f8 = P["fig8"]
     add("Fig. 8", f"PF {f8['pf_vs_full_energy_saving_mean_pct']}% less energy than Full, "
         f"{f8['pf_vs_pw_energy_saving_mean_pct']}% less than per-workload (means)",
         f"PF {fig8_savings['pf_vs_full_energy_saving_mean_pct']:.1f}% less than Full, "
-        f"{fig8_savings['pf_vs_pw_energy_saving_mean_pct']:.1f}% less than per-workload",
-        fig8_savings["pf_vs_full_energy_saving_mean_pct"] > 0
-        and fig8_savings["pf_vs_pw_energy_saving_mean_pct"] >= 0)
+        f"{fig8_savings['pf_vs_pw_energy_saving_mean_pct']:.1f}% less than per-workload")
 
     drops = []
     for m in dict.fromkeys(r["model"] for r in fig9):
         e = [r["energy_mj"] for r in fig9 if r["model"] == m]
         drops.append(all(a >= b - 1e-12 for a, b in zip(e, e[1:])) and e[0] > e[-1])
     add("Fig. 9", P["fig9"], f"energy per request falls from high to low battery for "
-        f"{sum(drops)} of {len(drops)} apps", all(drops))
+        f"{sum(drops)} of {len(drops)} apps")
 
     h = {r["policy"]: r for r in fig10}
     ph = P["fig10"]["battery_hours"]
     ours, theirs = h["Pareto frontier"]["vs_full"], ph["Pareto"] / ph["full"]
     add("Fig. 10", f"battery life: Pareto {theirs:.2f}x Full, per-workload "
         f"{ph['per-workload'] / ph['full']:.2f}x (measured on a Jetson Nano)",
-        f"Pareto {ours:.2f}x Full, per-workload {h['per-workload']['vs_full']:.2f}x (modelled power)",
-        ours > 1.0)
+        f"Pareto {ours:.2f}x Full, per-workload {h['per-workload']['vs_full']:.2f}x (modelled power)")
 
     r11 = _by(fig11, "policy", "load")
     loads = sorted({r["load"] for r in fig11})
@@ -479,17 +475,15 @@ def paper_checks(*, fig5: dict[str, Any], fig7: list[dict[str, Any]], fig8_savin
     add("Figs 11-12", P["fig12"],
         f"PF at least as accurate as pW at {sum(pw_lowest)} of {len(loads)} loads; exit==1 the "
         f"lowest at {sum(floor)} of {len(loads)}; PF accuracy "
-        + ", ".join(f"{r11[('PF', x)]['accuracy']:.3f}" for x in loads), all(pw_lowest))
+        + ", ".join(f"{r11[('PF', x)]['accuracy']:.3f}" for x in loads))
 
     top = max(r["load"] for r in fig13)
     r13 = {r["policy"]: r for r in fig13 if r["load"] == top}
-    held = all(r["max_window_usage"] <= r["bound"] + 1e-9 for r in fig13)
     c13 = next(v for k, v in r13.items() if k.startswith("pR (C"))
     add("Fig. 13", P["fig13"],
         f"at load {top}: usage " + ", ".join(f"{k} {v['usage']:.2f}" for k, v in r13.items())
         + f"; largest window {max(r['max_window_usage'] for r in fig13):.2f} against bound "
-        f"{max(r['bound'] for r in fig13):.2f}; pR (C>0.7) delayed {c13['delayed']}",
-        held and sum(r["lost"] for r in fig13) == 0)
+        f"{max(r['bound'] for r in fig13):.2f}; pR (C>0.7) delayed {c13['delayed']}")
 
     def burst(rows_: list[dict[str, Any]], app: str, key: str) -> tuple[float, float]:
         b = _by(rows_, "phase", "app")
@@ -499,17 +493,16 @@ def paper_checks(*, fig5: dict[str, Any], fig7: list[dict[str, Any]], fig8_savin
     others = max(abs(burst(fig14, a, "accuracy")[1] - burst(fig14, a, "accuracy")[0])
                  for a in ("IMG2", "AUDIO"))
     add("Fig. 14", P["fig14"], f"IMG1 accuracy {a0:.3f} -> {a1:.3f} in the burst; the others "
-        f"move at most {others:.3f}", a1 < a0 and others < (a0 - a1))
+        f"move at most {others:.3f}")
     c0, c1 = burst(fig15, "IMG1", "accuracy")
     s0, s1 = burst(fig15, "IMG1", "share")
     add("Fig. 15", P["fig15"], f"IMG1 share {s0:.2f} -> {s1:.2f}, accuracy {c0:.3f} -> {c1:.3f} "
-        f"(non-cooperative {a0:.3f} -> {a1:.3f})", s1 > s0 and (c0 - c1) < (a0 - a1))
+        f"(non-cooperative {a0:.3f} -> {a1:.3f})")
 
     if table3:
         t = P["table3"]
         crit, upd, ovh = (table3[k][0] for k in table3)
         add("Table 3", f"criteria {t['criteria_eval_us']} us per exit, Pareto update "
             f"{t['pareto_update_ms']} ms, all-exit overhead {t['overhead_mean_pct']}% mean",
-            f"criteria {crit} us p99, Pareto update {upd} ms p99, all-exit overhead {ovh}%",
-            ovh <= t["overhead_mean_pct"])
+            f"criteria {crit} us p99, Pareto update {upd} ms p99, all-exit overhead {ovh}%")
     return rows

@@ -1,0 +1,286 @@
+"""The one place a reproduction status is decided: from one item's own numbers, never another's.
+
+A ledger item (:class:`Item`) states the paper's checkable claim and one or more
+:class:`Comparison`\\ s, each an expression for the workbench's number (read from a committed
+evidence file) and a :class:`Rule` saying when it matches the paper's. :func:`decide` turns the
+outcomes and the kind of data into a status and a reason; the reason is generated here from the
+numbers, never typed.
+
+The rules (docs/reproduction.md states them for readers):
+
+- ``reproduced`` needs data measured on this machine and every comparison of the item holding.
+- ``modelled``, ``simulated`` and ``paper`` data are at most ``partial``, however well they match.
+- ``partial``: measured data where some comparisons hold and some do not; a claim only part of
+  which has a number (``missing`` beside comparisons); or non-measured data where at least one
+  comparison holds.
+- ``not-reproduced``: nothing holds, the evidence is missing, or nothing was measured.
+- ``not-applicable``: a setup table (devices, schemes): there is no result to reproduce.
+- Gains and reductions (:class:`Gain`) compare the gain itself: the same direction and a size
+  within one third of the paper's (a 43.9% saving needs 29.3-58.5%; a 1.59x ratio, whose gain is
+  0.59, needs 1.39x-1.79x).
+- Orderings (:class:`Order`) need the whole ordering, element for element.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal, Sequence, Union
+
+STATUSES = ("reproduced", "partial", "not-reproduced", "not-applicable")
+#: Kinds of data, strongest first: only ``measured`` can reproduce.
+DATA_KINDS = ("measured", "modelled", "simulated", "paper")
+
+Value = Union[float, str, list, bool]
+
+
+def _num(x: Any) -> str:
+    """A number as people read it: up to four significant digits, no exponent for the usual."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return str(x)
+    v = float(x)
+    if v == 0 or not math.isfinite(v):
+        return "0" if v == 0 else str(v)
+    if abs(v) >= 1e5:
+        return f"{v:,.0f}"
+    return f"{v:.4g}"
+
+
+# --- rules: when does the workbench's number match the paper's? -----------------------------
+@dataclass(frozen=True)
+class Gain:
+    """A gain or reduction compared on the gain itself. ``form="ratio"``: a speed-up or saving
+    written as a ratio (1.59x; the gain is 0.59). ``form="pct"``: a percentage (43.9% saving).
+    Holds when the sign is the paper's and the size within ``share`` (one third) of the paper's."""
+
+    paper: float
+    form: Literal["ratio", "pct"] = "pct"
+    share: float = 1 / 3
+
+    def _gain(self, x: float) -> float:
+        return x - 1.0 if self.form == "ratio" else x
+
+    def bounds(self) -> tuple[float, float]:
+        g = self._gain(self.paper)
+        lo, hi = sorted((g * (1 - self.share), g * (1 + self.share)))
+        back = 1.0 if self.form == "ratio" else 0.0
+        return lo + back, hi + back
+
+    def holds(self, ours: Value) -> bool:
+        o = float(ours)  # type: ignore[arg-type]
+        g, go = self._gain(self.paper), self._gain(o)
+        if g == 0:
+            return False  # no gain to compare against: use Near
+        lo, hi = self.bounds()
+        return (go > 0) == (g > 0) and go != 0 and lo <= o <= hi
+
+    def paper_text(self) -> str:
+        return _num(self.paper) + ("x" if self.form == "ratio" else "%")
+
+    def tolerance(self) -> str:
+        lo, hi = self.bounds()
+        unit = "x" if self.form == "ratio" else "%"
+        return (f"same direction, gain within a third of the paper's: {_num(lo)}{unit}"
+                f"-{_num(hi)}{unit}")
+
+
+@dataclass(frozen=True)
+class Near:
+    """A quantity within ``tol`` (absolute, in ``unit``) of the paper's."""
+
+    paper: float
+    tol: float
+    unit: str = ""
+
+    def holds(self, ours: Value) -> bool:
+        return abs(float(ours) - self.paper) <= self.tol  # type: ignore[arg-type]
+
+    def paper_text(self) -> str:
+        return f"{_num(self.paper)}{self.unit}"
+
+    def tolerance(self) -> str:
+        return (f"within {_num(self.tol)}{self.unit} of the paper's: "
+                f"{_num(self.paper - self.tol)}-{_num(self.paper + self.tol)}{self.unit}")
+
+
+@dataclass(frozen=True)
+class Within:
+    """A quantity inside the paper's own range (``lo``-``hi``), e.g. the spread it reports over
+    devices when the workbench has one device of its own."""
+
+    lo: float
+    hi: float
+    unit: str = ""
+
+    def holds(self, ours: Value) -> bool:
+        return self.lo <= float(ours) <= self.hi  # type: ignore[arg-type]
+
+    def paper_text(self) -> str:
+        return f"{_num(self.lo)}-{_num(self.hi)}{self.unit}"
+
+    def tolerance(self) -> str:
+        return f"inside the paper's range {self.paper_text()}"
+
+
+@dataclass(frozen=True)
+class Order:
+    """A whole ordering or sequence, element for element."""
+
+    paper: tuple[str, ...]
+
+    def holds(self, ours: Value) -> bool:
+        return isinstance(ours, (list, tuple)) and [str(x) for x in ours] == list(self.paper)
+
+    def paper_text(self) -> str:
+        return " > ".join(self.paper) if len(self.paper) > 1 else self.paper[0]
+
+    def tolerance(self) -> str:
+        return "the whole ordering, element for element"
+
+
+@dataclass(frozen=True)
+class Bound:
+    """At most (``side="max"``) or at least (``side="min"``) a threshold. Only for claims that are
+    themselves bounds ("under 1 ms", "never above the limit"); gains use :class:`Gain`."""
+
+    limit: float
+    side: Literal["max", "min"] = "max"
+    unit: str = ""
+
+    def holds(self, ours: Value) -> bool:
+        o = float(ours)  # type: ignore[arg-type]
+        return o <= self.limit if self.side == "max" else o >= self.limit
+
+    def paper_text(self) -> str:
+        return ("<= " if self.side == "max" else ">= ") + f"{_num(self.limit)}{self.unit}"
+
+    def tolerance(self) -> str:
+        return ("at most " if self.side == "max" else "at least ") + \
+            f"{_num(self.limit)}{self.unit}"
+
+
+@dataclass(frozen=True)
+class Is:
+    """An exact value (a design's name, a boolean outcome)."""
+
+    paper: str | bool
+
+    def holds(self, ours: Value) -> bool:
+        if isinstance(self.paper, bool):
+            return ours is self.paper
+        return str(ours) == self.paper
+
+    def paper_text(self) -> str:
+        return str(self.paper)
+
+    def tolerance(self) -> str:
+        return "exactly"
+
+
+Rule = Union[Gain, Near, Within, Order, Bound, Is]
+
+
+# --- what an item is ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Comparison:
+    """One checkable quantity: ``label`` (what is compared), ``ours`` (an expression over evidence
+    pointers, :mod:`.evidence`), the paper's value and when they match (``rule``)."""
+
+    label: str
+    ours: Any            # an evidence expression: Ptr, Diff, Ratio, Saving, ...
+    rule: Rule
+    unit: str = ""       # printed after our number
+
+
+@dataclass(frozen=True)
+class Item:
+    """One figure or table of a paper.
+
+    ``claim``: the paper's checkable quantity in words and numbers (with ``reading`` saying how a
+    plotted value was read off). ``data``: the kind of data the comparisons use, at most as strong
+    as the evidence file's own ``source`` (a measured file's modelled energy says ``modelled``).
+    ``missing``: when there is no comparison, what measurement would be needed.
+    """
+
+    paper: str
+    id: str
+    what: str
+    claim: str
+    comparisons: tuple[Comparison, ...] = ()
+    kind: Literal["result", "setup"] = "result"
+    data: str = "measured"
+    reading: str = ""
+    missing: str = ""
+    note: str = ""
+
+
+@dataclass
+class Outcome:
+    """A comparison's outcome: our value (None when the evidence is missing) and whether it holds."""
+
+    label: str
+    ours: Value | None
+    holds: bool
+    paper: str
+    tolerance: str
+    evidence: list[str]
+    unit: str = ""
+    error: str | None = None
+
+
+@dataclass
+class Decision:
+    status: str
+    reason: str
+    outcomes: list[Outcome] = field(default_factory=list)
+
+
+def weaker(a: str, b: str) -> str:
+    """The weaker of two data kinds (``measured`` < ``modelled`` < ``simulated`` < ``paper`` in
+    strength order; an unknown kind counts as the weakest)."""
+    ia = DATA_KINDS.index(a) if a in DATA_KINDS else len(DATA_KINDS)
+    ib = DATA_KINDS.index(b) if b in DATA_KINDS else len(DATA_KINDS)
+    return a if ia >= ib else b
+
+
+def _show(o: Outcome) -> str:
+    if o.ours is None:
+        return f"{o.label}: no number ({o.error})"
+    ours = (" > ".join(map(str, o.ours)) if isinstance(o.ours, (list, tuple))
+            else _num(o.ours) + o.unit)
+    return f"{o.label}: ours {ours}, paper {o.paper}"
+
+
+def decide(item: Item, outcomes: Sequence[Outcome], data: str) -> Decision:
+    """The status of ``item`` from its own comparisons' outcomes and the kind of ``data``."""
+    outs = list(outcomes)
+    if item.kind == "setup":
+        return Decision("not-applicable", f"a setup table ({item.what}): no result to reproduce",
+                        outs)
+    if not outs:
+        return Decision("not-reproduced", f"not measured: {item.missing or 'no comparison'}", outs)
+    missing = [o for o in outs if o.ours is None]
+    held = [o for o in outs if o.ours is not None and o.holds]
+    failed = [o for o in outs if o.ours is not None and not o.holds]
+    n = len(outs)
+    parts = []
+    if failed:
+        parts.append("does not hold: " + "; ".join(f"{_show(o)} (needs {o.tolerance})"
+                                                   for o in failed))
+    if missing:
+        parts.append("; ".join(_show(o) for o in missing))
+    if item.missing:  # part of the claim has no number: the item cannot be reproduced whole
+        parts.append(f"not measured: {item.missing}")
+    if not held:
+        return Decision("not-reproduced", "; ".join(parts), outs)
+    if len(held) == n and item.missing:
+        return Decision("partial", f"{'all ' if n > 1 else ''}{n} measured comparison"
+                        f"{'s hold' if n > 1 else ' holds'} on {data} data, but the claim is only "
+                        f"partly measured; not measured: {item.missing}", outs)
+    if len(held) == n:
+        if data == "measured":
+            return Decision("reproduced", f"all {n} comparison{'s' * (n > 1)} hold on data "
+                            "measured here", outs)
+        return Decision("partial", f"the claim holds in {n} of {n}, but on {data} data "
+                        "(only data measured here can reproduce)", outs)
+    return Decision("partial", f"{len(held)} of {n} comparisons hold; " + "; ".join(parts), outs)
