@@ -121,8 +121,9 @@ def test_memory_pressure_from_a_real_process_selects_the_memory_design(h1_bundle
     if "dm" not in res.designs:
         pytest.skip("no memory design")
     b = load_bundle(path)
-    out = run(b, duration=2.0, rate=100, memory_used_high_mb=anon_mb() + 256,
-              events=[Event(0.4, "memory", ("512",)), Event(1.2, "unmemory")])
+    # The hog takes about 0.8 s for its 512 MB (paced, so it is not a CPU load as well).
+    out = run(b, duration=2.4, rate=100, memory_used_high_mb=anon_mb() + 256,
+              events=[Event(0.4, "memory", ("512",)), Event(1.6, "unmemory")])
     to = [(s["to"], s["flags"]) for s in out.timeline["switches"]]
     assert any(r == res.decide({"memory": True}) and "memory" in f for r, f in to), to
     assert to[-1][0] == "d0"  # back once the memory is freed

@@ -56,6 +56,9 @@ class DeviceMonitor:
         self._load_flag = {c: Debounce(ra, ca) for c in self.cores}
         self._lat_flag = {c: Debounce(ra, ca) for c in self.cores}
         self._lat_seen = {c: 0.0 for c in self.cores}
+        # latency_scope "processor": slow invokes flag the processor serving, not its cores.
+        self._plat_flag = {p: Debounce(ra, ca) for p in processors}
+        self._plat_seen = {p: 0.0 for p in processors}
         self._mem_flag = Debounce(ra, ca)
         self._temp_flag = Debounce(ra, ca)
         # Request-latency SLO misses, per processor (see RuntimeOptions.request_slo_ms).
@@ -89,6 +92,9 @@ class DeviceMonitor:
         for c in self.cores:
             if self._lat_flag[c].state and t - self._lat_seen[c] > self.options.latency_hold_s:
                 self._lat_flag[c].force(False)
+        for p, f in self._plat_flag.items():
+            if f.state and t - self._plat_seen[p] > self.options.latency_hold_s:
+                f.force(False)
         info = meminfo_mb()  # one read per period for both memory signals
         avail, used = info.get("MemAvailable"), anon_mb(info)
         high_mb = self.options.memory_used_high_mb
@@ -102,7 +108,7 @@ class DeviceMonitor:
         req = self._judge_requests(t, requests or {}, active)
         forced = forced or {}
         state = DeviceState({p: bool(forced.get(p)) or any(issue.get(c, False) for c in cs)
-                             or self._slo_flag[p].state
+                             or self._slo_flag[p].state or self._plat_flag[p].state
                              for p, cs in self.proc_cores.items()}, mem or forced_memory)
         return Reading(state, lat, busy, other, avail, used, temp, req)
 
@@ -131,8 +137,11 @@ class DeviceMonitor:
         if ex is None:
             return med
         ref = self._ref.get(ex.spec.id)
+        proc = str(getattr(ex.spec, "processor", ""))
+        by_proc = self.options.latency_scope == "processor" and proc in self._plat_flag
         if ref is None:
-            if not any(self._lat_flag[c].state or self._load_flag[c].state for c in ex.cores):
+            if not any(self._lat_flag[c].state or self._load_flag[c].state for c in ex.cores) \
+                    and not (by_proc and self._plat_flag[proc].state):
                 cal = self._calib.setdefault(ex.spec.id, [])
                 cal.append(med)
                 if len(cal) >= self.options.calibration_periods:
@@ -141,6 +150,10 @@ class DeviceMonitor:
                                                 e.get("L_p99", 0.0))
             return med
         slow = med / ref > self.options.slow_factor
+        if by_proc:
+            self._plat_flag[proc].update(slow)
+            self._plat_seen[proc] = t
+            return med
         for c in ex.cores:
             self._lat_flag[c].update(slow)
             self._lat_seen[c] = t

@@ -139,9 +139,30 @@ def start_stress(cores: set[int]) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL)
 
 
+#: The memory hog allocates in chunks of this many MB, resting after each for this many times
+#: the chunk took: a memory event must not be a CPU event too. Touching 512 MB at once is a
+#: quarter second of one core at 100%, which the monitor rightly reads as another process
+#: loading that core (on this 2-core machine it flagged every engine before the memory flag);
+#: paced, the hog keeps under 40% of a core (the load threshold is 50%) and has its 512 MB in
+#: about 0.6 s, as an app's memory grows.
+HOG_CHUNK_MB, HOG_REST = 8, 1.5
+
+
 def start_memory_hog(mb: int) -> subprocess.Popen:
-    """A real process that allocates and touches ``mb`` MB, then waits."""
-    code = f"import time\nb = b'\\x01' * ({int(mb)} << 20)\ntime.sleep(1e9)\n"
+    """A real process that allocates and touches ``mb`` MB (paced, see :data:`HOG_CHUNK_MB`),
+    then waits."""
+    full, rest = divmod(int(mb), HOG_CHUNK_MB)
+    sizes = [HOG_CHUNK_MB] * full + ([rest] if rest else [])
+    # MAP_POPULATE: the kernel faults the pages in at once, the cheapest way to hold them.
+    code = ("import mmap, time\nheld = []\n"
+            "flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | getattr(mmap, 'MAP_POPULATE', 0)\n"
+            f"for mb in {sizes!r}:\n"
+            "    t = time.perf_counter()\n"
+            "    m = mmap.mmap(-1, mb << 20, flags=flags)\n"
+            "    m[::4096] = b'\\x01' * ((mb << 20) // 4096)\n"
+            "    held.append(m)\n"
+            f"    time.sleep({HOG_REST!r} * (time.perf_counter() - t))\n"
+            "time.sleep(1e9)\n")
     # Not waiting for the allocation: the monitor thread that injects it must not stall.
     return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL)
 

@@ -11,6 +11,8 @@ from ..errors import InputError
 from .monitor import meminfo_mb
 
 PRELOAD_MODES = ("next", "all", "none")
+#: What a slow median invoke flags: every core the design runs on, or only its processor.
+LATENCY_SCOPES = ("cores", "processor")
 #: The longest monitor period: beyond a minute the runtime no longer reacts to anything.
 MAX_PERIOD_S = 60.0
 
@@ -28,6 +30,12 @@ class RuntimeOptions:
             the design's cores have an issue (throttling shows up this way).
         latency_hold_s: A latency-raised flag on cores no longer in use clears after this long,
             so the runtime probes them again (there are no readings from an idle core's latency).
+        latency_scope: What a slow median invoke flags. ``"cores"`` (default): every core of
+            the design, so every processor sharing one of them (latency cannot tell which core
+            is slow). ``"processor"``: only the processor (engine) serving the design, as on a
+            phone whose engines are separate: a slow ``CPU[0,1]`` design then flags ``CPU[0,1]``
+            and not ``CPU[0]`` or ``CPU[1]``, which the runtime may then try (its flag clears
+            after ``latency_hold_s`` once the engine no longer serves).
         memory_low_mb: MemAvailable below this is a memory issue (None: 10% of RAM).
         memory_used_high_mb: Memory held by processes (AnonPages + Shmem) above this is a memory
             issue too (off when None).
@@ -59,16 +67,20 @@ class RuntimeOptions:
     max_queue: int = 256
     batch_wait_ms: float = 2.0
     calibration_periods: int = 5
+    latency_scope: str = "cores"
 
     def __post_init__(self) -> None:
         for f in fields(self):
             v = getattr(self, f.name)
-            if f.name != "preload" and v is not None and (
+            if f.name not in ("preload", "latency_scope") and v is not None and (
                     not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v)):
                 raise InputError("must be a finite number", where=f.name, value=v)
         if self.preload not in PRELOAD_MODES:
             raise InputError(f"must be one of {', '.join(PRELOAD_MODES)}", where="preload",
                              value=self.preload)
+        if self.latency_scope not in LATENCY_SCOPES:
+            raise InputError(f"must be one of {', '.join(LATENCY_SCOPES)}",
+                             where="latency_scope", value=self.latency_scope)
         for name in ("period_s", "slow_factor", "request_slo_ms"):
             if name == "request_slo_ms" and self.request_slo_ms is None:
                 continue
