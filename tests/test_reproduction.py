@@ -225,6 +225,34 @@ def test_no_item_borrows_another_items_evidence(committed):
         seen[key] = f"{e['paper']} {e['id']}"
 
 
+def test_a_measurement_two_items_read_is_disclosed_in_both_notes(committed):
+    """Two items may compare one measurement with their own papers' numbers, but each must say
+    which other item reads it (a reader should not count it twice)."""
+    from workbench.lab.reproduction import PAPERS
+
+    readers: dict[str, set[tuple[str, str]]] = {}
+    for e in committed:
+        for ev in e["evidence"]:
+            readers.setdefault(ev, set()).add((e["paper"], e["id"]))
+    notes = {(e["paper"], e["id"]): e.get("note") or "" for e in committed}
+    for ev, items in readers.items():
+        for paper, id_ in items:
+            for other_paper, other_id in items - {(paper, id_)}:
+                named = (other_id if other_paper == paper
+                         else f"{PAPERS[other_paper]} {other_id}")
+                assert named in notes[(paper, id_)], \
+                    f"{paper} {id_} reads {ev} with {other_paper} {other_id} and does not say so"
+
+
+def test_a_part_of_the_claim_said_to_be_unmeasured_is_listed_as_missing():
+    """A note that says models or data of the claim are not measured must list them in
+    ``missing``, which caps the status at partial (it is not enough to say it in a note)."""
+    for it in ITEMS:
+        if it.kind == "result" and it.comparisons and not it.missing:
+            for phrase in ("not measured here", "not in the measured profile"):
+                assert phrase not in (it.note or ""), f"{it.paper} {it.id}: {phrase!r}"
+
+
 def test_the_committed_ledger_index_and_readme_are_current(committed):
     doc = json.loads((ROOT / "reports" / "reproduction.json").read_text())
     assert doc == json.loads(json.dumps(ledger_document(committed), ensure_ascii=False)), \

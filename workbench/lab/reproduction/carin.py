@@ -39,6 +39,7 @@ HOST_REAL = "reports/host_real/metrics.json"
 RUNTIME = "reports/runtime/metrics.json"
 SOLVE_TIME = "reports/oodin_solve_time/metrics.json"
 TEXT_ACC = "reports/bench/text_accuracy.json"
+CARIN_RT = "reports/bench/carin_runtime.json"
 
 SCHEMES = ("FP16", "DR8", "FX8", "FFX8")
 DEVICES = (("a71", "A71"), ("s20fe", "S20"), ("pixel7", "P7"))
@@ -200,8 +201,10 @@ ITEMS: tuple[Item, ...] = (
                             "MobileNetV2-1.0")
          + _drops("uc1", "EfficientNet Lite0", "fashion-efficientnet-lite0",
                   "EfficientNet-Lite0"),
-         note=DROP_NOTE + " RegNetY 008/016, MobileViT XS/S, MobileNet V2 1.4 and EfficientNet "
-              "Lite4 are not measured here. The EfficientNet-Lite0 drops are the same measurement "
+         missing="RegNetY 008/016, MobileViT XS/S, MobileNet V2 1.4 and EfficientNet Lite4, six "
+                 "of UC1's eight models: not in the measured profile",
+         note=DROP_NOTE + " The FP16 and DR8 drops of both models are also OODIn Table II's "
+              "evidence, compared there with OODIn's drops. The EfficientNet-Lite0 drops are the same measurement "
               "as in Table 4 (one Fashion-MNIST model stands for the architecture in both)."),
     Item(P, "Table 3", "UC2 models: text classification accuracy per quantisation scheme",
          claim="On Emotions, quantisation moves text-classification accuracy by -0.35 to +0.30 "
@@ -232,8 +235,10 @@ ITEMS: tuple[Item, ...] = (
                             "EfficientNet-Lite0")
          + _drops("uc3-vision", "EfficientNet Lite2", "fashion-efficientnet-lite2",
                   "EfficientNet-Lite2"),
-         note=DROP_NOTE + " EfficientNet Lite4 and YAMNet (AudioSet mAP) are not measured here: "
-              "no AudioSet or MIT Indoor Scenes data offline."),
+         missing="EfficientNet Lite4 and YAMNet (AudioSet mAP): not in the measured profile, "
+                 "and no AudioSet or MIT Indoor Scenes data offline",
+         note=DROP_NOTE + " The EfficientNet-Lite0 drops are the same measurement as in Table 2 "
+              "and, for FP16 and DR8, OODIn Table II, each compared with its own paper's drops."),
     Item(P, "Table 5", "UC4 models: face attribute accuracy per quantisation scheme",
          claim="On UTKFace the quantised MobileNetV2-based heads stay within 0.33 points (gender "
                "95.12 FP32, 94.79-94.95 quantised), 0.053 years MAE (age 5.976 FP32, "
@@ -322,14 +327,26 @@ ITEMS: tuple[Item, ...] = (
          claim="Under a gradual CPU overload and then a memory issue, the runtime manager goes "
                "d0 (EfficientNet Lite0 FFX8, CPU) -> d1 (Lite0 FP16, GPU) -> dm (on the CPU), "
                "keeping accuracy (75.11% on d0, 16 MB).",
-         comparisons=(Comparison("designs visited",
-                                 Ptr(f"{RUNTIME}#/runs/policy=rass,scenario=single"
-                                     "/designs_visited"),
-                                 Order(("d0", "d1", "dm"))),),
-         note="Measured on this machine with the host's UC1-shaped h1 models and a real stress "
-              "process, memory hog and injected slowdown; the event script is not the paper's "
-              "(six events: CPU stress, memory, their ends, a slowdown and its end, against the "
-              "paper's two), so the whole sequence differs in length as well as in roles."),
+         comparisons=(
+             Comparison("designs visited under the paper's events (modal sequence of the rounds)",
+                        Ptr(f"{CARIN_RT}#/fig7/modal_sequence"), Order(("d0", "d1", "dm"))),
+             Comparison("share of rounds visiting exactly the paper's sequence",
+                        Ptr(f"{CARIN_RT}#/fig7/share_matching_paper"), Bound(0.6, "min")),
+             Comparison("accuracy kept: dm's measured accuracy minus d0's (points)",
+                        Ptr(f"{CARIN_RT}#/fig7/accuracy_change_d0_to_dm_pt"),
+                        Near(0.0, 1.0, " pt"), " pt")),
+         note="Measured on this machine (benchmarks/bench_carin_runtime.py) with the host's "
+              "UC1-shaped h1 models and RASS's designs on the measured host profile, under the "
+              "paper's two events: a real stress process on the core of d0's engine (CPU[0,1]) "
+              "that d1's (CPU[0]) does not use, then a real memory-hungry process. The engines "
+              "are CPU core sets, not the S20's CPU and GPU. A single run can differ (a shared "
+              "2-core VM), so the rounds' modal sequence is compared and at least 3 rounds in "
+              "5 must visit exactly the paper's sequence. Accuracy: the paper's dm is d0's "
+              "model in another precision (Lite0 FX8 for FFX8), so accuracy is kept; the "
+              "host's dm is another model, and its measured accuracy (profiles/host.json, 270 "
+              "test images, one image 0.37 points) is compared with d0's within 1 point. The "
+              "runtime report's six-event run (reports/runtime) is another experiment, with "
+              "its own script."),
     Item(P, "Table 8", "RASS's designs and switching policy, UC3 on the A71",
          claim="UC3 on A71: " + "; ".join(f"{r} = {T8[r]}" for r in ROLES)
                + "; the policy moves DSP -> GPU -> CPU (columns c_DSP, c_GPU, c_CPU).",
@@ -345,13 +362,22 @@ ITEMS: tuple[Item, ...] = (
          claim="Starting on d1 (EfficientNet Lite2 on the GPU), a memory issue moves to dm, "
                "saving 92 MB; when the DSP overload ends, to d0; when it returns, to d2 (the "
                "second model to the CPU), not back to the GPU: d1 -> dm -> d0 -> d2.",
-         comparisons=(Comparison("designs visited",
-                                 Ptr(f"{RUNTIME}#/runs/policy=rass,scenario=multi"
-                                     "/designs_visited"),
-                                 Order(("d1", "dm", "d0", "d2"))),),
-         note="Measured on this machine with the host's UC3-shaped h3 models (no DSP or GPU: the "
-              "processor sets are CPU cores) under the same six-event script as Fig. 7, not the "
-              "paper's; the 92 MB saving has no counterpart in the evidence."),
+         comparisons=(
+             Comparison("designs visited under the paper's events (modal sequence; the run "
+                        "starts on d0 and the first overload moves it to d1)",
+                        Ptr(f"{CARIN_RT}#/fig8/modal_sequence"),
+                        Order(("d0", "d1", "dm", "d0", "d2"))),
+             Comparison("share of rounds visiting exactly the paper's sequence",
+                        Ptr(f"{CARIN_RT}#/fig8/share_matching_paper"), Bound(0.6, "min"))),
+         note="Measured on this machine (benchmarks/bench_carin_runtime.py) with the host's "
+              "UC3-shaped h3 models under the paper's events: d0's engine (the DSP's analog, "
+              "CPU[0]) overloads for real, a real memory hog, the overload ends, the memory "
+              "issue ends, the overload returns. The paper's figure starts on d1 (it supposes "
+              "the DSP overloaded); ours starts on d0 with no flags, so the paper's sequence is "
+              "compared with d0 in front. The last step in the paper (d2, not back to the GPU, "
+              "'to mitigate previous concerns of excessive memory usage') is a choice Table 8's "
+              "policy alone does not make: the workbench runtime keeps no memory of an earlier "
+              "memory issue. The 92 MB saving has no counterpart in the evidence."),
     Item(P, "Table 9", "OODIn's solve time against the decision-space size",
          claim="OODIn must re-solve on every runtime issue: average "
                + ", ".join(f"{_T9[(d, 500)][0]:g}-{_T9[(d, 10000)][0]:g} ms ({n})"

@@ -2,8 +2,9 @@
 
 Figs 3-6 compare the modelled phones (reports/oodin_eval, ``source: modelled``): the phones are
 not here. Table II compares measured accuracy drops per precision (Fashion-MNIST fine-tunes of the
-same architectures, LiteRT, profiles/host-real.json) with the paper's ImageNet drops. Fig. 8
-points at a measured throttling run on this machine (reports/bench/throttle.json).
+same architectures, LiteRT, profiles/host-real.json) with the paper's ImageNet drops. Fig. 7
+points at measured load runs on this machine (reports/bench/oodin_load.json), Fig. 8 at a
+measured throttling run (reports/bench/throttle.json).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ EVAL = "reports/oodin_eval/metrics.json"
 ROWS = Ptr(f"{EVAL}#/rows")
 REAL = "profiles/host-real.json#/configs/id=fashion:fashion-{m}:{p}:CPU[0]:t1:xnn/A"
 THROTTLE = "reports/bench/throttle.json"
+LOAD = "reports/bench/oodin_load.json"
 
 
 def _geo(fig: str, method: str, paper: float) -> Comparison:
@@ -92,7 +94,11 @@ ITEMS: tuple[Item, ...] = (
                   0.0),
             _drop("EfficientNet-Lite0 FP16 - FP32 (paper: within 1%)", "efficientnet-lite0",
                   "FP16", 0.0)),
-        note="Ours: the same architectures fine-tuned on Fashion-MNIST (10 classes), each "
+        missing="InceptionV3 and EfficientNetLite4, two of the table's four INT8/FP32 pairs: "
+                "neither is in the measured profile (profiles/host-real.json has MobileNetV2 1.0 "
+                "and EfficientNet-Lite0 only)",
+        note="Ours: the same architectures (ImageNet-pretrained Keras backbones with a head "
+             "trained on Fashion-MNIST, 10 classes), each "
              "precision converted with TFLite/LiteRT (DR8 = OODIn's dynamic-range INT8) and "
              "measured with LiteRT on 1000 test images; no ImageNet data offline, so only drops "
              "are compared, never absolute accuracies. Tolerance 1.0 pp: one image is 0.1 pp, "
@@ -102,8 +108,8 @@ ITEMS: tuple[Item, ...] = (
              "about 2.5 of them; the drop's size also does not transfer exactly from 1000-class "
              "ImageNet to 10-class Fashion-MNIST (the paper's own INT8 drops span 0.4-1.3 pp "
              "over its four DNNs), and 1 point is the paper's own FP16 bound ('within 1%', read "
-             "as percentage points). InceptionV3 and EfficientNetLite4 are not in the measured "
-             "profile."),
+             "as percentage points). The same measurement is CARIn Table 2's evidence (and, "
+             "for EfficientNet-Lite0, CARIn Table 4's), there compared with CARIn's drops."),
     Item(
         P, "Fig. 4", "OODIn against PAW-D and MAW-D on the Sony Xperia C5 Ultra",
         claim="With least 90th-percentile latency and no accuracy drop, OODIn on the C5 is up to "
@@ -160,18 +166,38 @@ ITEMS: tuple[Item, ...] = (
               "when the GPU is overloaded and to the CPU when NNAPI is loaded too, reducing the "
               "90th-percentile latency by up to 2.7x (1.55x geometric mean across future runs) "
               "against the statically selected design (section IV-C).",
-        reading="the p90 latency at each load factor is only in the plot; the text gives the "
-                "2.7x / 1.55x reductions and the engine sequence, which are the claim used",
-        missing="no run measures latency under a load factor against the static design: "
-                "reports/runtime/metrics.json (policy 'oodin', scenario 'single'; there is no "
-                "oodin 'multi' run) has only switch events under a real stress process (off the "
-                "stressed core after 150.5 ms, 0 requests lost) and no latency of the statically "
-                "selected design, so neither the 2.7x nor the 1.55x has a counterpart. Needed: "
-                "the OODIn runtime on one DNN with the paper's emulation (every inference on the "
-                "loaded engine slowed by a growing load factor), recording the p90 latency of "
-                "the adapted design and of the static design at each factor; the A71's GPU and "
-                "NNAPI are not here, so on this machine it would run over CPU core sets and the "
-                "GPU -> NNAPI -> CPU sequence itself cannot be reproduced."),
+        comparisons=(
+            Comparison("largest p90 latency reduction over the static design, over the load "
+                       "factors (paper: up to 2.7x)",
+                       Ptr(f"{LOAD}#/ratio_max"), Gain(2.7, "ratio"), "x"),
+            Comparison("geometric-mean p90 latency reduction over the loaded factors (paper: "
+                       "1.55x across future runs)",
+                       Ptr(f"{LOAD}#/ratio_geomean"), Gain(1.55, "ratio"), "x"),
+            Comparison("under load the adaptive run left each loaded engine for a free one "
+                       "(paper: GPU -> NNAPI -> CPU)",
+                       Ptr(f"{LOAD}#/left_loaded_engine"), Is(True))),
+        reading="the p90 latency at each load factor and the factors' range are only in the "
+                "plot; the text gives the 2.7x / 1.55x reductions and the engine sequence, "
+                "which are the claim used, so 'up to' is read over our own factors 1, 2, 4, 8 "
+                "(a doubling sequence for 'exponentially scaling', chosen before any run)",
+        note="Ours: benchmarks/bench_load.py (workbench.lab.experiments.runtime.load_sweep): h1 "
+             "served by OODIn's runtime manager (re-solving policy) and by the statically selected "
+             "design (OODIn's design with no issue, kept) under the same load script, the paper's "
+             "own emulation as the runtime's injected slowdown (invokes on a core take the load "
+             "factor times longer and keep it busy), paired and alternated per round; ratio = "
+             "static p90 / adaptive p90 of the request latency (submission to answer) after the "
+             "first load, the median over rounds per factor; 'up to' is the largest and 'geometric "
+             "mean across future runs' the geometric mean of those over the loaded factors 2, 4, 8 "
+             "(factor 1, idle, is the control). Mapping: the A71's GPU, NNAPI and CPU are this "
+             "machine's CPU core sets CPU[0,1], CPU[0], CPU[1] (the order OODIn moves through "
+             "here). Slowdowns are per core, so no core loads CPU[0,1] alone: step 1 (20% into a "
+             "run) slows core 1 (CPU[0,1] and the unused CPU[1]), step 2 (60%) slows core 0 and "
+             "restores core 1 (CPU[0,1] still, and CPU[0]; CPU[1] free). The runtime flags an "
+             "engine at more than twice its reference invoke time, so factor 2 does not move it by "
+             "design; h1's model (VGG-FC DR8 on 32x32 digits, ~0.04 ms an invoke) is far smaller "
+             "than MobileNetV2 1.4 on 224x224 images, so the runtime's fixed per-request overhead, "
+             "which the factor does not scale, bounds request-latency ratios below the factor (the "
+             "file keeps invoke-time ratios too, and lists the rest under differs_from_paper)."),
     Item(
         P, "Fig. 8", "the Runtime Manager under thermal throttling (InceptionV3 on the A71)",
         claim="Processing a continuous camera stream with InceptionV3, NNAPI throttles after "
@@ -179,20 +205,24 @@ ITEMS: tuple[Item, ...] = (
               "switches to a GPU design; when the GPU throttles it detects it within "
               "approximately 1150 ms and switches to a CPU design (section IV-C).",
         comparisons=(
-            Comparison("median detection time of a throttling event (paper: ~800 ms, NNAPI)",
-                       Ptr(f"{THROTTLE}#/detection_ms_median"), Bound(800, "max", " ms"),
-                       " ms"),
-            Comparison("upper-quartile detection time (paper's slower detection: ~1150 ms, GPU)",
-                       Ptr(f"{THROTTLE}#/detection_ms_q3"), Bound(1150, "max", " ms"), " ms"),
-            Comparison("throttling answered: switched to a design that meets the SLO again",
-                       Ptr(f"{THROTTLE}#/answered"), Is(True))),
+            Comparison("first throttle (the paper's NNAPI, ~800 ms): median detection time",
+                       Ptr(f"{THROTTLE}#/by_step/first_throttle_ms_median"),
+                       Bound(800, "max", " ms"), " ms"),
+            Comparison("second throttle (the paper's GPU, ~1150 ms): median detection time",
+                       Ptr(f"{THROTTLE}#/by_step/second_throttle_ms_median"),
+                       Bound(1150, "max", " ms"), " ms")),
+        missing="the engine sequence NNAPI -> GPU -> CPU and a throttle that lowers an engine's "
+                "clock: the A71's engines are not here, and the cgroup quota on CPU core sets "
+                "is a duty cycle that follows the exact core set, so any switch to another core "
+                "set escapes it (whether the runtime answered is therefore not a test of the "
+                "paper's claim and is not compared)",
         note="Ours: real CPU throttling imposed with the cgroup cpu controller on this machine "
              "while the OODIn runtime serves a stream (n events in the file), against the "
              "paper's DVFS thermal throttling of the A71's NNAPI and GPU; those engines are not "
              "here, so the engine sequence NNAPI -> GPU -> CPU is not compared "
              "(designs_visited lists ours). The claim is itself a bound ('within approximately "
-             "800 / 1150 ms'): our median must be within the faster detection and our upper "
-             "quartile within the slower one, with no slack for 'approximately'; a detection "
+             "800 / 1150 ms'): each step's median detection must be within the paper's time for "
+             "that step, with no slack for 'approximately'; a detection "
              "faster than the paper's also satisfies it (its time depends on the monitoring "
              "period and on how long the throttled inferences take)."),
 )
