@@ -740,7 +740,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-o", "--out", default=str(ROOT / "reports" / "bench" / "attack.json"))
     args = ap.parse_args(argv)
     from workbench.fileio import atomic_write_json
-    from workbench.host.profiling import _cpu_model as cpu_model
+    from workbench.procfs import cpu_model
 
     tmp = Path(tempfile.mkdtemp(prefix="workbench-attack-"))
     env = dict(os.environ, WORKBENCH_HOME=str(tmp / "home"), PYTHONWARNINGS="ignore")

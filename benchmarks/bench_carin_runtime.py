@@ -30,6 +30,7 @@ from workbench import workspace
 from workbench.fileio import atomic_write_text
 from workbench.lab.experiments import runtime as rx
 from workbench.moo.problem import DiscreteProblem
+from workbench.procfs import cpu_model
 from workbench.profiles import load_profile
 from workbench.solvers import rass
 
@@ -38,12 +39,6 @@ PAPER = {"fig7": ["d0", "d1", "dm"], "fig8": ["d1", "dm", "d0", "d2"],
          "source": "CARIn (Panopoulos et al., TECS 2024) section 7.2, Figs 7-8, Tables 7-8"}
 TASKS = {"fig7": ("h1",), "fig8": ("h3-vision", "h3-audio")}
 
-
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return "unknown"
 
 
 def one(prof, zoo: str, scenario: str, duration: float, rate: float) -> dict:

@@ -468,7 +468,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     from workbench.fileio import atomic_write_text, dumps_json
-    from workbench.host.profiling import _cpu_model
+    from workbench.procfs import cpu_model as _cpu_model
 
     only = [s for s in args.only.split(",") if s]
     out_path = Path(args.output)

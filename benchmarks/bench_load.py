@@ -32,6 +32,7 @@ from workbench import workspace
 from workbench.errors import InputError
 from workbench.fileio import atomic_write_text
 from workbench.lab.experiments import runtime as rx
+from workbench.procfs import cpu_model
 from workbench.profiles import load_profile
 from workbench.runtime.options import RuntimeOptions
 
@@ -47,12 +48,6 @@ FACTOR_CHOICE = ("factors 1, 2, 4, 8, chosen before any run: a doubling sequence
                  "runs per round within the time budget, and the paper's own range, only in "
                  "its plot, cannot be read")
 
-
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return "unknown"
 
 
 def q(xs: list[float], p: float) -> float | None:

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from workbench.fileio import atomic_write_json  # noqa: E402
-from workbench.host.profiling import _cpu_model as cpu_model  # noqa: E402
+from workbench.procfs import cpu_model  # noqa: E402
 
 
 def _tracked_state() -> str:

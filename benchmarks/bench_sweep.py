@@ -16,8 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from workbench.fileio import atomic_write_json  # noqa: E402
-from workbench.host.profiling import _cpu_model as cpu_model  # noqa: E402
 from workbench.lab.sweep import TIMING_COLUMNS, sweep, sweep_grid  # noqa: E402
+from workbench.procfs import cpu_model  # noqa: E402
 
 BOUNDS = {"uc1": "max A; max TP; max L <= {20,30,41.67}ms",
           "uc2": "min L; min S; max A; MF <= {60,90,120}MB",

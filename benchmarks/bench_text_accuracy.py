@@ -193,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     from workbench.host import minilm
     from workbench.host import quantise as q
     from workbench.host.datasets import kaomoji_emotions
-    from workbench.host.profiling import _cpu_model as cpu_model
+    from workbench.procfs import cpu_model
 
     versions = {"tensorflow": tf.__version__, "keras": keras.__version__,
                 "scikit-learn": sklearn.__version__,

@@ -32,6 +32,7 @@ from workbench.fileio import atomic_write_text
 from workbench.lab.experiments import runtime as rx
 from workbench.moo.problem import DiscreteProblem
 from workbench.nativelog import LITERT_NOISE, filtered_native_stderr
+from workbench.procfs import cpu_model
 from workbench.profiles import load_profile
 from workbench.runtime import load_bundle
 from workbench.runtime.events import THROTTLE_PERIOD_US, throttle_problem
@@ -44,12 +45,6 @@ PAPER = {"nnapi_detection_ms": 800, "gpu_detection_ms": 1150,
 #: At least this many throttle events are measured, whatever the time budget says.
 MIN_EVENTS = 5
 
-
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return "unknown"
 
 
 def q(xs: list[float], p: float) -> float | None:

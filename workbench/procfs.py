@@ -4,7 +4,20 @@ Standard library only."""
 from __future__ import annotations
 
 import os
+import platform
 from pathlib import Path
+
+
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``), which every measurement records: the machine
+    changes from day to day."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
 def status_kb(field: str) -> int:

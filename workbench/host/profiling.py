@@ -35,6 +35,7 @@ import numpy as np
 from .. import processors
 from ..errors import InputError
 from ..power import HOST_CORE
+from ..procfs import cpu_model
 from ..profiles.importers import config_id
 from ..profiles.schema import (
     CoExecution,
@@ -169,16 +170,6 @@ def read_rapl_uj() -> int | None:
 
 # --- the host profile -------------------------------------------------------------------------
 
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def _cpu_ghz() -> float:
     try:
         mhz = [float(line.split(":")[1]) for line in Path("/proc/cpuinfo").read_text().splitlines()
@@ -199,9 +190,9 @@ def _ram_gb() -> float | None:
 
 def host_device() -> Device:
     cores = sorted(processors.machine_cores())
-    return Device(name="host", display_name=f"this machine ({_cpu_model()})", soc=_cpu_model(),
+    return Device(name="host", display_name=f"this machine ({cpu_model()})", soc=cpu_model(),
                   os=f"{platform.system()} {platform.release()}",
-                  cpu_clusters=[CpuCluster(core=_cpu_model(), count=len(cores), ghz=_cpu_ghz(),
+                  cpu_clusters=[CpuCluster(core=cpu_model(), count=len(cores), ghz=_cpu_ghz(),
                                            core_ids=cores)],
                   ram_gb=_ram_gb(), governors=[])
 
@@ -454,8 +445,8 @@ def profile_variants(variants: list[Variant], inputs: dict[str, TaskInputs], out
     prov = Provenance(
         method="measured on this machine with the LiteRT interpreter (workbench profile)",
         tool_version=_versions().get("ai_edge_litert"), created=date.today().isoformat(),
-        host={"cpu": _cpu_model(), **_versions()},
-        notes=[f"MEASURED here on {_cpu_model()}: {runs} timed runs after {warmup} warm-up runs "
+        host={"cpu": cpu_model(), **_versions()},
+        notes=[f"MEASURED here on {cpu_model()}: {runs} timed runs after {warmup} warm-up runs "
                f"per configuration; threads {threads}",
                "MF: peak resident memory while loading and running the model in a fresh process,"
                " over the resident memory before loading it",

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 
 from .. import processors
 from ..errors import InputError
+from ..procfs import alive
 from .monitor import meminfo_mb
 
 _DIGITS = re.compile(r"[0-9]{1,9}")
@@ -263,16 +264,6 @@ def _write(path: str, value: object) -> None:
         fh.write(f"{value}\n")
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 class CpuThrottle:
     """A cgroup-v1 cpu group with a CFS quota of ``pct`` % of one core per
     :data:`THROTTLE_PERIOD_US`, made under this process's own group (so any limit above still
@@ -385,7 +376,7 @@ def _remove_stale(parent: str) -> None:
         return
     for name in names:
         m = _GROUP.fullmatch(name)
-        if m and not _alive(int(m.group(1))):
+        if m and not alive(int(m.group(1))):
             try:
                 os.rmdir(os.path.join(parent, name))
             except OSError:
