@@ -74,7 +74,7 @@ def test_near_within_bound_is_and_order_fail_outside_their_tolerance():
     assert order.holds(["Pareto", "per-workload", "full"])
     assert not order.holds(["per-workload", "Pareto", "full"])  # one swap fails
     assert not order.holds(["Pareto", "per-workload"])           # a part is not the whole
-    assert "29.27%-58.53%" in Gain(43.9).tolerance()
+    assert "[29.27%, 58.53%]" in Gain(43.9).tolerance()
 
 
 # --- statuses --------------------------------------------------------------------------------
@@ -102,7 +102,7 @@ def test_measured_and_holding_is_reproduced_and_a_wrong_number_is_not(tmp_path):
     assert ok["status"] == "reproduced" and ok["reason"] is None and ok["data"] == "measured"
     bad = entry(f, _item(_c("reports/a/metrics.json#/bad", Gain(43.9))))
     assert bad["status"] == "not-reproduced"
-    assert "ours 20%, paper 43.9%" in bad["reason"] and "29.27%-58.53%" in bad["reason"]
+    assert "ours 20%, paper 43.9%" in bad["reason"] and "[29.27%, 58.53%]" in bad["reason"]
     half = entry(f, _item(_c("reports/a/metrics.json#/good", Gain(43.9)),
                           _c("reports/a/metrics.json#/bad", Gain(43.9), "max")))
     assert half["status"] == "partial" and half["reason"].startswith("1 of 2 comparisons hold")
@@ -263,3 +263,27 @@ def test_the_committed_ledger_index_and_readme_are_current(committed):
     index = (ROOT / "reports" / "index.html").read_text()
     assert f"{c['reproduced']} reproduced</span>" in index
     assert f"{c['not-reproduced']} not reproduced</span>" in index
+
+
+def test_the_docs_example_item_builds_an_entry_from_a_benchmark_file(tmp_path):
+    """docs/reproduction.md's worked example, executed: it builds, reads its file and is capped
+    at partial by its ``missing``."""
+    import re
+
+    from workbench.lab.reproduction import entry
+
+    doc = (ROOT / "docs" / "reproduction.md").read_text()
+    (code,) = re.findall(r"```python\n(.*?)```", doc, re.S)
+    code = code.replace("from .", "from workbench.lab.reproduction.")
+    head, _, expr = code.partition("\n\nItem(")
+    ns: dict = {}
+    exec(head, ns)  # noqa: S102 - the docs' own example
+    item = eval("Item(" + expr, ns)  # noqa: S307
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "my_bench.json").write_text(json.dumps({
+        "source": "measured here", "ratio_max": 2.5, "detect_ms": 300,
+        "static": [{"factor": 8, "p90_ms": 5.0}], "adaptive": [{"factor": 8, "p90_ms": 2.0}]}))
+    e = entry(Files(tmp_path), item)
+    assert [c["ours"] for c in e["comparisons"]] == [2.5, 2.5, 300]
+    assert all(c["holds"] for c in e["comparisons"])
+    assert e["status"] == "partial" and "GPU -> NNAPI" in e["reason"]

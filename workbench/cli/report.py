@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from ..errors import WorkbenchError
@@ -17,11 +18,27 @@ def report(args: argparse.Namespace) -> int:
     out = Path(args.reports_dir) if args.reports_dir else reports.default_reports_dir(
         quick=args.quick)
     if args.ledger:
+        from ..errors import InputError
         from ..lab.report_index import write_index
+
+        # The ledger reads what reports and benchmarks wrote: a folder that is not there is a
+        # typo, not an empty workspace (it would list every item as not reproduced).
+        if not out.is_dir():
+            raise InputError("not a folder of reports (run `workbench report` first, or give "
+                             "the folder that holds them)", where="--reports-dir", value=str(out))
         from ..lab.reproduction import LEDGER, build_ledger, summary_line
 
         print(f"index: {write_index(out)}")
-        print(f"ledger: {out / LEDGER}: {summary_line(build_ledger(out))}")
+        ledger = build_ledger(out)
+        print(f"ledger: {out / LEDGER}: {summary_line(ledger)}")
+        # Say what could not be read, so a broken file or renamed field is not silent.
+        errors = [f"{e['paper']} {e['id']}: {c['error']}" for e in ledger
+                  for c in e["comparisons"] if c.get("error")]
+        for line in errors[:5]:
+            print(f"warning: no number for {line}", file=sys.stderr)
+        if len(errors) > 5:
+            print(f"warning: and {len(errors) - 5} more comparisons without a number (their "
+                  "items' reasons in the ledger say why)", file=sys.stderr)
         return 0
     if args.render_only:
         from ..lab.report_index import write_index

@@ -164,9 +164,10 @@ def write_index(reports_dir: Path) -> Path:
     for b in sorted((reports_dir / "bench").glob("*.json")):
         try:
             m = json.loads(b.read_text())
-        except (OSError, json.JSONDecodeError):
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
             m = {}
-        targets = m.get("targets", {})
+        targets = m.get("targets", {}) if isinstance(m, dict) else {}
+        targets = targets if isinstance(targets, dict) else {}
         text = "; ".join(f"{k}: {_fmt(v.get('measured', v.get('measured_max')))}"
                          + ("" if "met" not in v else (" (met)" if v["met"] else " (MISSED)"))
                          for k, v in targets.items() if isinstance(v, dict))

@@ -40,7 +40,11 @@ def _outcome(files: Files, c: Any) -> tuple[Outcome, list[str]]:
         kinds = [files.kind(r.ref.partition("#")[0], r.source) for r in refs]
     except EvidenceError:
         kinds = ["unstated"]
-    holds = bool(c.rule.holds(ours))
+    try:
+        holds = bool(c.rule.holds(ours))
+    except (TypeError, ValueError) as e:  # a value of the wrong type at the pointer
+        return Outcome(c.label, None, False, c.rule.paper_text(), c.rule.tolerance(), paths,
+                       c.unit, f"{'; '.join(paths)}: {e}"), []
     return Outcome(c.label, ours, holds, c.rule.paper_text(), c.rule.tolerance(), paths,
                    c.unit), kinds
 
@@ -68,9 +72,11 @@ def entry(files: Files, item: Item) -> dict[str, Any]:
         "ours": "; ".join(f"{o.label}: {_text(o.ours, o.unit)}" for o in outs
                           if o.ours is not None) or None,
         "paper_value": "; ".join(f"{o.label}: {o.paper}" for o in outs) or None,
-        "tolerance": "; ".join(dict.fromkeys(o.tolerance for o in outs)) or None,
+        "tolerance": "; ".join(f"{o.label}: {o.tolerance}" for o in outs) or None,
         "evidence": [p for o in outs for p in o.evidence],
         "reason": d.reason if d.status != "reproduced" else None,
+        # What of the claim has no number here (caps the status at partial).
+        "missing": item.missing or None,
         "why": d.reason,
         "note": item.note or None,
         "comparisons": [{"label": o.label, "ours": o.ours, "paper": o.paper,

@@ -57,7 +57,7 @@ DROP_NOTE = (
     "the paper's are its own datasets. Tolerance 1 point: one 1000-image accuracy near 89% has a "
     "standard error of 0.99 points; a paired drop sqrt(q/n), 0.32-0.50 points when 1-2.5% of the "
     "images flip, so 1 point is about two standard errors of a drop of a few tenths (the paper's "
-    "drops for these models are -0.82 to +0.97 points). FX8 and FFX8 give identical accuracies "
+    "drops in Tables 2 and 4 span -0.82 to +0.97 points). FX8 and FFX8 give identical accuracies "
     "for every model here, so their drops are the same number.")
 
 

@@ -34,6 +34,14 @@ DATA_KINDS = ("measured", "modelled", "simulated", "paper")
 Value = Union[float, str, list, bool]
 
 
+def _number(v: object) -> float:
+    """``v`` as a number for a numeric rule; anything else (a string such as "4.06", a bool,
+    None, a list) is a TypeError, which the ledger reports as the evidence's problem."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise TypeError(f"not a number: {v!r}")
+    return float(v)
+
+
 def _num(x: Any) -> str:
     """A number as people read it: up to four significant digits, no exponent for the usual."""
     if isinstance(x, bool) or not isinstance(x, (int, float)):
@@ -67,7 +75,7 @@ class Gain:
         return lo + back, hi + back
 
     def holds(self, ours: Value) -> bool:
-        o = float(ours)  # type: ignore[arg-type]
+        o = _number(ours)
         g, go = self._gain(self.paper), self._gain(o)
         if g == 0:
             return False  # no gain to compare against: use Near
@@ -80,8 +88,8 @@ class Gain:
     def tolerance(self) -> str:
         lo, hi = self.bounds()
         unit = "x" if self.form == "ratio" else "%"
-        return (f"same direction, gain within a third of the paper's: {_num(lo)}{unit}"
-                f"-{_num(hi)}{unit}")
+        return (f"same direction, gain within a third of the paper's: [{_num(lo)}{unit}, "
+                f"{_num(hi)}{unit}]")
 
 
 @dataclass(frozen=True)
@@ -93,14 +101,14 @@ class Near:
     unit: str = ""
 
     def holds(self, ours: Value) -> bool:
-        return abs(float(ours) - self.paper) <= self.tol  # type: ignore[arg-type]
+        return abs(_number(ours) - self.paper) <= self.tol
 
     def paper_text(self) -> str:
         return f"{_num(self.paper)}{self.unit}"
 
     def tolerance(self) -> str:
         return (f"within {_num(self.tol)}{self.unit} of the paper's: "
-                f"{_num(self.paper - self.tol)}-{_num(self.paper + self.tol)}{self.unit}")
+                f"[{_num(self.paper - self.tol)}, {_num(self.paper + self.tol)}]{self.unit}")
 
 
 @dataclass(frozen=True)
@@ -113,10 +121,10 @@ class Within:
     unit: str = ""
 
     def holds(self, ours: Value) -> bool:
-        return self.lo <= float(ours) <= self.hi  # type: ignore[arg-type]
+        return self.lo <= _number(ours) <= self.hi
 
     def paper_text(self) -> str:
-        return f"{_num(self.lo)}-{_num(self.hi)}{self.unit}"
+        return f"[{_num(self.lo)}, {_num(self.hi)}]{self.unit}"
 
     def tolerance(self) -> str:
         return f"inside the paper's range {self.paper_text()}"
@@ -148,7 +156,7 @@ class Bound:
     unit: str = ""
 
     def holds(self, ours: Value) -> bool:
-        o = float(ours)  # type: ignore[arg-type]
+        o = _number(ours)
         return o <= self.limit if self.side == "max" else o >= self.limit
 
     def paper_text(self) -> str:
@@ -199,7 +207,9 @@ class Item:
     ``claim``: the paper's checkable quantity in words and numbers (with ``reading`` saying how a
     plotted value was read off). ``data``: the kind of data the comparisons use, at most as strong
     as the evidence file's own ``source`` (a measured file's modelled energy says ``modelled``).
-    ``missing``: when there is no comparison, what measurement would be needed.
+    ``missing``: the part of the claim with no number here (what measurement would be needed);
+    with comparisons it caps the status at partial, without any it is the reason for
+    not-reproduced.
     """
 
     paper: str
