@@ -160,3 +160,24 @@ def test_a_figures_folder_holding_a_users_files_is_refused_before_the_run(tmp_pa
     with pytest.raises(InputError, match="thesis.tex"):
         run_report("quickstart", reports_dir=tmp_path, png=True, progress=False)
     assert (figures / "thesis.tex").read_text() == "years of work\n"
+
+
+def test_report_ledger_refuses_a_folder_that_is_not_there_and_warns_about_unreadable_evidence(
+        tmp_path, capsys):
+    from workbench.cli import main
+
+    assert main(["report", "--ledger", "--reports-dir", str(tmp_path / "nope")]) == 1
+    err = capsys.readouterr().err
+    assert "--reports-dir" in err and "not a folder" in err and "Traceback" not in err
+    assert not (tmp_path / "nope").exists()
+    (tmp_path / "bench").mkdir()
+    # A benchmark file whose number is the wrong type: a warning names it, the ledger is written.
+    (tmp_path / "bench" / "throttle.json").write_text(json.dumps(
+        {"source": "measured", "by_step": {"first_throttle_ms_median": "343",
+                                           "second_throttle_ms_median": None}}))
+    assert main(["report", "--ledger", "--reports-dir", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    assert "warning: no number for" in err and "Traceback" not in err
+    ledger = json.loads((tmp_path / "reproduction.json").read_text())
+    (fig8,) = [e for e in ledger["items"] if e["paper"] == "oodin" and e["id"] == "Fig. 8"]
+    assert fig8["status"] == "not-reproduced" and "not a number: '343'" in fig8["reason"]
