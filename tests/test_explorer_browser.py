@@ -105,7 +105,9 @@ def test_the_server_wants_its_token_checks_the_host_and_culls_closed_pages(tmp_p
             conn.close()
         for _ in range(4):  # four page loads, then the pages are gone
             assert urllib.request.urlopen(url, timeout=120).status == 200
-        for _ in range(60):
+        # Each page load's kernel runs the explorer notebook to the end before it can idle:
+        # four at once on 2 cores took 30-40 s on a slow day, so allow minutes, not seconds.
+        for _ in range(360):
             if _kernels(proc.pid) == 0:
                 break
             time.sleep(0.5)
@@ -283,9 +285,17 @@ def test_the_explorer_works_inside_jupyterlab(jupyterlab, tmp_path):
             page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=180_000)
             page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle'], "
                                    ".jp-Toolbar-kernelStatus", timeout=180_000)
-            page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-            page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
-            page.wait_for_selector(".wb-d0", timeout=240_000)
+            # "Run All Cells" clicked while a cold kernel still starts can be lost (seen on a
+            # fresh CI machine: nothing ran in 240 s); run again until the explorer draws.
+            for attempt in range(4):
+                page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+                page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+                try:
+                    page.wait_for_selector(".wb-d0", timeout=120_000)
+                    break
+                except sync_api.TimeoutError:
+                    if attempt == 3:
+                        raise
             before = page.inner_text(".wb-d0")
             assert before.startswith("d0 = EfficientNet Lite0")
             page.wait_for_selector(".wb-figure .js-plotly-plot", timeout=60_000)
