@@ -175,7 +175,7 @@ def test_cosine_metric_scores_embeddings_against_fp32(files, home, tmp_path):
     assert -1.0 <= a["DR8"] <= 1.0 + 1e-9
     assert rec.variant("DR8").note is None  # an int8 table lookup is DR8, not FX8
     ref = np.ones((2, 3))
-    assert registry.score(rec, -ref, {"x": x[:2]}, ref) == pytest.approx(-1.0)
+    assert registry.score(rec, -ref, {"x": x[:2]}, ref).value == pytest.approx(-1.0)
     assert "cosine" in rec.evaluation
 
 

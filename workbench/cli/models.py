@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 
+from .. import taskmetrics
 from ..names import printable as _p
 from ._format import fmt, table
 
@@ -15,6 +16,26 @@ SCHEMES = "FP32,FP16,DR8,FX8,FFX8"
 
 def _gflops(flops: int | None) -> str:
     return "-" if flops is None else f"{flops / 1e9:.3g}"
+
+
+def a_cells(variants) -> list[str]:
+    """Each variant's A with its 95% interval and sample count, printed with the digits that
+    tell the variants apart (cosines of 0.9999987 and 0.9999996 are not both "1")."""
+    from ..taskmetrics import distinct_digits
+
+    d = distinct_digits([v.metric for v in variants if v.metric is not None], least=4)
+    out = []
+    for v in variants:
+        if v.metric is None:
+            out.append("-")
+            continue
+        text = f"{v.metric:.{d}g}"
+        if v.metric_lo is not None and v.metric_hi is not None:
+            text += f" [{v.metric_lo:.{d}g}, {v.metric_hi:.{d}g}]"
+        if v.metric_n:
+            text += f" n={v.metric_n}"
+        out.append(text)
+    return out
 
 
 def add(args: argparse.Namespace) -> int:
@@ -27,8 +48,8 @@ def add(args: argparse.Namespace) -> int:
     print(f"added {_p(rec.name)} ({rec.kind}, input {shape} {rec.input_dtype}, {rec.n_outputs} "
           f"output(s)) to task {_p(rec.task)}; A = {rec.metric} on "
           f"{_p(rec.evaluation.split(';')[0])}")
-    for v in rec.variants:
-        print(f"  {v.precision}: " + (f"{v.size_mb:.3f} MB, A = {fmt(v.metric)}" if v.available
+    for v, a in zip(rec.variants, a_cells(rec.variants)):
+        print(f"  {v.precision}: " + (f"{v.size_mb:.3f} MB, A = {a}" if v.available
                                       else f"unavailable ({_p(v.reason)})"))
         if v.note:
             print(f"  warning: {_p(v.note)}")
@@ -98,9 +119,10 @@ def show(args: argparse.Namespace) -> int:
     if r.data is not None:
         print(f"  int8 calibration: {_p(r.data.calibration)}")
     rows = [[v.precision, "yes" if v.available else "no", fmt(v.size_mb), fmt(v.params),
-             _gflops(v.flops), fmt(v.metric), fmt(v.convert_seconds),
-             _p(v.note or "") if v.available else _p(v.reason or "")] for v in r.variants]
-    print(table(rows, ["scheme", "ok", "MB", "params", "GFLOPs", f"A ({r.metric})",
+             _gflops(v.flops), a, fmt(v.convert_seconds),
+             _p(v.note or "") if v.available else _p(v.reason or "")]
+            for v, a in zip(r.variants, a_cells(r.variants))]
+    print(table(rows, ["scheme", "ok", "MB", "params", "GFLOPs", f"A ({r.metric}, 95% interval)",
                        "convert s", "note"]))
     missing = [p for p in registry.PRECISIONS if r.variant(p) is None]
     if missing and r.kind != "tflite":
@@ -124,10 +146,12 @@ def quantise(args: argparse.Namespace) -> int:
     if not schemes:
         raise InputError("no schemes given", where="schemes", value=args.schemes)
     rec = registry.quantise(args.name, schemes, force=args.force, progress=not args.quiet)
-    rows = [[v.precision, "yes" if v.available else "no", fmt(v.size_mb), fmt(v.metric),
+    shown = [v for v in rec.variants if v.precision in schemes]
+    rows = [[v.precision, "yes" if v.available else "no", fmt(v.size_mb), a,
              fmt(v.convert_seconds), "" if v.available else _p((v.reason or "")[:70])]
-            for v in rec.variants if v.precision in schemes]
-    print(table(rows, ["scheme", "ok", "MB", f"A ({rec.metric})", "convert s", "reason"]))
+            for v, a in zip(shown, a_cells(shown))]
+    print(table(rows, ["scheme", "ok", "MB", f"A ({rec.metric}, 95% interval)", "convert s",
+                       "reason"]))
     print(f"next: workbench profile --models {_p(rec.name)} --protocol quick -o "
           f"{_p(rec.name)}.json")
     return 0
@@ -146,10 +170,11 @@ def add_parser(sub) -> None:
                    help="DATA.npz with x (inputs), y (labels or targets) and optionally x_calib "
                    "(int8 calibration inputs); without it A is agreement with FP32 on generated "
                    "inputs")
-    p.add_argument("--metric", default=None, choices=["accuracy", "mae", "agreement", "cosine"],
-                   help="how A is measured (default: accuracy for integer labels, mae for "
-                   "values, agreement without labels; cosine: similarity with the FP32 outputs, for "
-                   "embedding models)")
+    p.add_argument("--metric", default=None, choices=list(taskmetrics.NAMES),
+                   help="how A is measured (default: accuracy for one integer label per sample, "
+                   "miou for labels shaped (N, H, W) of a per-pixel output, mae for values, "
+                   "agreement without labels; cosine: similarity with the FP32 outputs, for "
+                   "embedding models); definitions: docs/metrics.md")
     p.add_argument("--input-shape", default=None,
                    help="the input shape without the batch, e.g. 224,224,3 (needed when the "
                    "model leaves dimensions free)")

@@ -433,24 +433,38 @@ def check_data(path: Path, arrays: dict[str, np.ndarray], *, input_shape: tuple[
                              "integers", file=shown(path), where=key)
         if a.dtype.kind == "f" and not np.all(np.isfinite(a)):
             raise InputError("contains NaN or infinity", file=shown(path), where=key)
+    from .. import taskmetrics
+
     x, y = arrays["x"], arrays.get("y")
-    if metric in ("accuracy", "mae") and y is None:
+    if metric is not None and not taskmetrics.get(metric).relative and y is None:
         raise InputError(f"metric {metric} needs labels: the data file has no 'y' array",
                          file=shown(path))
     if y is None:
         return metric or "agreement"
     if len(y) != len(x):
         raise InputError(f"{len(y)} labels for {len(x)} samples of x", file=shown(path), where="y")
+    if y.dtype.kind not in "iufb":
+        raise InputError(f"dtype {y.dtype} is not numeric", file=shown(path), where="y")
     n_out = int(np.prod(output_shape)) if output_shape else 1
     integral = y.dtype.kind in "iub" or (y.dtype.kind == "f" and np.all(np.isfinite(y))
                                          and np.all(y == np.round(y)))
-    metric = metric or ("accuracy" if integral and (n_out > 1 or set(np.unique(y)) <= {0, 1})
-                        else "mae")
-    if metric == "accuracy":
+    per_pixel = (y.ndim == 3 and integral and len(output_shape) >= 2
+                 and tuple(output_shape[:2]) == tuple(y.shape[1:])
+                 and (len(output_shape) == 2 or len(output_shape) == 3))
+    if metric is None:
+        metric = ("miou" if per_pixel else
+                  "accuracy" if integral and y.reshape(len(y), -1).shape[1] == 1
+                  and (n_out > 1 or set(np.unique(y)) <= {0, 1}) else "mae")
+    kind = taskmetrics.get(metric).labels
+    if kind == "class":
         flat = y.reshape(len(y), -1)
         if flat.shape[1] != 1 or not integral:
-            raise InputError("accuracy needs one integer class index per sample", file=shown(path),
-                             where="y")
+            raise InputError(f"{metric} needs one integer class index per sample; y has shape "
+                             f"{tuple(y.shape)}", file=shown(path), where="y")
+        if metric == "top5" and n_out <= 5:
+            raise InputError(f"top5 needs more than 5 class outputs; the model has {n_out} "
+                             "(every label would be in the top five)", file=shown(path),
+                             where="metric")
         labels = flat[:, 0].astype(np.int64)
         top = 1 if n_out == 1 else n_out - 1
         bad = labels[(labels < 0) | (labels > top)]
@@ -458,10 +472,25 @@ def check_data(path: Path, arrays: dict[str, np.ndarray], *, input_shape: tuple[
             raise InputError(f"labels must be class indices 0..{top} for the model's {n_out} "
                              f"output{'s' if n_out > 1 else ''}; found {int(bad[0])}", file=shown(path),
                              where="y")
-    elif metric == "mae":
-        if y.dtype.kind not in "iuf" or y.reshape(len(y), -1).shape[1] != n_out:
-            raise InputError(f"mae needs {n_out} target value(s) per sample (the model's outputs); "
-                             f"y has shape {tuple(y.shape)}", file=shown(path), where="y")
+    elif kind == "pixels":
+        if not per_pixel:
+            raise InputError(f"{metric} needs one integer class index per output pixel, y shaped "
+                             f"(N, H, W) for outputs (H, W) or (H, W, C); y has shape "
+                             f"{tuple(y.shape)} and the model outputs {tuple(output_shape)}",
+                             file=shown(path), where="y")
+        classes = 2 if len(output_shape) == 2 or output_shape[2] == 1 else output_shape[2]
+        labels = y.astype(np.int64)
+        bad = labels[(labels < 0) | (labels >= classes)]
+        if bad.size:
+            raise InputError(f"pixel labels must be class indices 0..{classes - 1} for the "
+                             f"model's {classes}-class output; found {int(bad[0])}",
+                             file=shown(path), where="y")
+    elif kind == "values":
+        if y.reshape(len(y), -1).shape[1] != n_out:
+            raise InputError(f"{metric} needs {n_out} target value(s) per sample (the model's "
+                             f"outputs); y has shape {tuple(y.shape)}", file=shown(path), where="y")
+        if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+            raise InputError("contains NaN or infinity", file=shown(path), where="y")
     return metric
 
 

@@ -220,6 +220,10 @@ class Variant:
     params: int
     flops: int
     metric: float | None
+    #: A's sample count and 95% interval, where known.
+    metric_n: int | None = None
+    metric_lo: float | None = None
+    metric_hi: float | None = None
 
 
 def zoo_variants(root: Path, tasks: Iterable[str] | None = None) -> list[Variant]:
@@ -235,6 +239,24 @@ def zoo_variants(root: Path, tasks: Iterable[str] | None = None) -> list[Variant
                                    rec_path.parent / v["file"], v["sha256"], v["size_mb"],
                                    v["params"], v["flops"], v["test_metric"]))
     return out
+
+
+def with_interval(v: Variant, n: int, label: str) -> Variant:
+    """A zoo variant with A's sample count and, for a proportion (top-1), its Wilson interval:
+    the zoo's records keep the test accuracy, and the test set's size gives n. Other metrics
+    need per-sample errors the record does not keep: their A has n but no interval."""
+    from dataclasses import replace
+
+    from .. import taskmetrics
+
+    if v.metric is None or v.metric_n is not None or n < 1:
+        return v
+    m = taskmetrics.BY_LABEL.get(label)
+    if m is None or m.interval != "wilson":
+        return replace(v, metric_n=n)
+    lo, hi = taskmetrics.wilson(round(v.metric / 100 * n), n)
+    return replace(v, metric_n=n, metric_lo=min(100 * lo, v.metric),
+                   metric_hi=max(100 * hi, v.metric))
 
 
 def _row_key(v: Variant, o: Option, warmup: int, runs: int) -> str:
@@ -359,8 +381,9 @@ def profile_host(zoo_root: Path, out: Path, *, tasks: Iterable[str] | None = Non
     variants = zoo_variants(zoo_root, tasks)
     if not variants:
         raise InputError("no built models: run `workbench zoo build` first", file=zoo_root)
-    inputs = {t: TaskInputs.of(ds.load(t, quick=quick, root=data_root))
-              for t in {v.task for v in variants}}
+    data = {t: ds.load(t, quick=quick, root=data_root) for t in {v.task for v in variants}}
+    inputs = {t: TaskInputs.of(d) for t, d in data.items()}
+    variants = [with_interval(v, len(data[v.task].x_test), data[v.task].metric) for v in variants]
     return profile_variants(variants, inputs, out, warmup=warmup, runs=runs,
                             options=options or host_options(threads), coexec_seconds=coexec_seconds,
                             progress=progress)
@@ -422,7 +445,11 @@ def profile_variants(variants: list[Variant], inputs: dict[str, TaskInputs], out
             "id": cid, "task": v.task, "model": v.model, "arch": v.arch,
             "precision": v.precision, "processor": o.processor, "threads": o.threads,
             "xnnpack": o.xnnpack, "batch": d.batch, "A": v.metric, "S": v.size_mb,
-            "params": v.params, "W": v.flops * d.batch, **st, "E": energy,
+            "params": v.params, "W": v.flops * d.batch, **st, "L_n": runs, "E": energy,
+            **({"A_n": v.metric_n} if v.metric_n and v.metric is not None else {}),
+            **({"A_lo": v.metric_lo, "A_hi": v.metric_hi}
+               if v.metric is not None and v.metric_lo is not None and v.metric_hi is not None
+               else {}),
             "MF": mem_cache[mkey]["model_mb"], "source": "measured",
             "note": f"{runs} runs after {warmup} warm-up; MF over a {mem_cache[mkey]['base_mb']:.0f}"
                     f" MB runtime; {e_note}"}, key)

@@ -11,12 +11,10 @@ Each model lives in ``<workspace>/models/<NAME>/``:
 | ``<SCHEME>.tflite`` | the converted variants (FP32, FP16, DR8, FX8, FFX8) |
 | ``fp32-outputs.npy`` | the FP32 outputs on the evaluation inputs (``agreement`` compares to them) |
 
-Metrics (A in the profile): ``accuracy`` (top-1 % on ``y``; a single output is a probability
-thresholded at 0.5), ``mae`` (mean absolute error on ``y``, lower is better), ``agreement`` (% of
-evaluation inputs on which a variant's top-1 equals the FP32 variant's; for a single output, its
-value within 1% of the FP32 output range), ``cosine`` (mean cosine similarity of each output vector
-with the FP32 variant's, for embedding models; x only, no labels needed). Without data the
-evaluation inputs are 64 generated samples (float inputs uniform in [-1, 1), integer inputs uniform
+Metrics (A in the profile) are :mod:`workbench.taskmetrics`'s: top-1 and top-5 accuracy, mIoU and
+pixel accuracy, MAE and RMSE on labels ``y``, and agreement or cosine similarity with the FP32
+variant's outputs (no labels). Each variant's A is stored with its sample count and 95% interval.
+Without data the evaluation inputs are 64 generated samples (float inputs uniform in [-1, 1), integer inputs uniform
 in [0, 100)) and the metric is agreement: the profile says so. int8 calibration uses ``x_calib``,
 else the first 100 samples of ``x``, else the generated inputs.
 
@@ -50,7 +48,7 @@ from typing import Annotated, Iterable, Iterator, Literal
 import numpy as np
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from .. import metrics, workspace
+from .. import metrics, taskmetrics, workspace
 from ..errors import InputError
 from ..fileio import atomic_write_text, replace_dir, staging
 from ..names import validator as name_validator
@@ -69,14 +67,9 @@ from .intake import (
 )
 
 PRECISIONS = ("FP32", "FP16", "DR8", "FX8", "FFX8")
-MetricName = Literal["accuracy", "mae", "agreement", "cosine"]
+MetricName = Literal[taskmetrics.NAMES]  # type: ignore[valid-type]
 #: Metrics measured against the FP32 variant's outputs rather than labels.
-RELATIVE = ("agreement", "cosine")
-
-#: Registry metric -> (the profile task's metric label, higher is better).
-METRIC_LABELS: dict[str, tuple[str, bool]] = {
-    "accuracy": ("top1", True), "mae": ("MAE", False), "agreement": ("agreement with FP32 (%)", True),
-    "cosine": ("cosine with FP32", True)}
+RELATIVE = tuple(m.name for m in taskmetrics.TABLE if m.relative)
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 GENERATED_SAMPLES = 64
@@ -103,6 +96,9 @@ class VariantRecord(_Strict):
     n_ops: int | None = None
     ops: dict[str, int] = Field(default_factory=dict)
     metric: float | None = Field(default=None, description="A on the evaluation inputs (LiteRT)")
+    metric_n: int | None = Field(default=None, description="samples A was measured on")
+    metric_lo: float | None = Field(default=None, description="A's 95% interval, low end")
+    metric_hi: float | None = Field(default=None, description="A's 95% interval, high end")
     convert_seconds: float | None = None
     note: str | None = None
 
@@ -142,12 +138,16 @@ class ModelRecord(_Strict):
     variants: list[VariantRecord] = Field(default_factory=list)
 
     @property
+    def task_metric(self) -> taskmetrics.TaskMetric:
+        return taskmetrics.get(self.metric)
+
+    @property
     def metric_label(self) -> str:
-        return METRIC_LABELS[self.metric][0]
+        return self.task_metric.label
 
     @property
     def higher_is_better(self) -> bool:
-        return METRIC_LABELS[self.metric][1]
+        return self.task_metric.higher_is_better
 
     @property
     def n_outputs(self) -> int:
@@ -167,6 +167,13 @@ class ModelRecord(_Strict):
             return self.cited.get(v.precision)
         return v.metric
 
+    def confidence_of(self, v: VariantRecord) -> tuple[int | None, float | None, float | None]:
+        """A's sample count and 95% interval as a profile gets them: none for cited A (a
+        citation gives no interval, and the measured one is of another metric)."""
+        if self.cited or self.citation:
+            return None, None, None
+        return v.metric_n, v.metric_lo, v.metric_hi
+
     @property
     def evaluation(self) -> str:
         """Where A comes from, in words (for the profile's task description)."""
@@ -177,9 +184,7 @@ class ModelRecord(_Strict):
         if self.data is None:
             return (f"{GENERATED_SAMPLES} generated inputs; A = agreement with the FP32 variant "
                     "(no task data given)")
-        what = {"accuracy": "top-1 accuracy", "mae": "mean absolute error",
-                "agreement": "agreement with the FP32 variant",
-                "cosine": "mean cosine similarity with the FP32 variant's outputs"}[self.metric]
+        what = self.task_metric.definition.split(":")[0]
         return f"{self.data.source} ({self.data.n_eval} samples); A = {what}, measured with LiteRT"
 
 
@@ -409,8 +414,8 @@ def add(path: str | os.PathLike, *, name: str, task: str, data: str | os.PathLik
         from ..names import check_name as check_label
 
         check_label(arch, what="model family", where="--arch")
-    if metric is not None and metric not in METRIC_LABELS:
-        raise InputError(f"unknown metric; expected one of {', '.join(METRIC_LABELS)}",
+    if metric is not None and metric not in taskmetrics.BY_NAME:
+        raise InputError(f"unknown metric; expected one of {', '.join(taskmetrics.NAMES)}",
                          where="metric", value=metric)
     src = Path(path).expanduser()
     if not src.exists():
@@ -424,7 +429,7 @@ def add(path: str | os.PathLike, *, name: str, task: str, data: str | os.PathLik
     data_path = Path(data).expanduser() if data is not None else None
     arrays = load_npz(data_path) if data_path is not None else None
     if arrays is None:
-        if metric in ("accuracy", "mae"):
+        if metric is not None and not taskmetrics.get(metric).relative:
             raise InputError(f"metric {metric} needs task data: give --data DATA.npz with x and y",
                              where="metric", value=metric)
         metric = metric if metric in RELATIVE else "agreement"
@@ -523,35 +528,16 @@ def _arrays(folder: Path, rec: ModelRecord) -> dict[str, np.ndarray]:
     return load_npz(folder / rec.data.file)
 
 
-def cosine(a: np.ndarray, b: np.ndarray) -> float:
-    """Mean cosine similarity of the rows of ``a`` and ``b`` (samples x values)."""
-    a = np.asarray(a, np.float64).reshape(len(a), -1)
-    b = np.asarray(b, np.float64).reshape(len(b), -1)
-    norms = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
-    return float(np.mean(np.sum(a * b, axis=1) / np.maximum(norms, 1e-12)))
-
-
 def score(rec: ModelRecord, y_pred: np.ndarray, arrays: dict[str, np.ndarray],
-          reference: np.ndarray | None) -> float | None:
-    """A of one variant's outputs (see the module docstring for each metric)."""
-    y_pred = np.asarray(y_pred, dtype=np.float64).reshape(len(y_pred), -1)
-    if rec.metric == "mae":
-        target = arrays["y"].reshape(len(y_pred), -1).astype(np.float64)
-        return float(np.mean(np.abs(y_pred - target)))
-    if rec.metric == "accuracy":
-        labels = arrays["y"].reshape(-1).astype(np.int64)
-        pred = (y_pred[:, 0] > 0.5).astype(np.int64) if y_pred.shape[1] == 1 else \
-            np.argmax(y_pred, axis=1)
-        return float(np.mean(pred == labels) * 100)
-    if reference is None:
+          reference: np.ndarray | None) -> taskmetrics.Score | None:
+    """A of one variant's outputs, with its sample count and 95% interval (None: a relative
+    metric with no FP32 reference yet)."""
+    m = rec.task_metric
+    target = reference if m.relative else arrays["y"]
+    if target is None:
         return None
-    ref = reference.reshape(len(reference), -1).astype(np.float64)
-    if rec.metric == "cosine":
-        return cosine(y_pred, ref)
-    if ref.shape[1] == 1:
-        span = float(ref.max() - ref.min()) or 1.0
-        return float(np.mean(np.abs(y_pred - ref)[:, 0] <= 0.01 * span) * 100)
-    return float(np.mean(np.argmax(y_pred, axis=1) == np.argmax(ref, axis=1)) * 100)
+    y_pred = np.asarray(y_pred, dtype=np.float64)
+    return m.score(y_pred.reshape(np.shape(target)) if m.labels == "values" else y_pred, target)
 
 
 def quantise(name: str, schemes: Iterable[str] = PRECISIONS, *, force: bool = False,
@@ -665,10 +651,14 @@ def _measure(folder: Path, rec: ModelRecord, prec: str, target: Path, blob: byte
     note = None if actual == prec else (
         f"the converter produced a file that is effectively {actual} (it leaves small weight "
         "tensors, under 1024 elements, in float)")
+    a = score(rec, out, arrays, reference)
     return VariantRecord(precision=prec, available=True, file=target.name, note=note,
                          sha256=hashlib.sha256(blob).hexdigest(), size_mb=len(blob) / 1e6,
                          params=info["params"], flops=info["flops"], n_ops=info["n_ops"],
-                         ops=info["ops"], metric=score(rec, out, arrays, reference),
+                         ops=info["ops"], metric=None if a is None else a.value,
+                         metric_n=None if a is None else a.n,
+                         metric_lo=None if a is None else a.lo,
+                         metric_hi=None if a is None else a.hi,
                          convert_seconds=round(seconds, 2))
 
 
@@ -683,7 +673,8 @@ def _register_tflite(folder: Path, rec: ModelRecord, schemes: tuple[str, ...],
         shutil.copyfile(src, target)
         v = _measure(folder, rec, prec, target, target.read_bytes(), arrays, 0.0, strict=True)
         if rec.metric in RELATIVE:
-            v.metric = None  # a lone file agrees with itself: that says nothing, so no A
+            # A lone file agrees with itself: that says nothing, so no A.
+            v.metric = v.metric_n = v.metric_lo = v.metric_hi = None
         _set(rec, v)
     for s in schemes:
         if s != prec and rec.variant(s) is None:
@@ -722,7 +713,8 @@ def profiling_inputs(names: Iterable[str]):
         for v in avail:
             variants.append(Variant(rec.task, rec.name, rec.arch, v.precision,
                                     model_dir(name) / (v.file or ""), v.sha256 or "",
-                                    v.size_mb or 0.0, v.params or 0, v.flops or 0, rec.a_of(v)))
+                                    v.size_mb or 0.0, v.params or 0, v.flops or 0, rec.a_of(v),
+                                    *rec.confidence_of(v)))
         x = _arrays(model_dir(name), rec)["x"][:1].astype(rec.input_dtype)
         if rec.task not in inputs:
             inputs[rec.task] = TaskInputs(rec.task, x, 1, label, rec.higher_is_better,

@@ -211,6 +211,9 @@ class Config(_Strict):
     batch: int = Field(default=1, ge=1, le=MAX_BATCH)
 
     A: float | None = None
+    A_n: int | None = Field(default=None, ge=1, description="Samples A was measured on.")
+    A_lo: float | None = Field(default=None, description="A's 95% interval, low end.")
+    A_hi: float | None = Field(default=None, description="A's 95% interval, high end.")
     S: float | None = None
     params: float | None = None
     W: float | None = None
@@ -222,6 +225,9 @@ class Config(_Strict):
     L_p90: float | None = None
     L_p99: float | None = None
     L_samples: list[float] | None = None
+    L_n: int | None = Field(default=None, ge=1, description="Timed runs behind L and its "
+                            "statistics (the interval of the mean L is L +- 1.96 L_std / "
+                            "sqrt(L_n)).")
     TP: float | None = None
     E: float | None = None
     MF: float | None = None
@@ -247,7 +253,7 @@ class Config(_Strict):
                 raise ValueError(e.message) from None
         return v
 
-    @field_validator(*COLUMNS)
+    @field_validator(*COLUMNS, "A_lo", "A_hi")
     @classmethod
     def _finite_non_negative(cls, v: float | None) -> float | None:
         if v is None:
@@ -276,7 +282,34 @@ class Config(_Strict):
     def _ordered_latency(self) -> "Config":
         if self.L_min is not None and self.L_max is not None and self.L_min > self.L_max:
             raise PathError("L_min", f"L_min is greater than L_max ({self.L_max})", self.L_min)
+        if (self.A_lo is None) != (self.A_hi is None):
+            raise PathError("A_lo" if self.A_hi is None else "A_hi", "an interval needs both "
+                            "A_lo and A_hi", self.A_lo if self.A_hi is None else self.A_hi)
+        if self.A_lo is not None and self.A_hi is not None:
+            if self.A is None:
+                raise PathError("A_lo", "an interval of A needs A itself", self.A_lo)
+            if not self.A_lo <= self.A <= self.A_hi:
+                raise PathError("A_lo", f"the interval [{self.A_lo}, {self.A_hi}] does not hold "
+                                f"A = {self.A}", self.A_lo)
         return self
+
+    @property
+    def A_half_width(self) -> float:
+        """Half the width of A's 95% interval (0 when the row has none)."""
+        return 0.0 if self.A_lo is None or self.A_hi is None else (self.A_hi - self.A_lo) / 2
+
+    @property
+    def L_half_width(self) -> float:
+        """Half the width of the 95% interval of the mean latency (0 when the row lacks L_std
+        or L_n): 1.96 L_std / sqrt(L_n), the normal approximation over the timed runs."""
+        if self.L is None or self.L_std is None or not self.L_n:
+            return 0.0
+        return 1.959963984540054 * self.L_std / math.sqrt(self.L_n)
+
+    @property
+    def L_cv(self) -> float | None:
+        """The coefficient of variation of the timed runs (L_std / L)."""
+        return None if self.L is None or self.L_std is None else self.L_std / self.L
 
     @property
     def kind(self) -> str:
