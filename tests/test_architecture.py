@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "workbench"
 #: step with docs/architecture.md.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("workbench.errors", "workbench.fileio", "workbench.processors", "workbench.metrics",
-              "workbench.procfs", "workbench.power", "workbench.nativelog",
+              "workbench.taskmetrics", "workbench.procfs", "workbench.power", "workbench.nativelog",
               "workbench.timing", "workbench.names",
               "workbench.workspace", "workbench.papers", "workbench.data")),
     ("runtime", ("workbench.runtime",)),

@@ -4,6 +4,7 @@ this machine)."""
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from .. import workspace
@@ -51,6 +52,14 @@ def _protocol(args: argparse.Namespace, quick: bool):
             args.runs if args.runs is not None else proto.runs)
 
 
+def _warn_noisy(prof) -> None:
+    from ..profiles.noise import noisy_warning
+
+    line = noisy_warning(prof.configs)
+    if line:
+        print(line, file=sys.stderr)
+
+
 def profile_models(args: argparse.Namespace) -> int:
     from ..host import profiling, registry
 
@@ -68,6 +77,7 @@ def profile_models(args: argparse.Namespace) -> int:
                "with LiteRT on each model's evaluation inputs (see the tasks' dataset)"])
     print(f"wrote {out}: {len(prof.configs)} configurations of {len(names)} model(s) "
           f"(source: {prof.source}, protocol {warmup} warm-up + {runs} runs)")
+    _warn_noisy(prof)
     print(f"next: workbench solve --profile {out} --slo \"max A; min L\"")
     return 0
 
@@ -82,6 +92,7 @@ def profile_real(args: argparse.Namespace) -> int:
                             train_samples=args.train_samples, progress=not args.quiet)
     print(f"wrote {out}: {len(prof.configs)} configurations of {len({c.model for c in prof.configs})}"
           f" models (source: {prof.source})")
+    _warn_noisy(prof)
     return 0
 
 
@@ -100,6 +111,7 @@ def profile(args: argparse.Namespace) -> int:
                                   quick=args.quick)
     print(f"wrote {out}: {len(prof.configs)} configurations, {len(prof.coexecution)} measured "
           f"co-executions (source: {prof.source})")
+    _warn_noisy(prof)
     return 0
 
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..errors import WorkbenchError
 from ..moo.optimality import optimality_text
+from ..names import printable as _p
 from ._format import MAX_EFFORT, fmt, table, whole
 
 if TYPE_CHECKING:
@@ -34,6 +35,9 @@ def add_problem_arguments(p: argparse.ArgumentParser, *, tables: bool) -> None:
                    help="task(s) to run together (default: the use case's, or the only one)")
     p.add_argument("--slo", default=None, help='e.g. "max A; max TP; max L <= 41.67ms"')
     p.add_argument("--weights", default=None, help='objective weights, e.g. "A=2,TP=1"')
+    p.add_argument("--point-estimates", action="store_true",
+                   help="rank on the values alone: designs whose 95%% intervals overlap are not "
+                   "treated as ties (docs/metrics.md)")
 
 
 def problem_from_args(args: argparse.Namespace):
@@ -65,7 +69,8 @@ def problem_from_args(args: argparse.Namespace):
         prof = load_profile(profile)
     if not slo:
         raise WorkbenchError("--slo is required (e.g. --slo \"max A; max TP; max L <= 41.67ms\")")
-    return DiscreteProblem(prof, slo, tasks=tasks, weights=args.weights)
+    return DiscreteProblem(prof, slo, tasks=tasks, weights=args.weights,
+                           point_estimates=getattr(args, "point_estimates", False))
 
 
 def solve(args: argparse.Namespace) -> int:
@@ -109,8 +114,17 @@ def solve(args: argparse.Namespace) -> int:
         return 0
     names = problem.objective_names
     rows = [[role, " + ".join(d.labels), optimality_text(d.optimality, ".4g", infinity="inf")]
-            + [fmt(d.objectives[n]) for n in names] for role, d in res.designs.items()]
+            + [d.value_text(n, fmt) for n in names] for role, d in res.designs.items()]
     print(table(rows, ["role", "design", "optimality"] + names))
+    if problem.noisy:
+        print("±: half-width of the value's 95% interval (docs/metrics.md); designs whose "
+              "intervals overlap on every objective are ties (--point-estimates ranks on the "
+              "values alone)")
+    for role, d in res.designs.items():
+        if d.tie:
+            print(f"{role}: {_p(d.tie)}")
+    for line in noisy_lines(problem):
+        print(line)
     if res.policy:
         print("\nswitching policy (shaped like CARIn Table 7):")
         heads = [f"c_{t}" for t in res.triggers] + ["c_m", "d_new"]
@@ -137,6 +151,14 @@ def solve(args: argparse.Namespace) -> int:
     if args.csv:
         print(f"\nwrote {args.csv}")
     return 0
+
+
+def noisy_lines(problem: "DiscreteProblem") -> list[str]:
+    """A warning for the problem's rows whose latency varied too much to trust its mean."""
+    from ..profiles.noise import noisy_warning
+
+    line = noisy_warning(c for ts in problem.tasks for c in ts.configs)
+    return [line] if line else []
 
 
 def front_designs(problem: "DiscreteProblem", res) -> list:

@@ -259,13 +259,16 @@ def with_interval(v: Variant, n: int, label: str) -> Variant:
                    metric_hi=max(100 * hi, v.metric))
 
 
-def _row_key(v: Variant, o: Option, warmup: int, runs: int) -> str:
-    """What a measured row depends on: the model file's bytes, the option and the protocol.
+def _row_key(v: Variant, o: Option, warmup: int, runs: int, cpu: str) -> str:
+    """What a measured row depends on: the model file's bytes, the option, the protocol and the
+    CPU it runs on.
 
     Keyed per row, not per run, so adding a model to a profile (or dropping one) re-measures only
-    what changed; a row measured on a different file or protocol is measured again."""
-    return hashlib.sha256(json.dumps([v.sha256, o.processor, o.threads, o.xnnpack, warmup, runs])
-                          .encode()).hexdigest()[:16]
+    what changed; a row measured on a different file or protocol is measured again, and so is
+    one measured on another CPU (a cloud machine's CPU changes from day to day, and the profile's
+    device record names the CPU that measured every row)."""
+    return hashlib.sha256(json.dumps([v.sha256, o.processor, o.threads, o.xnnpack, warmup, runs,
+                                      cpu]).encode()).hexdigest()[:16]
 
 
 class Partial:
@@ -416,11 +419,12 @@ def profile_variants(variants: list[Variant], inputs: dict[str, TaskInputs], out
         from tqdm import tqdm
         it = bar = tqdm(todo, desc="profiling", unit="config")
     ids: list[str] = []
+    cpu = cpu_model()
     for v, o in it:
         cid = config_id(v.model, v.precision, o.processor, task=v.task, threads=o.threads,
                         xnnpack=o.xnnpack)
         ids.append(cid)
-        key = _row_key(v, o, warmup, runs)
+        key = _row_key(v, o, warmup, runs, cpu)
         if partial.done(cid, key):
             continue
         if bar is not None:
@@ -451,7 +455,8 @@ def profile_variants(variants: list[Variant], inputs: dict[str, TaskInputs], out
                if v.metric is not None and v.metric_lo is not None and v.metric_hi is not None
                else {}),
             "MF": mem_cache[mkey]["model_mb"], "source": "measured",
-            "note": f"{runs} runs after {warmup} warm-up; MF over a {mem_cache[mkey]['base_mb']:.0f}"
+            "note": f"{runs} runs after {warmup} warm-up on {cpu}; MF over a "
+                    f"{mem_cache[mkey]['base_mb']:.0f}"
                     f" MB runtime; {e_note}"}, key)
     if bar is not None:
         bar.close()

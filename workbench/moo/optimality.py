@@ -97,7 +97,8 @@ def feasible_mask(G: np.ndarray) -> np.ndarray:
 def optimality(F: np.ndarray, maximise: np.ndarray | list[bool], *,
                weights: np.ndarray | list[float] | None = None,
                feasible: np.ndarray | None = None,
-               tie_break: tuple[np.ndarray, ...] = ()) -> OptimalityResult:
+               tie_break: tuple[np.ndarray, ...] = (),
+               floor: np.ndarray | None = None) -> OptimalityResult:
     """Rank configurations by CARIn's optimality.
 
     Args:
@@ -107,6 +108,9 @@ def optimality(F: np.ndarray, maximise: np.ndarray | list[bool], *,
         feasible: Boolean mask of rows to rank (default: all rows).
         tie_break: Extra sort keys, each ascending, used when optimality ties (CARIn: lower
             workload, then lower memory); the final tie-break is the input order.
+        floor: Per objective, the least scale s_i (its measurement noise, see
+            :func:`workbench.moo.confidence.noise_floor`): a spread below the noise is not
+            amplified into the ranking. Default: none.
 
     Returns:
         OptimalityResult with the feasible rows sorted best first.
@@ -134,6 +138,8 @@ def optimality(F: np.ndarray, maximise: np.ndarray | list[bool], *,
     up = np.where(maximise, hi, lo)
     m = _power_of_two(np.maximum(np.abs(hi), np.abs(lo)))
     s = (Fx / m).std(axis=0) * m  # std <= max |f|: finite whenever F is
+    if floor is not None:
+        s = np.where(s > 0, np.maximum(s, np.asarray(floor, dtype=float)), s)
     use = s > 0
     m = _power_of_two(np.maximum(np.abs(up), s))[use]  # as _ratio scales
     d_max = float(np.sqrt((((hi[use] / m - lo[use] / m) / (s[use] / m) * w[use]) ** 2).sum()))

@@ -39,6 +39,7 @@ from .contention import PARAMETERS as CONTENTION_PARAMETERS
 from .contention import co_latency, mask_array
 from .contention import fit as fit_contention
 from .front import exact_front, minimisation
+from .confidence import noise_floor
 from .optimality import OptimalityResult, feasible_mask, optimality
 from .slo import SLO, number_text
 
@@ -97,6 +98,11 @@ class TaskSpace:
                                 dtype=np.int64)
         self.batch = np.array([c.batch for c in configs], dtype=float)
         self.models = np.array([c.model for c in configs], dtype=object)
+        # How sure each row's values are (workbench.moo.confidence): A's 95% half-width, and
+        # the mean latency's as a share of L (TP and E follow L).
+        self.A_half = np.array([c.A_half_width for c in configs], dtype=float)
+        self.L_rel = np.array([c.L_half_width / c.L if c.L else 0.0 for c in configs],
+                              dtype=float)
         # The table as numpy columns, built once: solvers then never touch Config objects.
         self._cols = {name: np.array([np.nan if v is None else v for v in vals], dtype=float)
                       for name, vals in zip(COLUMNS, zip(*(
@@ -147,10 +153,14 @@ class DiscreteProblem(Problem):
                  weights: dict[str, float] | str | None = None,
                  exclude_processors: tuple[str, ...] | list[str] = (),
                  rows: dict[str, list[str]] | None = None,
+                 point_estimates: bool = False,
                  _spaces: _Spaces | None = None) -> None:
         self.profile = profile
         self.slo = (SLO.parse(slo) if isinstance(slo, str) else slo).with_weights(weights)
-        self._args = dict(tasks=tasks, exclude_processors=tuple(exclude_processors), rows=rows)
+        #: Rank on the values alone, ignoring their intervals (see workbench.moo.confidence).
+        self.point_estimates = bool(point_estimates)
+        self._args = dict(tasks=tasks, exclude_processors=tuple(exclude_processors), rows=rows,
+                          point_estimates=self.point_estimates)
         known = list(dict.fromkeys([t.name for t in profile.tasks] +
                                    [c.task for c in profile.configs]))
         if tasks is None:
@@ -204,7 +214,7 @@ class DiscreteProblem(Problem):
         """The same problem with some constructor arguments changed (``slo``, ``tasks``,
         ``exclude_processors``, ``rows``), e.g. restricted to one architecture."""
         args = dict(self._args, slo=self.slo) | changes
-        same_rows = all(args[k] == self._args[k] for k in self._args)
+        same_rows = all(args[k] == self._args[k] for k in self._args if k != "point_estimates")
         return DiscreteProblem(self.profile, args.pop("slo"), **args,
                                _spaces=self._spaces if same_rows else None)
 
@@ -506,12 +516,60 @@ class DiscreteProblem(Problem):
             G.append(ev.G[ok])
         return Evaluation(np.concatenate(idx), np.concatenate(F), np.concatenate(G))
 
+    # --- how sure the values are (workbench.moo.confidence) -----------------------------------
+    @cached_property
+    def noisy(self) -> bool:
+        """Whether any objective value has an interval (and point estimates were not asked
+        for): only then do the solvers treat overlapping designs as ties."""
+        if self.point_estimates:
+            return False
+        for t in self.objective_terms:
+            if t.task is None:
+                continue
+            for k in (range(len(self.tasks)) if t.task == -1 else [t.task]):
+                ts = self.tasks[k]
+                if t.metric == "A" and np.any(ts.A_half > 0):
+                    return True
+                if t.metric in ("L", "TP", "E") and t.stat == "avg" and np.any(ts.L_rel > 0):
+                    return True
+        return False
+
+    def noise_flat(self, flat: np.ndarray) -> np.ndarray:
+        """Half-widths H of the objective values of combinations (their 95% intervals are
+        F +- H; 0 where a value has none), aligned with :meth:`evaluate_flat`'s F."""
+        flat = np.asarray(flat, dtype=np.int64)
+        H = np.zeros((len(flat), len(self.objective_terms)))
+        if not self.noisy or not len(flat):
+            return H
+        rows = self.unravel(flat)
+        cols = {t.column for t in self.objective_terms if t.task is not None}
+        vals, _ = self._per_task(rows, flat, cols)
+        for j, t in enumerate(self.objective_terms):
+            if t.task is None:
+                continue
+            sq = np.zeros(len(flat))
+            for k in (range(len(self.tasks)) if t.task == -1 else [t.task]):
+                ts, r = self.tasks[k], rows[k]
+                if t.metric == "A":
+                    sq += ts.A_half[r] ** 2
+                elif t.metric in ("L", "TP", "E") and t.stat == "avg":
+                    sq += (vals[k][t.column] * ts.L_rel[r]) ** 2
+            H[:, j] = np.sqrt(sq)
+        return H
+
+    @cached_property
+    def feasible_noise(self) -> np.ndarray:
+        """:meth:`noise_flat` of every feasible combination (rows of :attr:`feasible`)."""
+        return self.noise_flat(self.feasible.index)
+
     @cached_property
     def ranking(self) -> OptimalityResult:
-        """The feasible space sorted by CARIn's optimality (ties: lower W, then lower MF)."""
+        """The feasible space sorted by CARIn's optimality (ties: lower W, then lower MF); with
+        intervals, each objective's scale is at least its noise (workbench.moo.confidence)."""
         fe = self.feasible
         tot = self.metrics(fe.index)
-        res = optimality(fe.F, self.maximise, weights=self.weights,
+        floor = noise_floor(self.feasible_noise) if self.noisy else None
+        res = optimality(fe.F, self.maximise, weights=self.weights, floor=floor,
                          tie_break=(np.nan_to_num(tot["W"], nan=np.inf),
                                     np.nan_to_num(tot["MF"], nan=np.inf)))
         # optimality() indexes into fe; translate to flat combination indices.
@@ -559,6 +617,9 @@ class DiscreteProblem(Problem):
             "labels": [c.label() for c in cfgs],
             "processors": [c.processor for c in cfgs],
             "objectives": {n: float(v) for n, v in zip(self.objective_names, ev.F[0])},
+            "intervals": ({n: float(h) for n, h in zip(self.objective_names,
+                                                       self.noise_flat(np.array([flat]))[0])
+                           if h > 0} if self.noisy else {}),
             "constraints": {b.name: float(g) for b, g in zip(self.limits, ev.G[0])},
             "W": _num(tot["W"][0]), "MF": _num(tot["MF"][0]),
         }

@@ -18,6 +18,7 @@ import time
 import numpy as np
 
 from ..errors import InputError
+from ..moo.confidence import tied
 from ..moo.optimality import feasible_mask
 from ..moo.problem import DiscreteProblem
 from .result import Design, SolveResult, nearest_violations
@@ -67,12 +68,37 @@ def oodin(problem: DiscreteProblem, *, normalise: str = "model-space") -> SolveR
     space = fe.F if normalise == "feasible" else problem.evaluate_flat(np.arange(problem.size)).F
     scores = weighted_sum_scores(fe.F, problem.maximise, problem.weights,
                                  best=_best(space, problem.maximise))
-    best = int(fe.index[int(np.argmax(scores))])
+    pos, tie = int(np.argmax(scores)), None
+    if problem.noisy:
+        pos, tie = _within_noise(problem, scores, pos)
+    best = int(fe.index[pos])
     t1 = time.perf_counter()
-    d0 = Design.of(problem, "d0", best)
+    d0 = Design.of(problem, "d0", best, tie=tie)
     return SolveResult("oodin", "ok", {"d0": d0}, {"solve": (t1 - t0) * 1e3,
                        "total": (time.perf_counter() - t0) * 1e3}, problem.size,
                        len(fe.index), extra={"score": float(scores.max()), "normalise": normalise})
+
+
+def _within_noise(problem: DiscreteProblem, scores: np.ndarray, pos: int) -> tuple[int, str | None]:
+    """OODIn's pick reconsidered with the values' intervals (workbench.moo.confidence): among
+    the feasible rows that tie with it outright, the one with the lowest workload W, then memory
+    MF, then the higher score; and a sentence saying so (None when nothing tied)."""
+    fe = problem.feasible
+    group = np.flatnonzero(tied(fe.F, problem.feasible_noise, pos))
+    if len(group) < 2:
+        return pos, None
+    tot = problem.metrics(fe.index[group])
+    W, MF = np.nan_to_num(tot["W"], nan=np.inf), np.nan_to_num(tot["MF"], nan=np.inf)
+    pick = int(group[np.lexsort((-scores[group], MF, W))[0]])
+    n = len(group) - 1
+    head = (f"ties with {n} other combination{'s' * (n != 1)} within the 95% intervals on every "
+            f"objective ({', '.join(problem.objective_names)})")
+    label = lambda k: " + ".join(c.label() for c in problem.configs_of(int(fe.index[k])))  # noqa: E731
+    if pick == pos:
+        return pos, f"{head}: kept {label(pos)}"
+    k_pick, k_pos = list(group).index(pick), list(group).index(pos)
+    by = "lower workload W" if W[k_pick] < W[k_pos] else "lower memory MF"
+    return pick, f"{head}: chose {label(pick)} by {by} over the best-scored {label(pos)}"
 
 
 def _per_task(problem: DiscreteProblem, t0: float, normalise: str) -> SolveResult:

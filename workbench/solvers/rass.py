@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..moo.confidence import overlapping, tied
 from ..moo.problem import DiscreteProblem
 from .result import Design, PolicyRule, SolveResult, nearest_violations
 
@@ -74,15 +75,23 @@ def rass(problem: DiscreteProblem, *, max_designs: int = MAX_PROCESSOR_DESIGNS) 
     triggers: list[str] = []
     chosen: list[int] = []
     trig_bits = np.int64(0)
+    if problem.noisy:
+        # F and H in the sorted order (the feasible rows are in ascending flat order).
+        perm = np.searchsorted(problem.feasible.index, flat)
+        F_s, H_s = problem.feasible.F[perm], problem.feasible_noise[perm]
     for k in range(max_designs):
-        pos = _first((uses & trig_bits) == 0)
+        eligible = (uses & trig_bits) == 0
+        pos = _first(eligible)
         if pos is None:
             break
+        tie = None
+        if problem.noisy:
+            pos, tie = _within_noise(problem, F_s, H_s, pos, eligible, flat, W, MF)
         trig = trigger_of(pos)
         chosen.append(pos)
         triggers.append(trig)
         designs[f"d{k}"] = Design.of(problem, f"d{k}", int(flat[pos]), optimality=float(opt[pos]),
-                                     trigger=trig)
+                                     trigger=trig, tie=tie)
         trig_bits |= np.int64(1) << np.int64(problem.processors.index(trig))
 
     union = np.isin(mapping, mapping[chosen])
@@ -119,6 +128,47 @@ def rass(problem: DiscreteProblem, *, max_designs: int = MAX_PROCESSOR_DESIGNS) 
         extra["contention"] = problem.contention_source
     return SolveResult("rass", "ok", designs, timing, problem.size, n_feasible, triggers=triggers,
                        policy=policy, extra=extra, sorted_index=flat, sorted_optimality=opt)
+
+
+def _label(problem: DiscreteProblem, flat: int) -> str:
+    return " + ".join(c.label() for c in problem.configs_of(int(flat)))
+
+
+def _within_noise(problem: DiscreteProblem, F: np.ndarray, H: np.ndarray, pos: int,
+                  eligible: np.ndarray, flat: np.ndarray, W: np.ndarray, MF: np.ndarray
+                  ) -> tuple[int, str | None]:
+    """The design at sorted position ``pos``, reconsidered with the values' intervals
+    (workbench.moo.confidence): among the eligible combinations that tie with it outright, the
+    one with the lowest workload W, then memory MF, then rank; and a sentence saying what
+    happened (None when nothing was within the noise)."""
+    names = problem.objective_names
+    group = np.flatnonzero(tied(F, H, pos, eligible))
+    if len(group) > 1:
+        order = np.lexsort((group, np.nan_to_num(MF[group], nan=np.inf),
+                            np.nan_to_num(W[group], nan=np.inf)))
+        pick = int(group[order[0]])
+        n = len(group) - 1
+        head = (f"ties with {n} other combination{'s' * (n != 1)} within the 95% intervals on "
+                f"every objective ({', '.join(names)})")
+        if pick == pos:
+            exact = "lowest workload W" if not np.isnan(W[pos]) else "best rank"
+            return pos, f"{head}: kept {_label(problem, flat[pos])}, which has the {exact}"
+        by = ("lower workload W" if W[pick] < W[pos] else "lower memory MF"
+              if MF[pick] < MF[pos] else "rank")
+        return pick, (f"{head}: chose {_label(problem, flat[pick])} by {by} over the "
+                      f"best-ranked {_label(problem, flat[pos])}")
+    rest = np.flatnonzero(eligible)
+    rest = rest[rest != pos]
+    if not rest.size:
+        return pos, None
+    runner = int(rest[0])
+    overlap = overlapping(F, H, pos, runner)
+    if not overlap.any():
+        return pos, None
+    same = [n for n, o in zip(names, overlap) if o]
+    decided = [n for n, o in zip(names, overlap) if not o]
+    return pos, (f"the runner-up {_label(problem, flat[runner])} is within the 95% intervals on "
+                 f"{', '.join(same)}; decided by {', '.join(decided)}")
 
 
 def switching_policy(triggers: list[str], designs: dict, notes: dict[str, str] | None = None

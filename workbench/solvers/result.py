@@ -29,15 +29,26 @@ class Design:
     W: float | None = None
     MF: float | None = None
     trigger: str | None = None
+    #: Half-widths of the objectives' 95% intervals (objective -> H; absent: exact or unknown).
+    intervals: dict[str, float] = field(default_factory=dict)
+    #: When the design tied with others within the intervals: how the tie was broken.
+    tie: str | None = None
 
     @classmethod
     def of(cls, problem: DiscreteProblem, role: str, flat: int, *, optimality: float | None = None,
-           trigger: str | None = None) -> "Design":
+           trigger: str | None = None, tie: str | None = None) -> "Design":
         d = problem.describe(int(flat))
         opt = float(problem.optimality_of(np.array([flat]))[0]) if optimality is None else optimality
         return cls(role=role, index=int(flat), configs=tuple(d["configs"]),
                    labels=tuple(d["labels"]), processors=tuple(d["processors"]), optimality=opt,
-                   objectives=d["objectives"], W=d["W"], MF=d["MF"], trigger=trigger)
+                   objectives=d["objectives"], W=d["W"], MF=d["MF"], trigger=trigger,
+                   intervals=d.get("intervals", {}), tie=tie)
+
+    def value_text(self, name: str, fmt=lambda v: f"{v:.4g}") -> str:
+        """An objective for people: its value, and its 95% interval's half-width when known."""
+        v = self.objectives[name]
+        h = self.intervals.get(name)
+        return fmt(v) if not h else f"{fmt(v)} ±{h:.2g}"
 
     def row(self) -> dict[str, Any]:
         """One flat row (CSV, a table): role, configuration(s), optimality, every objective."""
@@ -52,6 +63,10 @@ class Design:
                "W": self.W, "MF": self.MF}
         if self.trigger is not None:
             out["trigger"] = self.trigger
+        if self.intervals:
+            out["intervals"] = {k: _json_float(v) for k, v in self.intervals.items()}
+        if self.tie is not None:
+            out["tie"] = self.tie
         return out
 
 

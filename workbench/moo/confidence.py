@@ -1,0 +1,53 @@
+"""How sure a problem's objective values are, and when two designs are a tie.
+
+Each objective value of a combination gets a half-width H (its 95% interval is F +- H):
+
+* ``A``: half the width of the row's interval (``A_lo``..``A_hi``: Wilson or bootstrap, see
+  :mod:`workbench.taskmetrics`);
+* the mean latency ``L``, and ``TP`` and ``E`` which follow from it: the interval of the mean,
+  ``1.96 L_std / sqrt(L_n)``, as a share of ``L``, applied to the value (under co-execution, to the
+  slowed-down value);
+* a sum over tasks (``[total]``): the root of the summed squares (independent measurements);
+* everything else (``S``, ``W``, ``params`` are exact; ``MF``, the latency percentiles and the
+  multi-DNN system metrics carry no interval in a profile): 0.
+
+A row without ``A_lo``/``A_hi`` or ``L_std``/``L_n`` (modelled and imported profiles) has H = 0:
+its values are taken as exact, and nothing below changes how such a problem is solved.
+
+Two combinations **tie** on an objective when their intervals overlap (|F_x - F_y| <= H_x + H_y),
+and tie outright when they do so on every objective. The solvers use this in two places:
+
+* CARIn's optimality scales each objective by its spread over the feasible space; an objective
+  whose spread is below its own noise would have its noise amplified into the ranking (two
+  schemes of one model, 2e-5 apart in accuracy, decided the design). The scale is therefore at
+  least the objective's mean half-width (:func:`noise_floor`): differences inside the noise move
+  the ranking no more than they should, and the next objective decides.
+* A design that ties outright with others is chosen among them by what is exact: the lower
+  workload W, then the lower memory MF (CARIn's own tie-break), and the result says so.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def noise_floor(H: np.ndarray) -> np.ndarray:
+    """Per objective, the least scale an objective may have: its mean half-width over the
+    rows (0 where no row has an interval)."""
+    H = np.asarray(H, dtype=float)
+    if H.size == 0:
+        return np.zeros(H.shape[1] if H.ndim == 2 else 0)
+    return np.nan_to_num(H, nan=0.0).mean(axis=0)
+
+
+def tied(F: np.ndarray, H: np.ndarray, pos: int, rows: np.ndarray | None = None) -> np.ndarray:
+    """Which rows tie outright with row ``pos`` (their intervals overlap on every objective);
+    ``rows`` restricts the answer to those rows (a boolean mask). Row ``pos`` ties with itself."""
+    diff = np.abs(F - F[pos])
+    ok = np.all(diff <= H + H[pos] + 1e-12 * np.maximum(np.abs(F), 1.0), axis=1)
+    return ok if rows is None else ok & rows
+
+
+def overlapping(F: np.ndarray, H: np.ndarray, a: int, b: int) -> np.ndarray:
+    """Per objective, whether rows ``a`` and ``b``'s intervals overlap."""
+    return np.abs(F[a] - F[b]) <= H[a] + H[b]
