@@ -112,3 +112,21 @@ def test_a_row_measured_on_another_cpu_is_measured_again():
     o = Option("CPU[0]", (0,), 1, True)
     assert _row_key(v, o, 5, 100, "AMD EPYC") != _row_key(v, o, 5, 100, "Intel Xeon")
     assert _row_key(v, o, 5, 100, "AMD EPYC") == _row_key(v, o, 5, 100, "AMD EPYC")
+
+
+def test_the_explorer_shows_intervals_and_ties(tmp_path, monkeypatch):
+    pytest.importorskip("ipywidgets")
+    pytest.importorskip("anywidget")
+    from workbench.lab.explore import export_rows
+    from workbench.lab.widgets import Explorer
+    from workbench.profiles.store import save_profile
+
+    prof = make_profile([_row("a", 97.10002, 10.0, 2e9), _row("b", 97.1, 10.05, 1e9),
+                         _row("c", 90.0, 30.0, 5e8)])
+    save_profile(prof, tmp_path / "mine.json")
+    monkeypatch.chdir(tmp_path)
+    ex = Explorer("mine.json", slo="max A; max TP")
+    assert ex.last.design_label("d0").startswith("b ")
+    assert "97.1 ±1" in ex.w_designs.value and "ties with 1 other combination" in ex.w_designs.value
+    d0 = export_rows(ex.last, "designs")[0]
+    assert d0["A ±95%"] == pytest.approx(1.0) and "lower workload W" in d0["tie"]

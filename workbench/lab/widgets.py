@@ -440,13 +440,15 @@ class Explorer:
             return
         rows = [{"role": r, "design": " + ".join(d.labels),
                  "optimality": optimality_text(d.optimality),
-                 **{k: f"{v:.4g}" for k, v in d.objectives.items()}}
+                 **{k: d.value_text(k) for k in d.objectives}}
                 for r, d in e.result.designs.items()]
         if e.oodin is not None:
             rows.append({"role": "OODIn", "design": e.labels[e.oodin], "optimality": "",
                          **{k: "" for k in e.result.designs["d0"].objectives}})
         d0 = html.escape(e.design_label("d0") or "")
-        self.w_designs.value = (f'<div class="wb-d0">d0 = {d0}</div>' + _table(rows))
+        ties = "".join(f'<div class="wb-tie">{r}: {html.escape(d.tie)}</div>'
+                       for r, d in e.result.designs.items() if d.tie)
+        self.w_designs.value = (f'<div class="wb-d0">d0 = {d0}</div>' + _table(rows) + ties)
         picked = e.picked
         label = html.escape(e.design_label(picked) or "") if picked else "nothing"
         self.w_pick.value = (f'<span class="wb-picked">runtime runs: <b>{picked}</b> = {label}'

@@ -52,8 +52,13 @@ class Design:
 
     def row(self) -> dict[str, Any]:
         """One flat row (CSV, a table): role, configuration(s), optimality, every objective."""
-        return {"role": self.role, "design": " + ".join(self.labels),
-                "optimality": self.optimality, **self.objectives}
+        out = {"role": self.role, "design": " + ".join(self.labels),
+               "optimality": self.optimality, **self.objectives}
+        for k, h in self.intervals.items():  # only where a profile has intervals
+            out[f"{k} ±95%"] = h
+        if self.tie:
+            out["tie"] = self.tie
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         out = {"config": self.configs[0] if len(self.configs) == 1 else list(self.configs),
