@@ -141,6 +141,69 @@ def test_a_resumed_run_with_other_options_keeps_what_was_measured(quick_zoo, tmp
     assert len(prof.configs) == 5 and all(c.xnnpack for c in prof.configs)
 
 
+def test_an_option_that_cannot_run_is_a_failed_row_and_costs_no_measured_row(
+        quick_zoo, tmp_path, monkeypatch):
+    """A graph whose custom op runs only with XNNPACK (MediaPipe's segmenters): the XNNPACK rows
+    are measured and kept, the others are failed rows with the reason, and the profile says so."""
+    root, data, _ = quick_zoo
+    out = tmp_path / "host.json"
+    real = profiling.measure
+
+    def custom_op(path, option, **k):
+        if not option.xnnpack:
+            raise RuntimeError("Encountered unresolved custom op: Convolution2DTransposeBias. "
+                               "Node number 244 (Convolution2DTransposeBias) failed to prepare.")
+        return real(path, option, **k)
+
+    monkeypatch.setattr(profiling, "measure", custom_op)
+    cpu0 = [o for o in profiling.host_options((1,)) if o.processor == "CPU[0]"]
+    prof = profiling.profile_host(root, out, tasks=["h1"], warmup=0, runs=2, coexec_seconds=0,
+                                  data_root=data, progress=False, quick=True, options=cpu0)
+    assert len(prof.configs) == 5 and all(c.xnnpack for c in prof.configs)
+    assert len(prof.failed) == 5 and not any(f.xnnpack for f in prof.failed)
+    assert prof.failed[0].reason == ("the graph uses the custom op Convolution2DTransposeBias, "
+                                     "which LiteRT here cannot run without XNNPACK")
+    assert load_profile(out).failed == prof.failed
+    assert any("could not run here" in n for n in prof.provenance.notes)
+
+
+def test_a_crash_mid_run_keeps_every_measured_row(quick_zoo, tmp_path):
+    """The process dies inside LiteRT (os._exit, as a segfault would) on the fourth row: the
+    rows before it are kept; the next run tries the row again, and after a second death it is
+    a failed row and the profile is written."""
+    import subprocess
+    import sys
+    import textwrap
+
+    root, data, _ = quick_zoo
+    out = tmp_path / "host.json"
+    script = textwrap.dedent(f"""
+        import os, sys
+        from workbench.host import profiling
+        real, calls = profiling.measure, []
+        def crashes(path, option, **k):
+            calls.append(1)
+            if path.name == "FP16.tflite" and not option.xnnpack:
+                os._exit(139)
+            return real(path, option, **k)
+        profiling.measure = crashes
+        cpu0 = [o for o in profiling.host_options((1,)) if o.processor == "CPU[0]"]
+        profiling.profile_host({str(root)!r}, {str(out)!r}, tasks=["h1"], warmup=0, runs=2,
+                               coexec_seconds=0, data_root={str(data)!r}, progress=False,
+                               quick=True, options=cpu0)
+        print("calls", len(calls))
+    """)
+    runs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                           timeout=600) for _ in range(3)]
+    assert [r.returncode for r in runs] == [139, 139, 0], runs[-1].stderr[-500:]
+    prof = load_profile(out)
+    assert len(prof.configs) == 9 and [f.precision for f in prof.failed] == ["FP16"]
+    assert "died twice" in prof.failed[0].reason
+    # Rows: FP32 (xnn, no-xnn), FP16 xnn measured, FP16 no-xnn crashed twice; the third run
+    # measured only the six after it: no measured row was lost.
+    assert runs[2].stdout.split()[-2:] == ["calls", "6"]
+
+
 def test_cli_profile_and_solve(quick_zoo, tmp_path, capsys):
     root, _, _ = quick_zoo
     out = tmp_path / "cli-host.json"

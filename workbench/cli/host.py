@@ -53,8 +53,20 @@ def _protocol(args: argparse.Namespace, quick: bool):
 
 
 def _warn_noisy(prof) -> None:
+    """What a user should know of a profile just written: the configurations that could not
+    run (one line per reason), and the rows too noisy to trust."""
+    from ..names import printable
     from ..profiles.noise import noisy_warning
 
+    reasons: dict[str, list[str]] = {}
+    for f in prof.failed:
+        reasons.setdefault(f.reason, []).append(f.id)
+    for why, ids in reasons.items():
+        shown = ", ".join(printable(i) for i in ids[:3]) + (f" and {len(ids) - 3} more"
+                                                           if len(ids) > 3 else "")
+        print(f"warning: {len(ids)} configuration{'s' * (len(ids) != 1)} could not run and "
+              f"{'are' if len(ids) != 1 else 'is'} listed under 'failed': {printable(why)} "
+              f"({shown})", file=sys.stderr)
     line = noisy_warning(prof.configs)
     if line:
         print(line, file=sys.stderr)

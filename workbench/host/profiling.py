@@ -44,6 +44,7 @@ from ..profiles.schema import (
     Device,
     Engine,
     EngineOptions,
+    FailedConfig,
     Profile,
     Provenance,
     Task,
@@ -166,6 +167,19 @@ def read_rapl_uj() -> int | None:
         return int(p.read_text())
     except (OSError, ValueError):
         return None
+
+
+def cannot_run(exc: BaseException, option: Option) -> str:
+    """Why LiteRT could not run a model under an option, in one line."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    import re
+
+    op = re.search(r"custom op:? ?'?([A-Za-z0-9_]+)", text, re.I)
+    if op:
+        how = "without XNNPACK" if not option.xnnpack else "with these options"
+        return (f"the graph uses the custom op {op.group(1)}, which LiteRT here cannot run "
+                f"{how}")
+    return f"LiteRT cannot run it with these options: {text[:300]}"
 
 
 # --- the host profile -------------------------------------------------------------------------
@@ -317,6 +331,33 @@ class Partial:
         """The rows of ``ids`` (in that order) without their keys."""
         return [{k: v for k, v in self.rows[i].items() if k != "_key"} for i in ids]
 
+    # A row being measured is named in a file beside the partial one until its result is
+    # appended. A process that dies inside LiteRT (a crash, not an exception) leaves the file:
+    # the next run tries that row once more, and after a second death records it as failed
+    # instead of dying on it for ever. An interrupt (Ctrl-C) is not the row's fault: it clears
+    # the file.
+    @property
+    def _current(self) -> Path:
+        return self.path.with_name(self.path.name + ".measuring")
+
+    def deaths(self, cid: str, key: str) -> int:
+        """How many runs died while measuring this row."""
+        try:
+            cur = json.loads(self._current.read_text())
+        except (OSError, ValueError):
+            return 0
+        return int(cur.get("deaths", 0)) + 1 if cur.get("id") == cid and \
+            cur.get("_key") == key else 0
+
+    def begin(self, cid: str, key: str, deaths: int) -> None:
+        from ..fileio import atomic_write_text
+
+        atomic_write_text(self._current, json.dumps({"id": cid, "_key": key,
+                                                     "deaths": max(deaths - 1, 0)}))
+
+    def end(self) -> None:
+        self._current.unlink(missing_ok=True)
+
 
 @dataclass(frozen=True)
 class Protocol:
@@ -431,13 +472,31 @@ def profile_variants(variants: list[Variant], inputs: dict[str, TaskInputs], out
             bar.set_postfix_str(f"{v.model} {v.precision} {o.processor} t{o.threads}"
                                 f"{'' if o.xnnpack else ' no-xnn'}")
         d = inputs[v.task]
-        e0 = read_rapl_uj() if rapl else None
-        s = measure(v.path, o, batch=d.batch, x=d.sample(v.model), warmup=warmup, runs=runs)
-        e1 = read_rapl_uj() if rapl else None
+        ident = {"id": cid, "task": v.task, "model": v.model, "precision": v.precision,
+                 "processor": o.processor, "threads": o.threads, "xnnpack": o.xnnpack}
+        died = partial.deaths(cid, key)
+        if died >= 2:
+            partial.add({**ident, "failed": f"the profiling process died twice while measuring "
+                         "it (a crash inside LiteRT); delete "
+                         f"{partial.path.name} to try it again"}, key)
+            partial.end()
+            continue
+        partial.begin(cid, key, died + 1)
         mkey = (v.path, min(o.threads, len(o.cores)), o.xnnpack)
-        if mkey not in mem_cache:
-            mem_cache[mkey] = measure_memory(v.path, threads=mkey[1], xnnpack=o.xnnpack,
-                                             batch=d.batch)
+        try:
+            e0 = read_rapl_uj() if rapl else None
+            s = measure(v.path, o, batch=d.batch, x=d.sample(v.model), warmup=warmup, runs=runs)
+            e1 = read_rapl_uj() if rapl else None
+            if mkey not in mem_cache:
+                mem_cache[mkey] = measure_memory(v.path, threads=mkey[1], xnnpack=o.xnnpack,
+                                                 batch=d.batch)
+        except Exception as exc:  # noqa: BLE001 - an option LiteRT cannot run is a failed row
+            partial.add({**ident, "failed": cannot_run(exc, o)}, key)
+            partial.end()
+            continue
+        except BaseException:
+            partial.end()  # an interrupt is not the row's fault
+            raise
         st = latency_stats(s, d.batch)
         busy = min(o.threads, len(o.cores))
         if rapl and e1 is not None and e0 is not None and e1 >= e0:
@@ -458,9 +517,15 @@ def profile_variants(variants: list[Variant], inputs: dict[str, TaskInputs], out
             "note": f"{runs} runs after {warmup} warm-up on {cpu}; MF over a "
                     f"{mem_cache[mkey]['base_mb']:.0f}"
                     f" MB runtime; {e_note}"}, key)
+        partial.end()
     if bar is not None:
         bar.close()
-    configs = [Config(**row) for row in partial.configs(dict.fromkeys(ids))]
+    rows = partial.configs(dict.fromkeys(ids))
+    configs = [Config(**row) for row in rows if "failed" not in row]
+    failed = [FailedConfig(**{k: v for k, v in row.items() if k in FailedConfig.model_fields},
+                           reason=row["failed"]) for row in rows if "failed" in row]
+    if not configs:
+        raise InputError(f"no configuration could run: {failed[0].reason}", file=out)
     tasks_present = sorted({c.task for c in configs})
     coexec = measure_coexecution(configs, variants, inputs, seconds=coexec_seconds,
                                  progress=progress) if coexec_seconds > 0 else []
@@ -485,11 +550,14 @@ def profile_variants(variants: list[Variant], inputs: dict[str, TaskInputs], out
                "E: " + ("RAPL package energy" if rapl else
                         f"MODELLED, {MODELLED_CORE_POWER_W:g} W per busy core (RAPL unreadable)"),
                f"co-execution: {len(coexec)} combinations of the multi-DNN tasks measured with "
-               "the interpreters running at once", *notes])
+               "the interpreters running at once", *notes]
+        + ([f"{len(failed)} configurations could not run here: see 'failed' for each reason"]
+           if failed else []))
     profile = Profile(device=host_device(), source="measured", provenance=prov, engines=engines,
-                      tasks=task_objs, configs=configs, coexecution=coexec)
+                      tasks=task_objs, configs=configs, coexecution=coexec, failed=failed)
     save_profile(profile, out)
     partial.path.unlink(missing_ok=True)
+    partial.end()
     return profile
 
 

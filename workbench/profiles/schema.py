@@ -326,6 +326,20 @@ class Config(_Strict):
         return f"{self.model} {self.precision}, {hw}{mode}"
 
 
+class FailedConfig(_Strict):
+    """A configuration that was tried and could not run here (a custom op the option cannot
+    execute, a crash), kept with the reason so that a profile says what it left out."""
+
+    id: ConfigId = Field(min_length=1)
+    task: TaskName = "default"
+    model: ModelName = Field(min_length=1)
+    precision: Precision
+    processor: str
+    threads: int | None = Field(default=None, ge=1, le=MAX_THREADS)
+    xnnpack: bool | None = None
+    reason: str = Field(min_length=1)
+
+
 class CoExecution(_Strict):
     """Metrics of several configurations run concurrently (multi-DNN rows).
 
@@ -417,6 +431,8 @@ class Profile(_Strict):
         default_factory=dict, description="Parameters of the multi-DNN contention model.")
     multi_exit: list[MultiExitModel] = Field(
         default_factory=list, description="Exit profiles of stored multi-exit models (Delen).")
+    failed: list[FailedConfig] = Field(
+        default_factory=list, description="Configurations tried that could not run, with why.")
 
     @field_validator("contention")
     @classmethod

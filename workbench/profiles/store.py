@@ -86,10 +86,11 @@ def save_profile(profile: Profile, path: str | os.PathLike) -> Path:
     """Validate and write a profile atomically (None fields are omitted to keep files small)."""
     # Re-validating catches objects mutated into an invalid state after construction.
     data = profile.model_dump(mode="json", exclude_none=True)
-    if not data.get("multi_exit"):
-        data.pop("multi_exit", None)  # keep profiles without multi-exit models as they were
+    for key in ("multi_exit", "failed"):
+        if not data.get(key):
+            data.pop(key, None)  # keep profiles without them as they were
     profile_from_dict(data, file=path)
-    return atomic_write_json(path, data, row_lists=("configs", "coexecution"))
+    return atomic_write_json(path, data, row_lists=("configs", "coexecution", "failed"))
 
 
 def resolve_profile(name_or_path: str | os.PathLike, *, directory: str | os.PathLike | None = None
