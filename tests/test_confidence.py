@@ -130,3 +130,24 @@ def test_the_explorer_shows_intervals_and_ties(tmp_path, monkeypatch):
     assert "97.1 ±1" in ex.w_designs.value and "ties with 1 other combination" in ex.w_designs.value
     d0 = export_rows(ex.last, "designs")[0]
     assert d0["A ±95%"] == pytest.approx(1.0) and "lower workload W" in d0["tie"]
+
+
+def test_slos_name_a_by_the_tasks_metric():
+    from workbench.errors import InputError
+    from workbench.moo.slo import SLO
+
+    rows = [dict(id="a", model="a", A=0.5, L=10.0, W=1e9, task="depth-mae"),
+            dict(id="b", model="b", A=0.2, L=20.0, W=1e9, task="depth-mae")]
+    prof = make_profile(rows, tasks=["depth-mae"])
+    prof.tasks[0].metric = "MAE"
+    assert str(SLO.parse("min MAE; min L")) == "min MAE; min L"
+    p = DiscreteProblem(prof, "min mae; min L")  # case does not matter
+    assert p.objective_names == ["MAE", "L"] and not p.maximise[0]
+    assert rass(DiscreteProblem(prof, "min MAE")).d0.configs == ("b",)
+    assert rass(DiscreteProblem(prof, "max A")).d0.configs == ("b",)  # "max A" = best error
+    assert rass(DiscreteProblem(prof, "min L; MAE <= 0.3")).d0.configs == ("b",)
+    with pytest.raises(InputError) as e:
+        DiscreteProblem(prof, "max mIoU; min L")
+    assert "task 'depth-mae' measures A as 'MAE', not mIoU" in str(e.value)
+    with pytest.raises(InputError):
+        SLO.parse("max p99 mIoU")

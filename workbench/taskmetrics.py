@@ -85,6 +85,8 @@ class TaskMetric:
     parts: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, ...]]
     combine: Callable[[tuple[np.ndarray, ...], float], float]
     percent: bool = True
+    #: Its name in an SLO (``max mIoU``, ``min MAE``): A, checked against the task's metric.
+    slo: str = ""
 
     @property
     def relative(self) -> bool:
@@ -251,36 +253,51 @@ def _root_mean(sums, n):
 TABLE: tuple[TaskMetric, ...] = (
     TaskMetric("accuracy", "top1", True, "class", "wilson",
                "top-1 accuracy in %: the share of samples whose highest-scoring output is the "
-               "label (a single output is a probability, thresholded at 0.5)", _top1, _mean_pct),
+               "label (a single output is a probability, thresholded at 0.5)", _top1, _mean_pct,
+               slo="top1"),
     TaskMetric("top5", "top5", True, "class", "wilson",
                "top-5 accuracy in %: the share of samples whose label is among the five "
-               "highest-scoring outputs", _topk(5), _mean_pct),
+               "highest-scoring outputs", _topk(5), _mean_pct, slo="top5"),
     TaskMetric("miou", "mIoU", True, "pixels", "bootstrap",
                "mean intersection over union in %: per class, the pixels predicted and labelled "
                "that class over the pixels either predicted or labelled it, summed over the data "
                "set; averaged over the classes that occur (labels (N, H, W) of class indices; "
                "outputs (H, W, C) class scores or (H, W[, 1]) a probability of class 1)",
-               _iou_parts, _miou),
+               _iou_parts, _miou, slo="mIoU"),
     TaskMetric("pixel_accuracy", "pixel accuracy", True, "pixels", "bootstrap",
                "pixel accuracy in %: the share of all labelled pixels predicted as their class "
-               "(labels and outputs as for miou; resampled by image)", _pixel_accuracy, _ratio),
+               "(labels and outputs as for miou; resampled by image)", _pixel_accuracy, _ratio,
+               slo="pixelacc"),
     TaskMetric("mae", "MAE", False, "values", "bootstrap",
                "mean absolute error: |output - y| averaged over every value of every sample, in "
-               "y's unit (y has the output's shape)", _abs_error, _mean, percent=False),
+               "y's unit (y has the output's shape)", _abs_error, _mean, percent=False,
+               slo="MAE"),
     TaskMetric("rmse", "RMSE", False, "values", "bootstrap",
                "root mean squared error: the square root of (output - y)^2 averaged over every "
-               "value of every sample, in y's unit", _sq_error, _root_mean, percent=False),
+               "value of every sample, in y's unit", _sq_error, _root_mean, percent=False,
+               slo="RMSE"),
     TaskMetric("agreement", "agreement with FP32 (%)", True, "none", "wilson",
                "agreement with the FP32 variant in %: the share of samples whose top-1 equals "
                "the FP32 variant's (for a single output: within 1% of the FP32 outputs' range); "
-               "no labels needed", _agreement, _mean_pct),
+               "no labels needed", _agreement, _mean_pct, slo="agreement"),
     TaskMetric("cosine", "cosine with FP32", True, "none", "bootstrap",
                "cosine similarity with the FP32 variant's output vectors, averaged over samples "
-               "(for embedding models; no labels needed)", _cosine, _mean, percent=False),
+               "(for embedding models; no labels needed)", _cosine, _mean, percent=False,
+               slo="cosine"),
 )
 BY_NAME: dict[str, TaskMetric] = {m.name: m for m in TABLE}
 NAMES: tuple[str, ...] = tuple(BY_NAME)
 BY_LABEL: dict[str, TaskMetric] = {m.label: m for m in TABLE}
+#: SLO names (lower case) -> metric: ``max mIoU`` is ``max A`` on a task that measures mIoU.
+BY_SLO: dict[str, TaskMetric] = {m.slo.lower(): m for m in TABLE}
+
+
+def of_label(label: str) -> TaskMetric | None:
+    """The metric a profile task's label names (cited top-1 is top-1; None: not in the table,
+    e.g. a paper's mAP)."""
+    if label.startswith("top1 ("):
+        return BY_NAME["accuracy"]
+    return BY_LABEL.get(label)
 
 
 def get(name: str) -> TaskMetric:

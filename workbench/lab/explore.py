@@ -169,7 +169,8 @@ class Session:
         # The axes: every objective, and every constrained metric (latency is usually one).
         terms = list(self.objectives)
         for c in self.constraints:
-            o = Objective("min" if c.op == "<=" else "max", c.metric, c.stat, c.task)
+            o = Objective("min" if c.op == "<=" else "max", c.metric, c.stat, c.task,
+                          alias=c.alias)
             if all((o.metric, o.stat, o.task) != (t.metric, t.stat, t.task) for t in terms):
                 terms.append(o)
         self.display = self.base.variant(slo=SLO(tuple(terms), ()))

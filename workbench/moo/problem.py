@@ -270,7 +270,7 @@ class DiscreteProblem(Problem):
                          where="SLO", value=task)
 
     def _term(self, metric: str, stat: str, task: int | None, *, where: str, sense: str | None,
-              weight: float = 1.0) -> Term:
+              weight: float = 1.0, alias: str | None = None) -> Term:
         if metric in SYSTEM_METRICS:
             if not self.multi:
                 raise InputError(f"{where}: {metric} is a multi-DNN metric; this problem runs one "
@@ -285,7 +285,9 @@ class DiscreteProblem(Problem):
             have = ", ".join(STAT_SUFFIX) if metric == "L" else "avg"
             raise InputError(f"{where}: profiles hold no {stat!r} statistic of {metric} "
                              f"(available: {have})", where="SLO", value=stat)
-        label = ("" if stat == "avg" else f"{stat} ") + metric
+        if alias is not None:
+            self._check_alias(alias, task, where)
+        label = ("" if stat == "avg" else f"{stat} ") + (alias or metric)
         if task == -1:
             name = f"{label}[total]"
         elif self.multi and task is not None:
@@ -296,18 +298,34 @@ class DiscreteProblem(Problem):
             maximise = False
         else:
             maximise = sense == "max"
-            if metric == "A" and task is not None and task >= 0:
+            # "min MAE" says what it means; only a bare "max A" follows the task's direction.
+            if metric == "A" and alias is None and task is not None and task >= 0:
                 # "max A" asks for the best accuracy; for MAE-like metrics that is the lowest.
                 if not self.profile.task(self.task_names[task]).higher_is_better:
                     maximise = not maximise
         return Term(name, metric, stat, task, maximise, weight)
+
+    def _check_alias(self, alias: str, task: int | None, where: str) -> None:
+        """``max mIoU`` is ``max A`` on tasks whose A is mIoU: any other task is an error naming
+        what its A measures."""
+        from ..taskmetrics import of_label
+
+        positions = range(len(self.tasks)) if task is None or task == -1 else [task]
+        for k in positions:
+            name = self.task_names[k]
+            label = self.profile.task(name).metric
+            m = of_label(label)
+            if m is None or m.slo.lower() != alias.lower():
+                raise InputError(f"{where}: task {name!r} measures A as {label!r}, not {alias} "
+                                 f"(write A, or {m.slo if m else 'A'})", where="SLO", value=alias)
 
     def _resolve_objectives(self) -> list[Term]:
         out = []
         for o in self.slo.effective_objectives:
             for pos in self._task_pos(o.task, str(o)) if o.metric in MODEL_METRICS else [None]:
                 t = self._term(o.metric, o.stat, pos, where=str(o),
-                               sense="min" if o.sense == "target" else o.sense, weight=o.weight)
+                               sense="min" if o.sense == "target" else o.sense, weight=o.weight,
+                               alias=o.alias)
                 if o.sense == "target":
                     # "as close as possible to": the distance, minimised, named for the target.
                     t = replace(t, name=f"|{t.name} - {number_text(o.target)}|", maximise=False,
@@ -323,7 +341,8 @@ class DiscreteProblem(Problem):
         out = []
         for c in self.slo.constraints:
             for pos in self._task_pos(c.task, str(c)) if c.metric in MODEL_METRICS else [None]:
-                out.append(Bound(self._term(c.metric, c.stat, pos, where=str(c), sense=None),
+                out.append(Bound(self._term(c.metric, c.stat, pos, where=str(c), sense=None,
+                                            alias=c.alias),
                                  c.op, c.value))
         return out
 

@@ -13,6 +13,9 @@ Grammar (items separated by ``;``)::
     constraint := [stat] METRIC[task] (<=|>=) VALUE [unit]
     stat       := avg | mean | std | min | max | pNN
     METRIC     := S W A L TP E MF  (per model)  |  NTT STP F  (multi-DNN system metrics)
+                | top1 top5 mIoU pixelacc MAE RMSE agreement cosine
+                  (A, named by what the task measures: checked against the profile's task,
+                  and taken literally: "min MAE" minimises, where "max A" asks for the best)
     VALUE      := digits 0-9, an optional decimal point and exponent (``41.67``, ``2e9``); a
                   space may separate it from its unit (``41.67 ms``), never split it
 
@@ -54,7 +57,7 @@ _STAT_RE = re.compile(r"^(avg|mean|std|min|max|p[0-9]{1,2})$", re.I)
 _TOKEN_RE = re.compile(r"\s*(<=|>=|<|>|=|[^\s<>=]+)")
 _NUMBER_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _UNIT_RE = re.compile(r"[A-Za-z%/]+")
-_METRIC_RE = re.compile(r"^([A-Za-z]+)(?:\[([^\]]+)\])?$")
+_METRIC_RE = re.compile(r"^([A-Za-z][A-Za-z0-9]*)(?:\[([^\]]+)\])?$")
 
 
 class SLOError(InputError):
@@ -80,9 +83,11 @@ class Objective:
     task: str | None = None     # None: every task; "total": summed over tasks
     weight: float = 1.0
     target: float | None = None
+    #: The task metric's SLO name when A was named by it (``max mIoU``): see taskmetrics.
+    alias: str | None = None
 
     def __str__(self) -> str:
-        term = _term(self.stat, self.metric, self.task)
+        term = _term(self.stat, self.alias or self.metric, self.task)
         if self.sense == "target":
             return f"target {term} = {number_text(self.target)}{metric_unit(self.metric)}"
         return f"{self.sense} {term}"
@@ -97,6 +102,7 @@ class Constraint:
     value: float
     stat: str = "avg"
     task: str | None = None
+    alias: str | None = None
 
     def __post_init__(self) -> None:
         # Every consumer reads an op that is not "<=" as ">=": anything else would be solved
@@ -107,7 +113,7 @@ class Constraint:
     def __str__(self) -> str:
         unit = metric_unit(self.metric)
         value = number_text(self.value)
-        return f"{_term(self.stat, self.metric, self.task)} {self.op} {value}{unit}"
+        return f"{_term(self.stat, self.alias or self.metric, self.task)} {self.op} {value}{unit}"
 
 
 def number_text(value: float | None) -> str:
@@ -146,7 +152,8 @@ class SLO:
             key = (c.stat, c.metric, c.task)
             if key not in seen:
                 seen.add(key)
-                out.append(Objective("min" if c.op == "<=" else "max", c.metric, c.stat, c.task))
+                out.append(Objective("min" if c.op == "<=" else "max", c.metric, c.stat, c.task,
+                                     alias=c.alias))
         return tuple(out)
 
     def with_weights(self, weights: dict[str, float] | str | None) -> "SLO":
@@ -166,10 +173,13 @@ class SLO:
         objs = list(self.effective_objectives)
         used = set()
         for i, o in enumerate(objs):
-            for key in (_term(o.stat, o.metric, o.task), _term(o.stat, o.metric, None), o.metric):
+            keys = [_term(o.stat, o.metric, o.task), _term(o.stat, o.metric, None), o.metric]
+            if o.alias:
+                keys += [_term(o.stat, o.alias, o.task), o.alias]
+            for key in keys:
                 if key in weights:
                     objs[i] = Objective(o.sense, o.metric, o.stat, o.task, float(weights[key]),
-                                        o.target)
+                                        o.target, o.alias)
                     used.add(key)
                     break
         unknown = set(weights) - used
@@ -249,15 +259,22 @@ def _non_ascii(text: str, start: int, end: int) -> None:
                            "the digits 0-9", text, i, i + 1)
 
 
-def _metric(tok: tuple[str, int, int], text: str) -> tuple[str, str | None]:
+def _metric(tok: tuple[str, int, int], text: str) -> tuple[str, str | None, str | None]:
+    """(metric, task, alias): a task metric's SLO name (``mIoU``) is A with that alias."""
+    from ..taskmetrics import BY_SLO, TABLE
+
     word, a, b = tok
     m = _METRIC_RE.match(word)
     if not m:
         _non_ascii(text, a, a + len(word.split("[")[0]))
         raise SLOError(f"expected a metric ({', '.join(METRICS)}), got {word!r}", text, a, b)
     name = {x.upper(): x for x in METRICS}.get(m.group(1).upper())
+    alias = None
+    if name is None and m.group(1).lower() in BY_SLO:
+        name, alias = "A", BY_SLO[m.group(1).lower()].slo
     if name is None:
-        raise SLOError(f"unknown metric {m.group(1)!r}; known: {', '.join(METRICS)}", text, a,
+        raise SLOError(f"unknown metric {m.group(1)!r}; known: {', '.join(METRICS)} (and A by "
+                       f"its task's metric: {', '.join(t.slo for t in TABLE)})", text, a,
                        a + len(m.group(1)))
     task = m.group(2).strip() if m.group(2) else None
     if task == "total" and name not in SUMMABLE:
@@ -266,7 +283,7 @@ def _metric(tok: tuple[str, int, int], text: str) -> tuple[str, str | None]:
     if task is not None and name in SYSTEM_METRICS:
         raise SLOError(f"{name} is a system metric of the whole multi-DNN run and takes no task",
                        text, a, b)
-    return name, task
+    return name, task, alias
 
 
 def _stat(word: str) -> str:
@@ -275,7 +292,7 @@ def _stat(word: str) -> str:
 
 
 def _stat_metric(toks: list[tuple[str, int, int]], text: str, shape_error: str
-                 ) -> tuple[str, str, str | None]:
+                 ) -> tuple[str, str, str | None, str | None]:
     """``[stat] METRIC[task]`` from one or two tokens."""
     if len(toks) > 2:
         raise SLOError(shape_error, text, toks[0][1], toks[-1][2])
@@ -286,8 +303,10 @@ def _stat_metric(toks: list[tuple[str, int, int]], text: str, shape_error: str
             raise SLOError("expected a statistic (avg, std, min, max, pNN)", text, toks[0][1],
                            toks[0][2])
         stat = _stat(toks[0][0])
-    metric, task = _metric(toks[-1], text)
-    return stat, metric, task
+    metric, task, alias = _metric(toks[-1], text)
+    if alias and stat != "avg":
+        raise SLOError(f"profiles hold no {stat} of {alias} (A)", text, toks[0][1], toks[0][2])
+    return stat, metric, task, alias
 
 
 def _value(metric: str, rhs: list[tuple[str, int, int]], text: str) -> float:
@@ -372,11 +391,12 @@ def parse_slo(text: str) -> SLO:
                 raise SLOError("a target objective reads 'target [stat] METRIC = VALUE', e.g. "
                                "'target TP = 30'", text, t[1], t[2])
             k = eq[0]
-            stat, metric, task = _stat_metric(toks[1:k], text, "expected target [stat] METRIC = VALUE")
+            stat, metric, task, alias = _stat_metric(toks[1:k], text,
+                                                     "expected target [stat] METRIC = VALUE")
             if not toks[k + 1:]:
                 raise SLOError("a target needs a value after '='", text, toks[k][1], toks[k][2])
             objectives.append(Objective("target", metric, stat, task,
-                                        target=_value(metric, toks[k + 1:], text)))
+                                        target=_value(metric, toks[k + 1:], text), alias=alias))
             continue
         if eq:
             t = toks[eq[0]]
@@ -393,13 +413,13 @@ def parse_slo(text: str) -> SLO:
             if not lhs:
                 raise SLOError("a constraint needs a metric before the comparison", text,
                                toks[k][1], toks[k][2])
-            stat, metric, task = _stat_metric(lhs, text, "expected [stat] METRIC before the "
-                                              "comparison")
+            stat, metric, task, alias = _stat_metric(lhs, text, "expected [stat] METRIC before "
+                                                     "the comparison")
             if not rhs:
                 raise SLOError("a constraint needs a value after the comparison", text,
                                toks[k][1], toks[k][2])
             value = _value(metric, rhs, text)
-            constraints.append(Constraint(metric, op, value, stat, task))
+            constraints.append(Constraint(metric, op, value, stat, task, alias))
         else:
             head = toks[0]
             if head[0].lower() not in ("min", "max"):
@@ -408,8 +428,8 @@ def parse_slo(text: str) -> SLO:
             rest = toks[1:]
             if not rest:
                 raise SLOError("expected a metric after min/max", text, head[1], head[2])
-            stat, metric, task = _stat_metric(rest, text, "expected min|max [stat] METRIC")
-            objectives.append(Objective(head[0].lower(), metric, stat, task))
+            stat, metric, task, alias = _stat_metric(rest, text, "expected min|max [stat] METRIC")
+            objectives.append(Objective(head[0].lower(), metric, stat, task, alias=alias))
     if not objectives and not constraints:
         raise SLOError("empty SLO: give at least one objective or constraint", text, 0,
                        max(1, len(text)))
