@@ -43,11 +43,16 @@ def add(args: argparse.Namespace) -> int:
 
     rec = registry.add(args.file, name=args.name, task=args.task, data=args.data,
                        metric=args.metric, input_shape=args.input_shape, arch=args.arch,
-                       overwrite=args.force, progress=not args.quiet)
+                       overwrite=args.force, progress=not args.quiet, output=args.output)
     shape = "x".join(map(str, rec.input_shape))
-    print(f"added {_p(rec.name)} ({rec.kind}, input {shape} {rec.input_dtype}, {rec.n_outputs} "
-          f"output(s)) to task {_p(rec.task)}; A = {rec.metric} on "
+    out = "x".join(map(str, rec.output_shape)) or "scalar"
+    print(f"added {_p(rec.name)} ({rec.kind}, input {shape} {rec.input_dtype}, output {out}) "
+          f"to task {_p(rec.task)}; A = {rec.metric} on "
           f"{_p(rec.evaluation.split(';')[0])}")
+    if rec.outputs:
+        o = rec.outputs[rec.output]
+        print(f"  A reads output {rec.output} {_p(o.name)!r} of {len(rec.outputs)} "
+              f"({', '.join(_p(x.name) for x in rec.outputs)}); choose another with --output")
     for v, a in zip(rec.variants, a_cells(rec.variants)):
         print(f"  {v.precision}: " + (f"{v.size_mb:.3f} MB, A = {a}" if v.available
                                       else f"unavailable ({_p(v.reason)})"))
@@ -115,6 +120,10 @@ def show(args: argparse.Namespace) -> int:
     print(f"{_p(r.name)}: task {_p(r.task)}, {r.kind} from {_p(r.source)} (added {_p(r.added)})")
     print(f"  input {'x'.join(map(str, r.input_shape))} {r.input_dtype}; output "
           f"{'x'.join(map(str, r.output_shape)) or 'scalar'}")
+    for k, o in enumerate(r.outputs):
+        shape = "x".join("?" if d is None else str(d) for d in o.shape) or "scalar"
+        print(f"  output {k}: {_p(o.name)} {shape}" + ("  <- A reads this one" if k == r.output
+                                                      else ""))
     print(f"  evaluation: {_p(r.evaluation)}")
     if r.data is not None:
         print(f"  int8 calibration: {_p(r.data.calibration)}")
@@ -175,6 +184,10 @@ def add_parser(sub) -> None:
                    "miou for labels shaped (N, H, W) of a per-pixel output, mae for values, "
                    "agreement without labels; cosine: similarity with the FP32 outputs, for "
                    "embedding models); definitions: docs/metrics.md")
+    p.add_argument("--output", default=None, metavar="NAME|INDEX",
+                   help="for a model with several outputs: the one A reads, by index or name (a "
+                   "Keras output's name, a SavedModel signature key, a .tflite tensor name; "
+                   "default: the first); every output is kept when profiling and running")
     p.add_argument("--input-shape", default=None,
                    help="the input shape without the batch, e.g. 224,224,3 (needed when the "
                    "model leaves dimensions free)")

@@ -18,6 +18,7 @@ import os
 import re
 import stat
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Literal, Sequence
 
@@ -301,6 +302,41 @@ def _show(dims) -> str:
     return "(" + ", ".join("?" if d is None else str(d) for d in dims) + ")"
 
 
+@dataclass(frozen=True)
+class Output:
+    """One output of a model: the name a user knows it by (a Keras output's name, a
+    SavedModel's signature key, a .tflite tensor's name), the serving-signature key that finds
+    it again in a converted .tflite (None for a .tflite file: its tensor name does), and its
+    shape without the batch (None: a free dimension)."""
+
+    name: str
+    key: str | None
+    shape: tuple[int | None, ...]
+
+
+def _one_input(n_in: int, path: Path) -> None:
+    if n_in != 1:
+        raise InputError(f"the model has {n_in} inputs; the workbench profiles models with one "
+                         "input (outputs may be many: --output chooses the one A reads)",
+                         file=shown(path))
+
+
+def choose_output(outputs: Sequence[Output], chosen: str | int | None, path: Path) -> int:
+    """The index of the output the metric reads: ``chosen`` is an index or a name (default:
+    the first). An unknown one is an InputError listing every output."""
+    listing = "; ".join(f"{k} {o.name!r} {_show(o.shape)}" for k, o in enumerate(outputs))
+    if chosen is None:
+        return 0
+    text = str(chosen).strip()
+    if text.isdigit() and int(text) < len(outputs):
+        return int(text)
+    hits = [k for k, o in enumerate(outputs) if text in (o.name, o.key)]
+    if len(hits) == 1:
+        return hits[0]
+    raise InputError(f"--output {text!r} is none of the model's outputs ({listing})",
+                     file=shown(path), where="output", value=chosen)
+
+
 def _inspect_keras(path: Path, shape: tuple[int, ...] | None):
     """Load a .keras file: (a model with one fixed input, input shape, dtype, output shape)."""
     from .quantise import _quiet
@@ -328,19 +364,20 @@ def _inspect_keras(path: Path, shape: tuple[int, ...] | None):
             raise InputError(f"the model does not take inputs of shape {shape}: "
                              f"{first_line(exc)}", file=shown(path)) from None
         inputs, outputs = model.inputs, model.outputs
-    if len(inputs) != 1 or len(outputs) != 1:
-        raise InputError(f"the model has {len(inputs)} inputs and {len(outputs)} outputs; the "
-                         "workbench profiles models with one input and one output", file=shown(path))
+    _one_input(len(inputs), path)
     dims = _dims(inputs[0].shape)
     fixed = _fixed(dims, shape, path)
     dtype = str(np.dtype(inputs[0].dtype))
     if tuple(dims) != fixed:
         inp = keras.Input(fixed, dtype=dtype)
         model = keras.Model(inp, model(inp), name=model.name)
-    out_dims = _dims(model.outputs[0].shape)
-    if any(d is None for d in out_dims):
-        raise InputError(f"the model's output {_show(out_dims)} has free dimensions", file=shown(path))
-    return model, fixed, dtype, [int(d) for d in out_dims]  # type: ignore[arg-type]
+    names = list(getattr(model, "output_names", None) or [])
+    if len(names) != len(model.outputs):
+        names = [getattr(o, "name", f"output_{k}") for k, o in enumerate(model.outputs)]
+    # model.export() names the serving signature's outputs output_0, output_1, ... in order.
+    outs = [Output(str(n), f"output_{k}", tuple(_dims(o.shape)))
+            for k, (n, o) in enumerate(zip(names, model.outputs))]
+    return model, fixed, dtype, outs
 
 
 def _inspect_savedmodel(path: Path, shape: tuple[int, ...] | None):
@@ -358,20 +395,16 @@ def _inspect_savedmodel(path: Path, shape: tuple[int, ...] | None):
         raise InputError(f"cannot read it as a SavedModel with a serving_default signature: "
                          f"{first_line(exc)}", file=shown(path)) from None
     ins = list(sig.structured_input_signature[1].values())
-    outs = list(sig.structured_outputs.values())
-    if len(ins) != 1 or len(outs) != 1:
-        raise InputError(f"the model has {len(ins)} inputs and {len(outs)} outputs; the "
-                         "workbench profiles models with one input and one output", file=shown(path))
+    _one_input(len(ins), path)
     dims = _dims(ins[0].shape)
     if any(d is None for d in dims):
         raise InputError(f"the SavedModel's input {_show(dims)} has free dimensions: save it with "
                          "a fixed input shape (or add the Keras model with --input-shape)",
                          file=shown(path))
     fixed = _fixed(dims, shape, path)
-    out_dims = _dims(outs[0].shape)
-    if any(d is None for d in out_dims):
-        raise InputError(f"the SavedModel's output {_show(out_dims)} has free dimensions", file=shown(path))
-    return None, fixed, ins[0].dtype.name, [int(d or 0) for d in out_dims]
+    outs = [Output(str(k), str(k), tuple(_dims(t.shape)))
+            for k, t in sorted(sig.structured_outputs.items())]
+    return None, fixed, ins[0].dtype.name, outs
 
 
 def _inspect_tflite(path: Path, shape: tuple[int, ...] | None):
@@ -384,15 +417,24 @@ def _inspect_tflite(path: Path, shape: tuple[int, ...] | None):
         raise InputError(f"LiteRT cannot read it as a .tflite model: {first_line(exc)}",
                          file=shown(path)) from None
     ins, outs = it.get_input_details(), it.get_output_details()
-    if len(ins) != 1 or len(outs) != 1:
-        raise InputError(f"the model has {len(ins)} inputs and {len(outs)} outputs; the "
-                         "workbench profiles models with one input and one output", file=shown(path))
+    _one_input(len(ins), path)
     dims = [int(d) for d in ins[0]["shape"][1:]]
     _fixed(dims, shape, path)
     dtype = np.dtype(ins[0]["dtype"])
     if dtype.kind in "iu" and ins[0]["quantization"][0]:
         dtype = np.dtype(np.float32)  # a quantised input takes float samples (scaled for it)
-    return None, tuple(dims), str(dtype), [int(d) for d in outs[0]["shape"][1:]]
+    sigs = it.get_signature_list() or {}
+    if len(sigs) == 1:
+        # A converted model keeps its signature: its output keys are the names its author
+        # knows, in the source's order (the tensors themselves may be reordered).
+        runner = it.get_signature_runner(next(iter(sigs)))
+        det = runner.get_output_details()
+        if len(det) == len(outs):
+            return None, tuple(dims), str(dtype), [
+                Output(str(k), str(k), tuple(int(d) for d in o["shape"][1:]))
+                for k, o in det.items()]
+    return None, tuple(dims), str(dtype), [
+        Output(str(o["name"]), None, tuple(int(d) for d in o["shape"][1:])) for o in outs]
 
 
 def load_npz(path: Path) -> dict[str, np.ndarray]:
@@ -495,8 +537,8 @@ def check_data(path: Path, arrays: dict[str, np.ndarray], *, input_shape: tuple[
 
 
 def inspect_model(path: Path, kind: Kind, shape: tuple[int, ...] | None):
-    """(the Keras model or None, the fixed input shape, input dtype, output shape) of a model file;
-    ``shape`` fixes free input dimensions."""
+    """(the Keras model or None, the fixed input shape, input dtype, its outputs) of a model
+    file; ``shape`` fixes free input dimensions."""
     check_model_file(path, kind)
     return {"keras": _inspect_keras, "savedmodel": _inspect_savedmodel,
             "tflite": _inspect_tflite}[kind](path, shape)

@@ -199,10 +199,40 @@ def detect_precision(path: str | os.PathLike) -> str:
     return "FP32"
 
 
-def predict(path: str | os.PathLike, x: np.ndarray, *, batch: int = 64, threads: int = 2
-            ) -> np.ndarray:
+def output_detail(it, output: tuple[int, str | None, str | None] | None = None) -> dict:
+    """The output tensor's details of the output a model's metric reads.
+
+    ``output`` is (its index in the source model, its signature key, its tensor name). The
+    converter reorders a multi-output model's tensors ("StatefulPartitionedCall:1" may come
+    first), but keeps the serving signature's keys ("output_0", ... in the Keras model's
+    order, or a SavedModel's own keys): those are looked up first, then the tensor name (a
+    .tflite file registered as it is), then the index."""
+    details = it.get_output_details()
+    if output is None:
+        return details[0]
+    k, key, name = output
+    if key is not None:
+        sigs = it.get_signature_list() or {}
+        try:
+            sig = it.get_signature_runner(next(iter(sigs))).get_output_details() \
+                if len(sigs) == 1 else {}
+        except (ValueError, KeyError, RuntimeError):
+            sig = {}
+        if key in sig:
+            want = sig[key]["index"]
+            return next(d for d in details if d["index"] == want)
+    if name is not None:
+        hit = [d for d in details if d["name"] == name]
+        if len(hit) == 1:
+            return hit[0]
+    return details[k]
+
+
+def predict(path: str | os.PathLike, x: np.ndarray, *, batch: int = 64, threads: int = 2,
+            output: tuple[int, str | None, str | None] | None = None) -> np.ndarray:
     """Run a .tflite model over inputs with the LiteRT interpreter (quantising int8 inputs and
-    dequantising int8 outputs with the tensors' scale and zero point)."""
+    dequantising int8 outputs with the tensors' scale and zero point); the outputs of the one
+    :func:`output_detail` picks (default: the first)."""
     it = open_interpreter(path, threads=threads)
     inp = it.get_input_details()[0]
     outs = []
@@ -210,12 +240,19 @@ def predict(path: str | os.PathLike, x: np.ndarray, *, batch: int = 64, threads:
     for s in range(0, len(x), batch):
         xb = x[s:s + batch]
         if size != len(xb):
-            it.resize_tensor_input(inp["index"], [len(xb), *inp["shape"][1:]])
-            it.allocate_tensors()
+            try:
+                it.resize_tensor_input(inp["index"], [len(xb), *inp["shape"][1:]])
+                it.allocate_tensors()
+            except (RuntimeError, ValueError):
+                if batch == 1 or len(xb) == 1:
+                    raise
+                # A graph built for one sample (reshapes with a fixed batch, as MediaPipe's
+                # are) runs one sample at a time.
+                return predict(path, x, batch=1, threads=threads, output=output)
             size = len(xb)
         it.set_tensor(inp["index"], _to_input(xb, inp))
         it.invoke()
-        out = it.get_output_details()[0]
+        out = output_detail(it, output)
         outs.append(_from_output(it.get_tensor(out["index"]), out))
     return np.concatenate(outs)
 

@@ -56,6 +56,7 @@ from ..procfs import alive
 from .intake import (
     Kind,
     check_data,
+    choose_output,
     copy_file,
     copy_tree,
     first_line,
@@ -103,6 +104,14 @@ class VariantRecord(_Strict):
     note: str | None = None
 
 
+class OutputRecord(_Strict):
+    """One output of a model (see :class:`workbench.host.intake.Output`)."""
+
+    name: str
+    key: str | None = None
+    shape: list[int | None]
+
+
 class DataRecord(_Strict):
     """The task data a model was added with (absent: generated inputs)."""
 
@@ -129,7 +138,10 @@ class ModelRecord(_Strict):
     added: str
     input_shape: list[int]
     input_dtype: str
-    output_shape: list[int]
+    output_shape: list[int] = Field(description="the shape of the output A reads")
+    outputs: list[OutputRecord] = Field(default_factory=list, description="every output, when "
+                                        "the model has more than one")
+    output: int = Field(default=0, ge=0, description="the output A reads (index into outputs)")
     metric: MetricName
     data: DataRecord | None = None
     cited: dict[str, float] = Field(default_factory=dict, description="A per scheme from a "
@@ -152,6 +164,15 @@ class ModelRecord(_Strict):
     @property
     def n_outputs(self) -> int:
         return int(np.prod(self.output_shape)) if self.output_shape else 1
+
+    @property
+    def output_ref(self) -> tuple[int, str | None, str | None] | None:
+        """How :func:`workbench.host.quantise.predict` finds the output A reads (None: the only
+        one)."""
+        if len(self.outputs) < 2:
+            return None
+        o = self.outputs[self.output]
+        return self.output, o.key, o.name
 
     def variant(self, precision: str) -> VariantRecord | None:
         return next((v for v in self.variants if v.precision == precision), None)
@@ -395,12 +416,17 @@ def _sha256(path: Path) -> str:
 def add(path: str | os.PathLike, *, name: str, task: str, data: str | os.PathLike | None = None,
         metric: str | None = None, input_shape: str | Iterable[int] | None = None,
         arch: str | None = None, overwrite: bool = False, progress: bool = False,
-        cited: dict[str, float] | None = None, citation: str | None = None) -> ModelRecord:
+        cited: dict[str, float] | None = None, citation: str | None = None,
+        output: str | int | None = None) -> ModelRecord:
     """Register a model (a ``.keras`` file, a SavedModel folder or a ``.tflite`` file).
 
     The model is read and checked, the data checked against it, both copied into the registry,
     and the FP32 variant converted and measured (a ``.tflite`` file is registered as the one
     scheme it holds). Nothing is left behind when any step fails.
+
+    A model with several outputs is profiled whole; ``output`` (an index or a name: a Keras
+    output's name, a SavedModel's signature key, a .tflite tensor's name) says which one the
+    metric reads (default: the first).
 
     Raises:
         InputError: A bad name or task, an unreadable or unsupported model, data that does not
@@ -425,7 +451,16 @@ def add(path: str | os.PathLike, *, name: str, task: str, data: str | os.PathLik
         raise _taken(name, folder)
     kind = kind_of(src)
     shape = parse_shape(input_shape)
-    model, fixed, dtype, out_shape = inspect_model(src, kind, shape)
+    model, fixed, dtype, outs = inspect_model(src, kind, shape)
+    k = choose_output(outs, output, src)
+    if any(d is None for d in outs[k].shape):
+        raise InputError(f"the model's output {outs[k].name!r} has free dimensions "
+                         f"{tuple(outs[k].shape)}" + ("; choose a fixed one with --output"
+                                                      if len(outs) > 1 else ""),
+                         file=shown(src))
+    out_shape = [int(d) for d in outs[k].shape]  # type: ignore[arg-type]
+    outputs = [OutputRecord(name=o.name, key=o.key, shape=list(o.shape)) for o in outs] \
+        if len(outs) > 1 else []
     data_path = Path(data).expanduser() if data is not None else None
     arrays = load_npz(data_path) if data_path is not None else None
     if arrays is None:
@@ -443,7 +478,7 @@ def add(path: str | os.PathLike, *, name: str, task: str, data: str | os.PathLik
         return _build(folder, src, kind, model, name=name, task=task, data_path=data_path,
                       arrays=arrays, metric=metric, fixed=fixed, dtype=dtype,
                       out_shape=out_shape, arch=arch, cited=cited, citation=citation,
-                      progress=progress)
+                      progress=progress, outputs=outputs, output=k if outputs else 0)
 
 
 def _taken(name: str, folder: Path) -> InputError:
@@ -454,7 +489,8 @@ def _taken(name: str, folder: Path) -> InputError:
 def _build(folder: Path, src: Path, kind: Kind, model, *, name: str, task: str,
            data_path: Path | None, arrays: dict[str, np.ndarray] | None, metric: str,
            fixed: tuple[int, ...], dtype: str, out_shape: list[int], arch: str | None,
-           cited: dict[str, float] | None, citation: str | None, progress: bool) -> ModelRecord:
+           cited: dict[str, float] | None, citation: str | None, progress: bool,
+           outputs: list[OutputRecord] | None = None, output: int = 0) -> ModelRecord:
     """With the lock held: the new entry built in a staging folder beside ``folder``, then
     renamed into place (swapped with the old one for --force)."""
     tmp = _staging(folder)
@@ -481,6 +517,7 @@ def _build(folder: Path, src: Path, kind: Kind, model, *, name: str, task: str,
                           kind=kind, file=SOURCE[kind], sha256=_sha256(target), source=str(src),
                           added=date.today().isoformat(), input_shape=list(fixed),
                           input_dtype=dtype, output_shape=out_shape, metric=metric,  # type: ignore[arg-type]
+                          outputs=outputs or [], output=output,
                           data=data_rec, cited=dict(cited or {}), citation=citation)
         _write(rec, tmp)
         rec = _quantise_in(tmp, rec, ("FP32",) if kind != "tflite" else (), progress=progress,
@@ -504,8 +541,14 @@ def _check_fp32(folder: Path, rec: ModelRecord, model, x_eval: np.ndarray) -> No
     if v is None or not v.available or not v.file:
         return
     x = x_eval[:8].astype(rec.input_dtype)
-    want = np.asarray(model.predict(x, verbose=0), np.float64).reshape(len(x), -1)
-    got = np.asarray(q.predict(folder / v.file, x, batch=1), np.float64).reshape(len(x), -1)
+    want = model.predict(x, verbose=0)
+    if isinstance(want, (list, tuple)):
+        want = want[rec.output]
+    elif isinstance(want, dict):
+        want = list(want.values())[rec.output]
+    want = np.asarray(want, np.float64).reshape(len(x), -1)
+    got = np.asarray(q.predict(folder / v.file, x, batch=1, output=rec.output_ref),
+                     np.float64).reshape(len(x), -1)
     diff = float(np.abs(want - got).max())
     if diff > 1e-3 * (1.0 + float(np.abs(want).max())):
         v.note = (f"LiteRT's FP32 output differs from Keras's by up to {diff:.3g}: the conversion "
@@ -629,7 +672,7 @@ def _measure(folder: Path, rec: ModelRecord, prec: str, target: Path, blob: byte
 
     try:
         info = q.analyse(target)
-        out = q.predict(target, arrays["x"].astype(rec.input_dtype))
+        out = q.predict(target, arrays["x"].astype(rec.input_dtype), output=rec.output_ref)
     except Exception as exc:  # noqa: BLE001 - a variant LiteRT cannot run is unavailable
         target.unlink(missing_ok=True)
         why = f"LiteRT cannot run it: {first_line(exc)}"

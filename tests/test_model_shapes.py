@@ -1,0 +1,90 @@
+"""The graph shapes researchers bring: several outputs (Keras and .tflite, whose converter
+reorders output tensors), with --output choosing the one A reads."""
+
+import numpy as np
+import pytest
+
+from workbench.cli import main
+from workbench.errors import InputError
+
+keras = pytest.importorskip("keras")
+
+
+@pytest.fixture(scope="module")
+def multi(tmp_path_factory):
+    """A Keras model with three outputs, named so that sorting by name or by the converter's
+    tensor order would pick the wrong one: 'cls' (4 class scores), 'zz_box' (4 values),
+    'aa_emb' (6 values); its data (labels for 'cls'); and the same model as a .tflite file."""
+    d = tmp_path_factory.mktemp("multi")
+    keras.utils.set_random_seed(0)
+    i = keras.Input((8,))
+    h = keras.layers.Dense(32, activation="relu")(i)
+    m = keras.Model(i, [keras.layers.Dense(4, activation="softmax", name="cls")(h),
+                        keras.layers.Dense(4, name="zz_box")(h),
+                        keras.layers.Dense(6, name="aa_emb")(h)])
+    rng = np.random.default_rng(0)
+    x = rng.random((64, 8)).astype("float32")
+    y = x[:, :4].argmax(axis=1)
+    m.compile("adam", ["sparse_categorical_crossentropy", "mse", "mse"])
+    m.fit(x, [y, x[:, :4], x[:, :6]], epochs=30, verbose=0)
+    m.save(d / "multi.keras")
+    np.savez(d / "data.npz", x=x, y=y)
+    np.savez(d / "box.npz", x=x, y=x[:, :4])
+    from workbench.host import quantise as q
+
+    with q.exported(d / "multi.keras") as (export_dir, _):
+        (d / "multi.tflite").write_bytes(q.convert(export_dir, "FP32", x[:8]))
+    return d, m, x, y
+
+
+def test_a_multi_output_keras_model_reads_the_output_it_is_told(multi, home, capsys):
+    d, m, x, y = multi
+    want = 100 * np.mean(np.argmax(m.predict(x, verbose=0)[0], axis=1) == y)
+    assert main(["models", "add", str(d / "multi.keras"), "--name", "mo", "--task", "t",
+                 "--data", str(d / "data.npz"), "--output", "cls", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "A reads output 0 'cls' of 3 (cls, zz_box, aa_emb)" in out
+    from workbench.host import registry
+
+    rec = registry.get("mo")
+    assert rec.output == 0 and [o.name for o in rec.outputs] == ["cls", "zz_box", "aa_emb"]
+    assert rec.variant("FP32").metric == pytest.approx(want)
+    assert rec.variant("FP32").note is None  # LiteRT's 'cls' matches Keras's 'cls'
+    # The regression head, by index, scored with MAE against its own targets.
+    registry.add(d / "multi.keras", name="box", task="b", data=d / "box.npz", output=1,
+                 metric="mae")
+    got = registry.get("box").variant("FP32").metric
+    assert got == pytest.approx(np.mean(np.abs(m.predict(x, verbose=0)[1] - x[:, :4])), rel=1e-4)
+
+
+def test_a_multi_output_tflite_file_maps_outputs_by_name(multi, home):
+    d, m, x, y = multi
+    from workbench.host import quantise as q
+    from workbench.runtime.interpreter import open_interpreter
+
+    it = open_interpreter(d / "multi.tflite")
+    sig = it.get_signature_runner().get_output_details()
+    # The converter put another tensor first: reading the first output would score 'zz_box'.
+    assert it.get_output_details()[0]["index"] != sig["output_0"]["index"]
+    from workbench.host import registry
+
+    # The signature key says which tensor is Keras's 'cls' (the converter reorders them).
+    rec = registry.add(d / "multi.tflite", name="mt", task="t", data=d / "data.npz",
+                       output="output_0")
+    want = 100 * np.mean(np.argmax(m.predict(x, verbose=0)[0], axis=1) == y)
+    assert rec.variant("FP32").metric == pytest.approx(want)
+    # Outputs go by the file's signature keys, in the source's order.
+    assert [o.name for o in rec.outputs] == ["output_0", "output_1", "output_2"]
+    pred = q.predict(d / "multi.tflite", x, output=rec.output_ref)
+    assert np.allclose(pred, m.predict(x, verbose=0)[0], atol=1e-5)
+
+
+def test_an_unknown_output_lists_them_in_one_line(multi, home):
+    d, *_ = multi
+    from workbench.host import registry
+
+    with pytest.raises(InputError) as e:
+        registry.add(d / "multi.keras", name="x", task="t", output="boxes")
+    msg = str(e.value)
+    assert "--output 'boxes' is none of the model's outputs" in msg and "1 'zz_box' (4)" in msg
+    assert "\n" not in msg
