@@ -90,7 +90,8 @@ def profile_models(args: argparse.Namespace) -> int:
     print(f"wrote {out}: {len(prof.configs)} configurations of {len(names)} model(s) "
           f"(source: {prof.source}, protocol {warmup} warm-up + {runs} runs)")
     _warn_noisy(prof)
-    print(f"next: workbench solve --profile {out} --slo \"max A; min L\"")
+    slo = "max A; min L" if any(c.A is not None for c in prof.configs) else "min L; min MF"
+    print(f"next: workbench solve --profile {out} --slo \"{slo}\"")
     return 0
 
 

@@ -277,6 +277,17 @@ def kind_of(path: Path) -> Kind:
                      ".tflite file", file=shown(path))
 
 
+def litert_reason(exc: BaseException, *, xnnpack: bool = True) -> str:
+    """Why LiteRT could not run a model, in one line: a custom op by name (LiteRT's own text
+    points at a web page and a node number), else LiteRT's first 300 characters."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    op = re.search(r"custom op:? ?'?([A-Za-z0-9_]+)", text, re.I)
+    if op:
+        how = "without XNNPACK" if not xnnpack else "(no kernel for it is registered)"
+        return f"the graph uses the custom op {op.group(1)}, which LiteRT here cannot run {how}"
+    return text[:300]
+
+
 def first_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text[:300]
@@ -414,7 +425,7 @@ def _inspect_tflite(path: Path, shape: tuple[int, ...] | None):
         it = open_interpreter(path)
         it.allocate_tensors()
     except Exception as exc:  # noqa: BLE001 - LiteRT raises ValueError/RuntimeError
-        raise InputError(f"LiteRT cannot read it as a .tflite model: {first_line(exc)}",
+        raise InputError(f"LiteRT cannot run it: {litert_reason(exc)}",
                          file=shown(path)) from None
     ins, outs = it.get_input_details(), it.get_output_details()
     _one_input(len(ins), path)

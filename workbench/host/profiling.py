@@ -171,15 +171,11 @@ def read_rapl_uj() -> int | None:
 
 def cannot_run(exc: BaseException, option: Option) -> str:
     """Why LiteRT could not run a model under an option, in one line."""
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    import re
+    from .intake import litert_reason
 
-    op = re.search(r"custom op:? ?'?([A-Za-z0-9_]+)", text, re.I)
-    if op:
-        how = "without XNNPACK" if not option.xnnpack else "with these options"
-        return (f"the graph uses the custom op {op.group(1)}, which LiteRT here cannot run "
-                f"{how}")
-    return f"LiteRT cannot run it with these options: {text[:300]}"
+    why = litert_reason(exc, xnnpack=option.xnnpack)
+    return why if why.startswith("the graph uses") else \
+        f"LiteRT cannot run it with these options: {why}"
 
 
 # --- the host profile -------------------------------------------------------------------------

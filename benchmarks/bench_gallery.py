@@ -1,0 +1,83 @@
+"""The gallery of real models shipped in installed wheels (workbench.host.gallery), each through
+``models add`` and ``profile`` on this machine: what was refused and why, what could not run
+under which option, and how long adding (reading, checking, measuring A) and profiling took.
+
+Writes reports/bench/gallery.json. Profiling uses CPU[0] and CPU[0,1] at 1 thread, XNNPACK on and
+off, 2 warm-up + 20 timed runs per configuration (the quick protocol). Each model is tried
+``--rounds`` times (default 3) in a fresh workspace, rounds interleaved over the models; times
+are medians with quartiles. `python benchmarks/bench_gallery.py` takes about two minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def stats(xs: list[float]) -> dict | None:
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return None
+    q1, med, q3 = np.percentile(xs, [25, 50, 75])
+    return {"median": round(float(med), 3), "q1": round(float(q1), 3), "q3": round(float(q3), 3),
+            "n": len(xs)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--out", default=str(ROOT / "reports" / "bench" / "gallery.json"))
+    a = ap.parse_args(argv)
+    home = tempfile.mkdtemp(prefix="workbench-gallery-")
+    os.environ["WORKBENCH_HOME"] = home  # the user's registry is never touched
+    from workbench.fileio import atomic_write_text
+    from workbench.host import gallery, profiling
+    from workbench.procfs import cpu_model
+
+    models = gallery.mediapipe_graphs()
+    if not models:
+        print(f"no gallery models: install {gallery.MEDIAPIPE} (make setup)", file=sys.stderr)
+        return 2
+    options = profiling.host_options((1,), processor_ids=["CPU[0]", "CPU[0,1]"])
+    runs: dict[str, list] = {m.name: [] for m in models}
+    for r in range(a.rounds):
+        for m in models:
+            out = gallery.try_model(m, profile_dir=Path(home) / f"round{r}", options=options,
+                                    warmup=2, runs=20)
+            runs[m.name].append(out)
+            print(f"round {r + 1}/{a.rounds} {m.name}: "
+                  + (f"{out.n_configs} configs, {sum(out.failed.values())} failed" if out.added
+                     else f"refused: {out.reason}"), flush=True)
+    rows = []
+    for m in models:
+        outs = runs[m.name]
+        last = outs[-1]
+        rows.append({"model": m.name, "file": last.file, "wheel": last.wheel,
+                     "added": last.added, "refused": last.reason,
+                     "input": last.input, "outputs": last.outputs, "scheme": last.scheme,
+                     "configs_measured": last.n_configs, "configs_failed": last.failed,
+                     "add_s": stats([o.add_s for o in outs]),
+                     "profile_s": stats([o.profile_s for o in outs]),
+                     "best_L_ms": stats([o.best_L_ms for o in outs]),
+                     "best_config": last.best_config, "MF_mb": last.MF_mb})
+    doc = {"what": "real models from installed wheels through models add and profile",
+           "source": "measured", "cpu": cpu_model(), "rounds": a.rounds,
+           "protocol": "2 warm-up + 20 timed runs per configuration; CPU[0] and CPU[0,1], 1 "
+                       "thread, XNNPACK on and off",
+           "times": "wall seconds on this machine, median and quartiles over rounds",
+           "added": sum(r["added"] for r in rows), "tried": len(rows), "models": rows}
+    atomic_write_text(a.out, json.dumps(doc, indent=1) + "\n")
+    print(f"wrote {a.out}: {doc['added']} of {doc['tried']} models added and profiled")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
