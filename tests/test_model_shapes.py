@@ -88,3 +88,73 @@ def test_an_unknown_output_lists_them_in_one_line(multi, home):
     msg = str(e.value)
     assert "--output 'boxes' is none of the model's outputs" in msg and "1 'zz_box' (4)" in msg
     assert "\n" not in msg
+
+
+@pytest.fixture(scope="module")
+def rnn(tmp_path_factory):
+    """An Embedding + LSTM text classifier and an Embedding + bidirectional GRU, as users save
+    them (unroll=False), with integer token data."""
+    d = tmp_path_factory.mktemp("rnn")
+    keras.utils.set_random_seed(0)
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 50, (120, 12)).astype("int32")
+    y = x[:, 0] % 3
+    for name, rec in (("lstm", keras.layers.LSTM(8)),
+                      ("bigru", keras.layers.Bidirectional(keras.layers.GRU(8)))):
+        m = keras.Sequential([keras.Input((12,), dtype="int32"), keras.layers.Embedding(50, 8),
+                              rec, keras.layers.Dense(3, activation="softmax")])
+        m.compile("adam", "sparse_categorical_crossentropy")
+        m.fit(x, y, epochs=2, verbose=0)
+        m.save(d / f"{name}.keras")
+    np.savez(d / "data.npz", x=x, y=y)
+    return d
+
+
+@pytest.mark.parametrize("name", ["lstm", "bigru"])
+def test_recurrent_models_convert_to_all_five_schemes(rnn, home, name):
+    from workbench.host import registry
+
+    rec = registry.add(rnn / f"{name}.keras", name=name, task="txt", data=rnn / "data.npz")
+    assert rec.notes and "unrolled over the fixed sequence length" in rec.notes[0]
+    assert rec.variant("FP32").note is None  # the unrolled model computes what Keras does
+    rec = registry.quantise(name, progress=False)
+    assert rec.available == ["FP32", "FP16", "DR8", "FX8", "FFX8"], \
+        [(v.precision, v.reason) for v in rec.variants]
+    assert all(v.metric_n == 120 for v in rec.variants)
+
+
+def test_a_crash_in_the_converter_costs_only_its_scheme(rnn, home, tmp_path, monkeypatch):
+    """FX8 calibration kills the process (as it did for a WHILE-loop graph here): FX8 is
+    recorded unavailable with the signal, every other scheme is converted and measured."""
+    from workbench.host import registry
+
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(
+        "import os\n"
+        "import workbench.host.quantise as q\n"
+        "_convert = q.convert\n"
+        "def convert(model, precision, representative):\n"
+        "    if precision == 'FX8':\n"
+        "        os.kill(os.getpid(), 11)\n"
+        "    return _convert(model, precision, representative)\n"
+        "q.convert = convert\n")
+    registry.add(rnn / "lstm.keras", name="crashy", task="txt", data=rnn / "data.npz")
+    monkeypatch.setenv("PYTHONPATH", str(hook))
+    rec = registry.quantise("crashy", progress=False)
+    assert rec.available == ["FP32", "FP16", "DR8", "FFX8"]
+    fx8 = rec.variant("FX8")
+    assert not fx8.available and "crashed the process (signal SIGSEGV)" in fx8.reason
+    assert not (registry.model_dir("crashy") / registry.CONVERTING).exists()
+
+
+def test_converter_errors_are_one_readable_line():
+    from workbench.host.quantise import converter_reason
+
+    raw = ('<unknown>:0: error: loc(callsite(fused["TensorListReserve:", "seq/lstm/TensorArrayV2"'
+           '] at fused["StatefulPartitionedCall:", "x"])): \'tf.TensorListReserve\' op requires '
+           'element_shape to be static during TF Lite transformation pass')
+    assert "loc(" not in converter_reason(raw) and "unrolled" in converter_reason(raw)
+    other = ('<unknown>:0: error: loc(fused["Foo:", "y"]): \'tf.Foo\' op is neither a custom op '
+             'nor a flex op <unknown>:0: note: loc(fused["y"]): see current operation: %0 = x')
+    assert converter_reason(other) == "'tf.Foo' op is neither a custom op nor a flex op"

@@ -195,18 +195,18 @@ def test_a_second_add_of_a_name_being_added_fails_and_the_first_wins(files, home
 def test_two_quantise_runs_at_once_keep_both_schemes(files, home, monkeypatch):
     """FP16 and DR8 of one model at once: the second run waits for the first and reads the
     record it wrote, instead of overwriting it with what it read before."""
-    from workbench.host import quantise, registry
+    from workbench.host import registry
 
     registry.add(files / "small.keras", name="k", task="t")
-    real, started, go = quantise.convert, threading.Event(), threading.Event()
+    real, started, go = registry._quantise_isolated, threading.Event(), threading.Event()
 
-    def convert(source, precision, *args, **kwargs):
-        if precision == "FP16":  # the first run holds here until the second has had its go
+    def convert(folder, rec, schemes, **kwargs):
+        if "FP16" in schemes:  # the first run, holding the lock, waits for the second's go
             started.set()
             go.wait(120)
-        return real(source, precision, *args, **kwargs)
+        return real(folder, rec, schemes, **kwargs)
 
-    monkeypatch.setattr(quantise, "convert", convert)
+    monkeypatch.setattr(registry, "_quantise_isolated", convert)
     errors = []
 
     def run(schemes):

@@ -49,6 +49,8 @@ def add(args: argparse.Namespace) -> int:
     print(f"added {_p(rec.name)} ({rec.kind}, input {shape} {rec.input_dtype}, output {out}) "
           f"to task {_p(rec.task)}; A = {rec.metric} on "
           f"{_p(rec.evaluation.split(';')[0])}")
+    for note in rec.notes:
+        print(f"  note: {_p(note)}")
     if rec.outputs:
         o = rec.outputs[rec.output]
         print(f"  A reads output {rec.output} {_p(o.name)!r} of {len(rec.outputs)} "

@@ -382,13 +382,53 @@ def _inspect_keras(path: Path, shape: tuple[int, ...] | None):
     if tuple(dims) != fixed:
         inp = keras.Input(fixed, dtype=dtype)
         model = keras.Model(inp, model(inp), name=model.name)
+    model, notes = _unrolled(model, keras, path)
     names = list(getattr(model, "output_names", None) or [])
     if len(names) != len(model.outputs):
         names = [getattr(o, "name", f"output_{k}") for k, o in enumerate(model.outputs)]
     # model.export() names the serving signature's outputs output_0, output_1, ... in order.
     outs = [Output(str(n), f"output_{k}", tuple(_dims(o.shape)))
             for k, (n, o) in enumerate(zip(names, model.outputs))]
-    return model, fixed, dtype, outs
+    return model, fixed, dtype, outs, notes
+
+
+def _unrolled(model, keras, path: Path):
+    """The model with its recurrent layers (LSTM, GRU, SimpleRNN, also inside Bidirectional)
+    rebuilt with ``unroll=True``: at the fixed sequence length the loop becomes plain ops, which
+    the TFLite converter turns into builtin ops for all five schemes. A recurrent layer kept as
+    a loop converts to TensorList ops whose shapes are dynamic, which it refuses (or, for the
+    int8 schemes, whose calibration crashed the process here). The weights are copied; the
+    rebuilt model computes the same function (models add checks LiteRT's FP32 against Keras)."""
+    RNN, Bi = keras.layers.RNN, keras.layers.Bidirectional
+    rolled = [layer.name for layer in model._flatten_layers(include_self=False)
+              if (isinstance(layer, RNN) and not layer.unroll)
+              or (isinstance(layer, Bi) and not layer.forward_layer.unroll)]
+    if not rolled:
+        return model, []
+
+    def clone(layer):
+        cfg = layer.get_config()
+        if isinstance(layer, RNN):
+            cfg["unroll"] = True
+        elif isinstance(layer, Bi):
+            for key in ("layer", "backward_layer"):
+                if cfg.get(key):
+                    cfg[key]["config"]["unroll"] = True
+        return layer.__class__.from_config(cfg)
+
+    try:
+        new = keras.models.clone_model(model, clone_function=clone)
+        new.set_weights(model.get_weights())
+    except Exception as exc:  # noqa: BLE001 - a model clone_model cannot rebuild stays rolled
+        return model, [f"recurrent layers ({', '.join(rolled)}) could not be unrolled "
+                       f"({first_line(exc)[:120]}); the converter may refuse them"]
+    left = [layer.name for layer in new._flatten_layers(include_self=False)
+            if isinstance(layer, RNN) and not layer.unroll]
+    note = (f"recurrent layers {', '.join(rolled)} unrolled over the fixed sequence length "
+            f"(unroll=True) so that they convert with builtin ops")
+    if left:  # inside a nested model clone_model does not reach
+        note += f"; {', '.join(left)} inside a nested model stayed a loop"
+    return new, [note]
 
 
 def _inspect_savedmodel(path: Path, shape: tuple[int, ...] | None):
@@ -415,7 +455,7 @@ def _inspect_savedmodel(path: Path, shape: tuple[int, ...] | None):
     fixed = _fixed(dims, shape, path)
     outs = [Output(str(k), str(k), tuple(_dims(t.shape)))
             for k, t in sorted(sig.structured_outputs.items())]
-    return None, fixed, ins[0].dtype.name, outs
+    return None, fixed, ins[0].dtype.name, outs, []
 
 
 def _inspect_tflite(path: Path, shape: tuple[int, ...] | None):
@@ -443,9 +483,9 @@ def _inspect_tflite(path: Path, shape: tuple[int, ...] | None):
         if len(det) == len(outs):
             return None, tuple(dims), str(dtype), [
                 Output(str(k), str(k), tuple(int(d) for d in o["shape"][1:]))
-                for k, o in det.items()]
+                for k, o in det.items()], []
     return None, tuple(dims), str(dtype), [
-        Output(str(o["name"]), None, tuple(int(d) for d in o["shape"][1:])) for o in outs]
+        Output(str(o["name"]), None, tuple(int(d) for d in o["shape"][1:])) for o in outs], []
 
 
 def load_npz(path: Path) -> dict[str, np.ndarray]:
@@ -548,8 +588,8 @@ def check_data(path: Path, arrays: dict[str, np.ndarray], *, input_shape: tuple[
 
 
 def inspect_model(path: Path, kind: Kind, shape: tuple[int, ...] | None):
-    """(the Keras model or None, the fixed input shape, input dtype, its outputs) of a model
-    file; ``shape`` fixes free input dimensions."""
+    """(the Keras model or None, the fixed input shape, input dtype, its outputs, notes on what
+    was changed to convert it) of a model file; ``shape`` fixes free input dimensions."""
     check_model_file(path, kind)
     return {"keras": _inspect_keras, "savedmodel": _inspect_savedmodel,
             "tflite": _inspect_tflite}[kind](path, shape)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -68,6 +69,41 @@ class ConversionError(RuntimeError):
     """The converter refused a variant; the message is its reason."""
 
 
+def _strip_locations(text: str) -> str:
+    """The converter's text without its MLIR source locations (``loc(callsite(fused[...]))``:
+    hundreds of characters of graph paths that say nothing to a user)."""
+    out, i = [], 0
+    while True:
+        j = text.find("loc(", i)
+        if j < 0:
+            out.append(text[i:])
+            return "".join(out)
+        out.append(text[i:j])
+        depth, k = 0, j + 3
+        while k < len(text):
+            depth += {"(": 1, ")": -1}.get(text[k], 0)
+            k += 1
+            if depth == 0:
+                break
+        i = k
+        if text[i:i + 2] == ": ":
+            i += 2
+
+
+def converter_reason(message: str) -> str:
+    """The TFLite converter's error in one readable line: a recurrent layer's loop (TensorList
+    ops) says how to convert it; anything else keeps the converter's words, locations dropped."""
+    text = " ".join(message.split())
+    if "TensorList" in text:
+        return ("a recurrent layer (LSTM, GRU, RNN) kept as a loop with a dynamic shape "
+                "(tf.TensorList ops) does not convert: give the model a fixed sequence length "
+                "(--input-shape) so that its recurrent layers are unrolled")
+    text = _strip_locations(text).replace("<unknown>:0: ", "")
+    text = re.sub(r"\s*(note: )?see current operation:.*", "", text)
+    text = re.sub(r"^error: ", "", text.strip())
+    return text.strip()[:400]
+
+
 def convert(model, precision: str, representative: np.ndarray) -> bytes:
     """Convert a Keras model (or the path of its exported SavedModel, which saves re-tracing it
     for every precision) to a .tflite flatbuffer with one of the five schemes."""
@@ -97,8 +133,7 @@ def convert(model, precision: str, representative: np.ndarray) -> bytes:
         with _quiet():
             return conv.convert()
     except Exception as exc:  # noqa: BLE001 - the converter raises many kinds; keep its words
-        msg = " ".join(str(exc).split())
-        raise ConversionError(msg[:400] or type(exc).__name__) from None
+        raise ConversionError(converter_reason(str(exc)) or type(exc).__name__) from None
 
 
 # --- reading a .tflite graph ------------------------------------------------------------------

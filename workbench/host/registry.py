@@ -142,6 +142,8 @@ class ModelRecord(_Strict):
     outputs: list[OutputRecord] = Field(default_factory=list, description="every output, when "
                                         "the model has more than one")
     output: int = Field(default=0, ge=0, description="the output A reads (index into outputs)")
+    notes: list[str] = Field(default_factory=list, description="what was changed to convert "
+                             "it (e.g. recurrent layers unrolled)")
     metric: MetricName
     data: DataRecord | None = None
     cited: dict[str, float] = Field(default_factory=dict, description="A per scheme from a "
@@ -451,7 +453,7 @@ def add(path: str | os.PathLike, *, name: str, task: str, data: str | os.PathLik
         raise _taken(name, folder)
     kind = kind_of(src)
     shape = parse_shape(input_shape)
-    model, fixed, dtype, outs = inspect_model(src, kind, shape)
+    model, fixed, dtype, outs, notes = inspect_model(src, kind, shape)
     k = choose_output(outs, output, src)
     if any(d is None for d in outs[k].shape):
         raise InputError(f"the model's output {outs[k].name!r} has free dimensions "
@@ -478,7 +480,8 @@ def add(path: str | os.PathLike, *, name: str, task: str, data: str | os.PathLik
         return _build(folder, src, kind, model, name=name, task=task, data_path=data_path,
                       arrays=arrays, metric=metric, fixed=fixed, dtype=dtype,
                       out_shape=out_shape, arch=arch, cited=cited, citation=citation,
-                      progress=progress, outputs=outputs, output=k if outputs else 0)
+                      progress=progress, outputs=outputs, output=k if outputs else 0,
+                      notes=notes)
 
 
 def _taken(name: str, folder: Path) -> InputError:
@@ -490,7 +493,8 @@ def _build(folder: Path, src: Path, kind: Kind, model, *, name: str, task: str,
            data_path: Path | None, arrays: dict[str, np.ndarray] | None, metric: str,
            fixed: tuple[int, ...], dtype: str, out_shape: list[int], arch: str | None,
            cited: dict[str, float] | None, citation: str | None, progress: bool,
-           outputs: list[OutputRecord] | None = None, output: int = 0) -> ModelRecord:
+           outputs: list[OutputRecord] | None = None, output: int = 0,
+           notes: list[str] | None = None) -> ModelRecord:
     """With the lock held: the new entry built in a staging folder beside ``folder``, then
     renamed into place (swapped with the old one for --force)."""
     tmp = _staging(folder)
@@ -517,7 +521,7 @@ def _build(folder: Path, src: Path, kind: Kind, model, *, name: str, task: str,
                           kind=kind, file=SOURCE[kind], sha256=_sha256(target), source=str(src),
                           added=date.today().isoformat(), input_shape=list(fixed),
                           input_dtype=dtype, output_shape=out_shape, metric=metric,  # type: ignore[arg-type]
-                          outputs=outputs or [], output=output,
+                          outputs=outputs or [], output=output, notes=list(notes or []),
                           data=data_rec, cited=dict(cited or {}), citation=citation)
         _write(rec, tmp)
         rec = _quantise_in(tmp, rec, ("FP32",) if kind != "tflite" else (), progress=progress,
@@ -603,22 +607,73 @@ def quantise(name: str, schemes: Iterable[str] = PRECISIONS, *, force: bool = Fa
     with _locked(name, wait=True, note=progress):
         _recover(name)
         rec = get(name)  # read with the lock held: a run that finished meanwhile is kept
-        return _quantise_in(model_dir(name), rec, schemes, progress=progress, force=force,
-                            strict=False)
+        if rec.kind == "tflite":
+            return _quantise_in(model_dir(name), rec, schemes, progress=progress, force=force,
+                                strict=False)
+        return _quantise_isolated(model_dir(name), rec, schemes, progress=progress, force=force)
+
+
+#: Names the scheme a conversion process is converting (see :func:`_quantise_isolated`).
+CONVERTING = ".converting"
+
+
+def _todo(folder: Path, rec: ModelRecord, schemes: tuple[str, ...], force: bool) -> list[str]:
+    """The schemes a quantise call converts, FP32 first (agreement compares every scheme with
+    it, so it is converted when its outputs are missing)."""
+    ref_path = folder / "fp32-outputs.npy"
+    todo = [s for s in PRECISIONS if s in schemes or (s == "FP32" and rec.metric in RELATIVE
+                                                        and schemes and not ref_path.is_file())]
+    return [s for s in todo if force or rec.variant(s) is None]
+
+
+def _quantise_isolated(folder: Path, rec: ModelRecord, schemes: tuple[str, ...], *,
+                       progress: bool, force: bool) -> ModelRecord:
+    """Convert in a child process (``python -m workbench.host._convert``), so that a converter
+    or LiteRT crash (calibrating some graphs' int8 schemes has crashed the process here) costs
+    only the scheme it hit: that scheme is recorded unavailable with the signal, and the
+    remaining ones are converted in a new process. The child writes the record after every
+    scheme, as an in-process run does, so nothing converted is lost."""
+    import signal
+    import subprocess
+
+    todo = _todo(folder, rec, schemes, force)
+    marker = folder / CONVERTING
+    while todo:
+        cmd = [sys.executable, "-m", "workbench.host._convert", str(folder), ",".join(todo)]
+        if progress:
+            cmd.append("--progress")
+        marker.unlink(missing_ok=True)
+        r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=None if progress else
+                           subprocess.PIPE, text=True)
+        rec = ModelRecord.model_validate_json((folder / RECORD).read_text())
+        crashed = marker.read_text().strip() if marker.is_file() else None
+        marker.unlink(missing_ok=True)
+        if r.returncode == 0:
+            break
+        if crashed not in todo:
+            tail = (r.stderr or "").strip().splitlines()
+            raise InputError("the conversion process failed: " + (tail[-1][:300] if tail else
+                             f"exit status {r.returncode}"), file=rec.source)
+        try:
+            how = f"signal {signal.Signals(-r.returncode).name}" if r.returncode < 0 else \
+                f"exit status {r.returncode}"
+        except ValueError:
+            how = f"signal {-r.returncode}"
+        _set(rec, _unavailable(crashed, f"the converter or LiteRT crashed the process ({how}) "
+                                        f"while converting and measuring {crashed}"))
+        _write(rec, folder)
+        todo = todo[todo.index(crashed) + 1:]
+    return rec
 
 
 def _quantise_in(folder: Path, rec: ModelRecord, schemes: tuple[str, ...], *, progress: bool,
-                 force: bool, strict: bool) -> ModelRecord:
+                 force: bool, strict: bool, marker: bool = False) -> ModelRecord:
     from . import quantise as q
 
     arrays = _arrays(folder, rec)
-    ref_path = folder / "fp32-outputs.npy"
     if rec.kind == "tflite":
         return _register_tflite(folder, rec, schemes, arrays)
-    # FP32 first: agreement compares every scheme with it.
-    todo = [s for s in PRECISIONS if s in schemes or (s == "FP32" and rec.metric in RELATIVE
-                                                        and schemes and not ref_path.is_file())]
-    todo = [s for s in todo if force or rec.variant(s) is None]
+    todo = _todo(folder, rec, schemes, force)
     if not todo:
         return rec
     calib = arrays.get("x_calib", arrays["x"][:CALIBRATION_SAMPLES])
@@ -637,6 +692,8 @@ def _quantise_in(folder: Path, rec: ModelRecord, schemes: tuple[str, ...], *, pr
             if bar is not None:
                 bar.set_postfix_str(prec)
             t0 = time.perf_counter()
+            if marker:
+                atomic_write_text(folder / CONVERTING, prec)
             try:
                 blob = q.convert(source, prec, calib.astype(rec.input_dtype))
             except q.ConversionError as exc:
@@ -645,6 +702,7 @@ def _quantise_in(folder: Path, rec: ModelRecord, schemes: tuple[str, ...], *, pr
                                      file=rec.source) from None
                 _set(rec, _unavailable(prec, str(exc)))
                 _write(rec, folder)
+                (folder / CONVERTING).unlink(missing_ok=True)
                 if bar is not None:
                     bar.update()
                 continue
@@ -652,6 +710,7 @@ def _quantise_in(folder: Path, rec: ModelRecord, schemes: tuple[str, ...], *, pr
             seconds = time.perf_counter() - t0
             _set(rec, _measure(folder, rec, prec, target, blob, arrays, seconds, strict))
             _write(rec, folder)
+            (folder / CONVERTING).unlink(missing_ok=True)
             if bar is not None:
                 bar.update()
     return rec
