@@ -158,3 +158,48 @@ def test_converter_errors_are_one_readable_line():
     other = ('<unknown>:0: error: loc(fused["Foo:", "y"]): \'tf.Foo\' op is neither a custom op '
              'nor a flex op <unknown>:0: note: loc(fused["y"]): see current operation: %0 = x')
     assert converter_reason(other) == "'tf.Foo' op is neither a custom op nor a flex op"
+
+
+CUSTOM = '''
+import keras
+
+
+class HalfScale(keras.layers.Layer):
+    """A custom layer, not registered with Keras: only --custom-objects makes it loadable."""
+
+    def call(self, x):
+        return x * 0.5
+'''
+
+
+def test_a_custom_layer_model_needs_its_file_and_keeps_it(home, tmp_path):
+    import importlib.util
+
+    from workbench.host import registry
+
+    src = tmp_path / "layers.py"
+    src.write_text(CUSTOM)
+    spec = importlib.util.spec_from_file_location("user_layers_for_test", src)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    keras.utils.set_random_seed(0)
+    m = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16), mod.HalfScale(),
+                          keras.layers.Dense(3, activation="softmax")])
+    m.save(tmp_path / "custom.keras")
+    with pytest.raises(InputError) as e:
+        registry.add(tmp_path / "custom.keras", name="cu", task="t")
+    assert str(e.value).endswith("Could not locate class 'HalfScale': give the Python file that "
+                                 "defines it with --custom-objects FILE.py")
+    assert "\n" not in str(e.value) and len(str(e.value)) < 300
+    rec = registry.add(tmp_path / "custom.keras", name="cu", task="t", custom_objects=src)
+    assert rec.custom_objects == "custom_objects.py"
+    kept = registry.model_dir("cu") / "custom_objects.py"
+    assert kept.read_text() == CUSTOM
+    src.unlink()  # quantise loads the copy kept with the model, in its own process
+    rec = registry.quantise("cu", progress=False)
+    assert rec.available == ["FP32", "FP16", "DR8", "FX8", "FFX8"]
+    bad = tmp_path / "broken.py"
+    bad.write_text("raise ValueError('nope')\n")
+    with pytest.raises(InputError) as e:
+        registry.add(tmp_path / "custom.keras", name="cu2", task="t", custom_objects=bad)
+    assert "importing it failed: ValueError: nope" in str(e.value)

@@ -43,7 +43,8 @@ def add(args: argparse.Namespace) -> int:
 
     rec = registry.add(args.file, name=args.name, task=args.task, data=args.data,
                        metric=args.metric, input_shape=args.input_shape, arch=args.arch,
-                       overwrite=args.force, progress=not args.quiet, output=args.output)
+                       overwrite=args.force, progress=not args.quiet, output=args.output,
+                       custom_objects=args.custom_objects)
     shape = "x".join(map(str, rec.input_shape))
     out = "x".join(map(str, rec.output_shape)) or "scalar"
     print(f"added {_p(rec.name)} ({rec.kind}, input {shape} {rec.input_dtype}, output {out}) "
@@ -190,6 +191,9 @@ def add_parser(sub) -> None:
                    help="for a model with several outputs: the one A reads, by index or name (a "
                    "Keras output's name, a SavedModel signature key, a .tflite tensor name; "
                    "default: the first); every output is kept when profiling and running")
+    p.add_argument("--custom-objects", default=None, metavar="FILE.py",
+                   help="a Python file defining the model's custom layers: imported before the "
+                   "model is loaded (in Keras's safe mode) and kept with the model")
     p.add_argument("--input-shape", default=None,
                    help="the input shape without the batch, e.g. 224,224,3 (needed when the "
                    "model leaves dimensions free)")

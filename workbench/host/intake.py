@@ -348,18 +348,69 @@ def choose_output(outputs: Sequence[Output], chosen: str | int | None, path: Pat
                      file=shown(path), where="output", value=chosen)
 
 
-def _inspect_keras(path: Path, shape: tuple[int, ...] | None):
-    """Load a .keras file: (a model with one fixed input, input shape, dtype, output shape)."""
+def custom_objects(path: Path) -> dict[str, object]:
+    """Import a user's Python file of custom layers (``--custom-objects FILE.py``) and return
+    the classes and functions it defines. Running it is the user's choice, as running their
+    model code would be; classes it registers with ``keras.saving.register_keras_serializable``
+    are found by Keras either way."""
+    import hashlib
+    import importlib.util
+    import sys
+
+    regular_file(path, "custom objects file")
+    if path.suffix != ".py":
+        raise InputError("a custom objects file is a Python file (.py) defining the model's "
+                         "custom layers", file=shown(path))
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+    name = f"workbench_custom_{digest}"
+    mod = sys.modules.get(name)
+    if mod is None:
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise InputError("cannot import it as a Python file", file=shown(path))
+        mod = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(mod)
+        except Exception as exc:  # noqa: BLE001 - the user's code may raise anything
+            raise InputError(f"importing it failed: {type(exc).__name__}: {first_line(exc)}",
+                             file=shown(path)) from None
+        sys.modules[name] = mod
+    return {k: v for k, v in vars(mod).items()
+            if callable(v) and getattr(v, "__module__", None) == name}
+
+
+def load_keras(path: Path, custom: Path | None = None):
+    """A .keras file loaded in Keras's safe mode (no arbitrary code from the file itself), with
+    the user's custom objects file imported first; a class Keras cannot find is named in one
+    line (Keras's own message carries the whole model config)."""
     from .quantise import _quiet
     from .tf import keras as _keras
 
     keras = _keras()
+    objects = custom_objects(custom) if custom is not None else None
     try:
         with _quiet():
-            model = keras.models.load_model(path, compile=False, safe_mode=True)
+            return keras.models.load_model(path, compile=False, safe_mode=True,
+                                           custom_objects=objects)
     except Exception as exc:  # noqa: BLE001 - Keras raises many kinds for a bad file
-        raise InputError(f"cannot read it as a Keras model: {first_line(exc)}", file=shown(path)) \
-            from None
+        text = " ".join(str(exc).split())
+        missing = re.search(r"Could not locate (class|function) '([^']+)'", text)
+        if missing:
+            hint = ("the file given with --custom-objects does not define it" if custom else
+                    "give the Python file that defines it with --custom-objects FILE.py")
+            raise InputError(f"cannot read it as a Keras model: Could not locate "
+                             f"{missing.group(1)} '{missing.group(2)}': {hint}",
+                             file=shown(path)) from None
+        raise InputError(f"cannot read it as a Keras model: {first_line(exc)}",
+                         file=shown(path)) from None
+
+
+def _inspect_keras(path: Path, shape: tuple[int, ...] | None, custom: Path | None = None):
+    """Load a .keras file: (a model with one fixed input, input shape, dtype, outputs, notes)."""
+    from .tf import keras as _keras
+
+    keras = _keras()
+    model = load_keras(path, custom)
     try:
         inputs, outputs = model.inputs, model.outputs
     except (AttributeError, ValueError):
@@ -587,9 +638,14 @@ def check_data(path: Path, arrays: dict[str, np.ndarray], *, input_shape: tuple[
     return metric
 
 
-def inspect_model(path: Path, kind: Kind, shape: tuple[int, ...] | None):
+def inspect_model(path: Path, kind: Kind, shape: tuple[int, ...] | None,
+                  custom: Path | None = None):
     """(the Keras model or None, the fixed input shape, input dtype, its outputs, notes on what
     was changed to convert it) of a model file; ``shape`` fixes free input dimensions."""
     check_model_file(path, kind)
-    return {"keras": _inspect_keras, "savedmodel": _inspect_savedmodel,
-            "tflite": _inspect_tflite}[kind](path, shape)
+    if custom is not None and kind != "keras":
+        raise InputError("--custom-objects is for .keras models (a SavedModel or .tflite file "
+                         "carries its own code)", file=shown(custom))
+    if kind == "keras":
+        return _inspect_keras(path, shape, custom)
+    return {"savedmodel": _inspect_savedmodel, "tflite": _inspect_tflite}[kind](path, shape)

@@ -293,15 +293,22 @@ def predict(path: str | os.PathLike, x: np.ndarray, *, batch: int = 64, threads:
 
 
 @contextlib.contextmanager
-def exported(model_path: str | os.PathLike) -> Iterator[tuple[str, float]]:
+def exported(model_path: str | os.PathLike, custom: str | os.PathLike | None = None
+             ) -> Iterator[tuple[str, float]]:
     """A .keras model exported once as a SavedModel in a temporary folder (traced once,
     converted to every scheme from it): yields (its folder, the export's seconds); removed
-    afterwards."""
+    afterwards. ``custom``: the model's custom objects file (imported first)."""
     t0 = time.perf_counter()
     export_dir = tempfile.mkdtemp(prefix="workbench-export-")
     try:
+        if custom is not None:
+            from .intake import load_keras
+
+            model = load_keras(Path(model_path), Path(custom))
+        else:
+            model = _keras().models.load_model(model_path, compile=False)
         with _quiet():
-            _keras().models.load_model(model_path, compile=False).export(export_dir)
+            model.export(export_dir)
         yield export_dir, time.perf_counter() - t0
     finally:
         shutil.rmtree(export_dir, ignore_errors=True)

@@ -76,6 +76,7 @@ NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 GENERATED_SAMPLES = 64
 CALIBRATION_SAMPLES = 100
 RECORD = "model.json"
+CUSTOM_OBJECTS = "custom_objects.py"
 SOURCE = {"keras": "source.keras", "savedmodel": "source.savedmodel", "tflite": "source.tflite"}
 
 
@@ -144,6 +145,8 @@ class ModelRecord(_Strict):
     output: int = Field(default=0, ge=0, description="the output A reads (index into outputs)")
     notes: list[str] = Field(default_factory=list, description="what was changed to convert "
                              "it (e.g. recurrent layers unrolled)")
+    custom_objects: str | None = Field(default=None, description="the copy of the Python file "
+                                       "defining its custom layers, imported before loading it")
     metric: MetricName
     data: DataRecord | None = None
     cited: dict[str, float] = Field(default_factory=dict, description="A per scheme from a "
@@ -419,7 +422,8 @@ def add(path: str | os.PathLike, *, name: str, task: str, data: str | os.PathLik
         metric: str | None = None, input_shape: str | Iterable[int] | None = None,
         arch: str | None = None, overwrite: bool = False, progress: bool = False,
         cited: dict[str, float] | None = None, citation: str | None = None,
-        output: str | int | None = None) -> ModelRecord:
+        output: str | int | None = None,
+        custom_objects: str | os.PathLike | None = None) -> ModelRecord:
     """Register a model (a ``.keras`` file, a SavedModel folder or a ``.tflite`` file).
 
     The model is read and checked, the data checked against it, both copied into the registry,
@@ -453,7 +457,8 @@ def add(path: str | os.PathLike, *, name: str, task: str, data: str | os.PathLik
         raise _taken(name, folder)
     kind = kind_of(src)
     shape = parse_shape(input_shape)
-    model, fixed, dtype, outs, notes = inspect_model(src, kind, shape)
+    custom = Path(custom_objects).expanduser() if custom_objects is not None else None
+    model, fixed, dtype, outs, notes = inspect_model(src, kind, shape, custom)
     k = choose_output(outs, output, src)
     if any(d is None for d in outs[k].shape):
         raise InputError(f"the model's output {outs[k].name!r} has free dimensions "
@@ -481,7 +486,7 @@ def add(path: str | os.PathLike, *, name: str, task: str, data: str | os.PathLik
                       arrays=arrays, metric=metric, fixed=fixed, dtype=dtype,
                       out_shape=out_shape, arch=arch, cited=cited, citation=citation,
                       progress=progress, outputs=outputs, output=k if outputs else 0,
-                      notes=notes)
+                      notes=notes, custom=custom)
 
 
 def _taken(name: str, folder: Path) -> InputError:
@@ -494,7 +499,7 @@ def _build(folder: Path, src: Path, kind: Kind, model, *, name: str, task: str,
            fixed: tuple[int, ...], dtype: str, out_shape: list[int], arch: str | None,
            cited: dict[str, float] | None, citation: str | None, progress: bool,
            outputs: list[OutputRecord] | None = None, output: int = 0,
-           notes: list[str] | None = None) -> ModelRecord:
+           notes: list[str] | None = None, custom: Path | None = None) -> ModelRecord:
     """With the lock held: the new entry built in a staging folder beside ``folder``, then
     renamed into place (swapped with the old one for --force)."""
     tmp = _staging(folder)
@@ -509,6 +514,8 @@ def _build(folder: Path, src: Path, kind: Kind, model, *, name: str, task: str,
             copy_tree(src, target)
         else:
             copy_file(src.resolve(), target)  # the path the user named may be a link
+        if custom is not None:  # kept with the model: quantise and profile load it again
+            copy_file(custom.resolve(), tmp / CUSTOM_OBJECTS)
         data_rec = None
         if arrays is not None and data_path is not None:
             copy_file(data_path.resolve(), tmp / "data.npz")
@@ -522,6 +529,7 @@ def _build(folder: Path, src: Path, kind: Kind, model, *, name: str, task: str,
                           added=date.today().isoformat(), input_shape=list(fixed),
                           input_dtype=dtype, output_shape=out_shape, metric=metric,  # type: ignore[arg-type]
                           outputs=outputs or [], output=output, notes=list(notes or []),
+                          custom_objects=CUSTOM_OBJECTS if custom is not None else None,
                           data=data_rec, cited=dict(cited or {}), citation=citation)
         _write(rec, tmp)
         rec = _quantise_in(tmp, rec, ("FP32",) if kind != "tflite" else (), progress=progress,
@@ -685,7 +693,8 @@ def _quantise_in(folder: Path, rec: ModelRecord, schemes: tuple[str, ...], *, pr
         if bar is not None:
             stack.callback(bar.close)
         if rec.kind == "keras":
-            source, _ = stack.enter_context(q.exported(folder / rec.file))
+            custom = folder / rec.custom_objects if rec.custom_objects else None
+            source, _ = stack.enter_context(q.exported(folder / rec.file, custom))
         else:
             source = str(folder / rec.file)
         for prec in todo:
