@@ -62,10 +62,24 @@ def show(args: argparse.Namespace) -> int:
     total = len(rows)
     rows = rows[: args.limit] if args.limit else rows
     print(f"\n{total} configurations" + (f" (first {len(rows)})" if len(rows) < total else ""))
-    cells = [[c.id, c.label(), fmt(c.A), fmt(c.L), fmt(c.L_std), fmt(c.L_max), fmt(c.TP),
+    def a_text(c) -> str:
+        if c.A is None or c.A_lo is None or c.A_hi is None:
+            return fmt(c.A)
+        return f"{fmt(c.A)} [{fmt(c.A_lo)}, {fmt(c.A_hi)}]"
+
+    cells = [[c.id, c.label(), a_text(c), fmt(c.L), fmt(c.L_std), fmt(c.L_max), fmt(c.TP),
               fmt(c.MF), fmt(c.E), fmt(c.S), c.source] for c in rows]
-    print(table(cells, ["id", "configuration", "A", "L ms", "std", "max", "TP/s", "MF MB",
+    print(table(cells, ["id", "configuration", "A [95%]", "L ms", "std", "max", "TP/s", "MF MB",
                         "E mJ", "S MB", "source"]))
+    if prof.failed:
+        print(f"\n{len(prof.failed)} configurations could not run:")
+        for f in prof.failed[: args.limit or len(prof.failed)]:
+            print(f"  {f.id}: {f.reason}")
+    from ..profiles.noise import noisy_warning
+
+    line = noisy_warning(rows)
+    if line:
+        print(line)
     return 0
 
 

@@ -36,4 +36,5 @@ def noisy_warning(configs: Iterable[Config], threshold: float = NOISY_CV) -> str
     shown = ", ".join(f"{printable(c.id)} (CV {c.L_cv:.2f})" for c in rows[:5])
     more = f" and {len(rows) - 5} more" if len(rows) > 5 else ""
     return (f"warning: {len(rows)} row{'s' * (len(rows) != 1)} measured with a latency CV above "
-            f"{threshold:g}, so their mean latency is uncertain (docs/metrics.md): {shown}{more}")
+            f"{threshold:g}, so {'their' if len(rows) != 1 else 'its'} mean latency is uncertain "
+            f"(docs/metrics.md): {shown}{more}")
