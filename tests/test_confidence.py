@@ -151,3 +151,23 @@ def test_slos_name_a_by_the_tasks_metric():
     assert "task 'depth-mae' measures A as 'MAE', not mIoU" in str(e.value)
     with pytest.raises(InputError):
         SLO.parse("max p99 mIoU")
+
+
+def test_a_noisy_row_cannot_pull_a_precise_better_one_into_a_tie():
+    # "slow" is 2.3x slower with a wide interval (CV 1.5) that covers "fast", and does less
+    # work: overlap alone would call them a tie and pick "slow" by W. A tie needs each value
+    # inside the other's interval, and "slow" is far outside "fast"'s.
+    prof = make_profile([_row("fast", 45.0, 2.19, 2e9, L_std=0.05),
+                         _row("slow", 45.0, 5.11, 1e9, L_std=7.8)])
+    res = rass(DiscreteProblem(prof, "max A; min L"))
+    assert res.d0.configs == ("fast",) and "ties with" not in (res.d0.tie or "")
+    assert res.d0.tie.endswith("within the 95% intervals on A; decided by L")
+
+
+def test_a_missed_lower_bound_says_short_by(tmp_path, capsys):
+    from workbench.cli import main
+    from workbench.profiles.store import save_profile
+
+    save_profile(make_profile([_row("a", 86.5, 10.0, 1e9)]), tmp_path / "p.json")
+    assert main(["solve", "--profile", str(tmp_path / "p.json"), "--slo", "A >= 90; min L"]) == 0
+    assert "breaks A >= 90 (short by 3.5)" in capsys.readouterr().out

@@ -125,6 +125,9 @@ def test_the_labels_pick_the_metric(tmp_path):
     (np.zeros((6, 4, 4), int), (8, 8, 2), "miou", "y shaped (N, H, W)"),
     (np.zeros((6, 2)), (3,), "mae", "needs 3 target value(s)"),
     (np.zeros((6, 2)), (3,), "accuracy", "one integer class index per sample"),
+    # Integer (N, H, W) labels of the wrong size: a segmentation mistake, not regression.
+    (np.zeros((6, 4, 4), int), (8, 8, 4), None, "miou needs one integer class index per output"),
+    (np.array([0, 1, 7, 9, 1, 8]), (2,), None, "3 of 6 are not (first 7, range 0..9)"),
 ])
 def test_labels_that_do_not_fit_the_metric_are_one_line(tmp_path, y, out_shape, metric, words):
     with pytest.raises(InputError) as e:

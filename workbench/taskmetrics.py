@@ -261,7 +261,8 @@ TABLE: tuple[TaskMetric, ...] = (
     TaskMetric("miou", "mIoU", True, "pixels", "bootstrap",
                "mean intersection over union in %: per class, the pixels predicted and labelled "
                "that class over the pixels either predicted or labelled it, summed over the data "
-               "set; averaged over the classes that occur (labels (N, H, W) of class indices; "
+               "set; averaged over the classes present in the labels or the predictions (labels "
+               "(N, H, W) of class indices; "
                "outputs (H, W, C) class scores or (H, W[, 1]) a probability of class 1)",
                _iou_parts, _miou, slo="mIoU"),
     TaskMetric("pixel_accuracy", "pixel accuracy", True, "pixels", "bootstrap",

@@ -21,7 +21,7 @@ def _gflops(flops: int | None) -> str:
 def a_cells(variants) -> list[str]:
     """Each variant's A with its 95% interval and sample count, printed with the digits that
     tell the variants apart (cosines of 0.9999987 and 0.9999996 are not both "1")."""
-    from ..taskmetrics import distinct_digits
+    from ..taskmetrics import MIN_BOOTSTRAP, distinct_digits
 
     d = distinct_digits([v.metric for v in variants if v.metric is not None], least=4)
     out = []
@@ -34,6 +34,8 @@ def a_cells(variants) -> list[str]:
             text += f" [{v.metric_lo:.{d}g}, {v.metric_hi:.{d}g}]"
         if v.metric_n:
             text += f" n={v.metric_n}"
+            if v.metric_lo is None and v.metric_n < MIN_BOOTSTRAP:
+                text += f" (no interval: under {MIN_BOOTSTRAP} samples)"
         out.append(text)
     return out
 

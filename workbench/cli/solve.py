@@ -109,7 +109,8 @@ def solve(args: argparse.Namespace) -> int:
     if not res.ok:
         print("INFEASIBLE: no combination meets every constraint.")
         for v in res.nearest:
-            broken = ", ".join(f"{k} (over by {x:.4g})" for k, x in v.broken.items())
+            broken = ", ".join(f"{k} ({'short' if ' >= ' in k else 'over'} by {x:.4g})"
+                               for k, x in v.broken.items())
             print(f"  nearest: {' + '.join(v.labels)}: breaks {broken}")
         return 0
     names = problem.objective_names

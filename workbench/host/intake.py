@@ -595,8 +595,11 @@ def check_data(path: Path, arrays: dict[str, np.ndarray], *, input_shape: tuple[
     per_pixel = (y.ndim == 3 and integral and len(output_shape) >= 2
                  and tuple(output_shape[:2]) == tuple(y.shape[1:])
                  and (len(output_shape) == 2 or len(output_shape) == 3))
+    # Integer labels shaped (N, H, W) for an image-shaped output are meant per pixel even when
+    # H, W do not fit (the miou check then says so), not regression targets.
+    looks_per_pixel = y.ndim == 3 and integral and len(output_shape) in (2, 3)
     if metric is None:
-        metric = ("miou" if per_pixel else
+        metric = ("miou" if per_pixel or looks_per_pixel else
                   "accuracy" if integral and y.reshape(len(y), -1).shape[1] == 1
                   and (n_out > 1 or set(np.unique(y)) <= {0, 1}) else "mae")
     kind = taskmetrics.get(metric).labels
@@ -613,9 +616,10 @@ def check_data(path: Path, arrays: dict[str, np.ndarray], *, input_shape: tuple[
         top = 1 if n_out == 1 else n_out - 1
         bad = labels[(labels < 0) | (labels > top)]
         if bad.size:
-            raise InputError(f"labels must be class indices 0..{top} for the model's {n_out} "
-                             f"output{'s' if n_out > 1 else ''}; found {int(bad[0])}", file=shown(path),
-                             where="y")
+            raise InputError(f"labels must be class indices 0..{top} for the output's {n_out} "
+                             f"value{'s' if n_out > 1 else ''}; {bad.size} of {len(labels)} are "
+                             f"not (first {int(bad[0])}, range {int(labels.min())}.."
+                             f"{int(labels.max())})", file=shown(path), where="y")
     elif kind == "pixels":
         if not per_pixel:
             raise InputError(f"{metric} needs one integer class index per output pixel, y shaped "
@@ -627,7 +631,8 @@ def check_data(path: Path, arrays: dict[str, np.ndarray], *, input_shape: tuple[
         bad = labels[(labels < 0) | (labels >= classes)]
         if bad.size:
             raise InputError(f"pixel labels must be class indices 0..{classes - 1} for the "
-                             f"model's {classes}-class output; found {int(bad[0])}",
+                             f"output's {classes} classes; {bad.size} pixels are not (first "
+                             f"{int(bad[0])}, range {int(labels.min())}..{int(labels.max())})",
                              file=shown(path), where="y")
     elif kind == "values":
         if y.reshape(len(y), -1).shape[1] != n_out:

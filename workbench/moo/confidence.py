@@ -14,8 +14,10 @@ Each objective value of a combination gets a half-width H (its 95% interval is F
 A row without ``A_lo``/``A_hi`` or ``L_std``/``L_n`` (modelled and imported profiles) has H = 0:
 its values are taken as exact, and nothing below changes how such a problem is solved.
 
-Two combinations **tie** on an objective when their intervals overlap (|F_x - F_y| <= H_x + H_y),
-and tie outright when they do so on every objective. The solvers use this in two places:
+Two combinations **tie** on an objective when each value lies inside the other's interval
+(|F_x - F_y| <= min(H_x, H_y)), and tie outright when they do so on every objective. Mere overlap
+(<= H_x + H_y) would let a noisy row's wide interval pull in a precise, clearly better one, and
+the tie-break would then reward the noise. The solvers use this in two places:
 
 * CARIn's optimality scales each objective by its spread over the feasible space; an objective
   whose spread is below its own noise would have its noise amplified into the ranking (two
@@ -41,13 +43,14 @@ def noise_floor(H: np.ndarray) -> np.ndarray:
 
 
 def tied(F: np.ndarray, H: np.ndarray, pos: int, rows: np.ndarray | None = None) -> np.ndarray:
-    """Which rows tie outright with row ``pos`` (their intervals overlap on every objective);
-    ``rows`` restricts the answer to those rows (a boolean mask). Row ``pos`` ties with itself."""
+    """Which rows tie outright with row ``pos`` (on every objective, each value inside the
+    other's interval); ``rows`` restricts the answer to those rows (a boolean mask). Row ``pos``
+    ties with itself."""
     diff = np.abs(F - F[pos])
-    ok = np.all(diff <= H + H[pos] + 1e-12 * np.maximum(np.abs(F), 1.0), axis=1)
+    ok = np.all(diff <= np.minimum(H, H[pos]) + 1e-12 * np.maximum(np.abs(F), 1.0), axis=1)
     return ok if rows is None else ok & rows
 
 
 def overlapping(F: np.ndarray, H: np.ndarray, a: int, b: int) -> np.ndarray:
-    """Per objective, whether rows ``a`` and ``b``'s intervals overlap."""
-    return np.abs(F[a] - F[b]) <= H[a] + H[b]
+    """Per objective, whether rows ``a`` and ``b`` tie (each inside the other's interval)."""
+    return np.abs(F[a] - F[b]) <= np.minimum(H[a], H[b])

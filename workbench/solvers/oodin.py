@@ -95,7 +95,7 @@ def _within_noise(problem: DiscreteProblem, scores: np.ndarray, pos: int) -> tup
             f"objective ({', '.join(problem.objective_names)})")
     label = lambda k: " + ".join(c.label() for c in problem.configs_of(int(fe.index[k])))  # noqa: E731
     if pick == pos:
-        return pos, f"{head}: kept {label(pos)}"
+        return pos, f"{head}: kept {label(pos)}, the best-scored of the lowest W and MF"
     k_pick, k_pos = list(group).index(pick), list(group).index(pos)
     by = "lower workload W" if W[k_pick] < W[k_pos] else "lower memory MF"
     return pick, f"{head}: chose {label(pick)} by {by} over the best-scored {label(pos)}"

@@ -151,8 +151,8 @@ def _within_noise(problem: DiscreteProblem, F: np.ndarray, H: np.ndarray, pos: i
         head = (f"ties with {n} other combination{'s' * (n != 1)} within the 95% intervals on "
                 f"every objective ({', '.join(names)})")
         if pick == pos:
-            exact = "lowest workload W" if not np.isnan(W[pos]) else "best rank"
-            return pos, f"{head}: kept {_label(problem, flat[pos])}, which has the {exact}"
+            return pos, (f"{head}: kept {_label(problem, flat[pos])}, "
+                         f"{_decider(W[group], MF[group], pos_k=int(order[0]))}")
         by = ("lower workload W" if W[pick] < W[pos] else "lower memory MF"
               if MF[pick] < MF[pos] else "rank")
         return pick, (f"{head}: chose {_label(problem, flat[pick])} by {by} over the "
@@ -169,6 +169,18 @@ def _within_noise(problem: DiscreteProblem, F: np.ndarray, H: np.ndarray, pos: i
     decided = [n for n, o in zip(names, overlap) if not o]
     return pos, (f"the runner-up {_label(problem, flat[runner])} is within the 95% intervals on "
                  f"{', '.join(same)}; decided by {', '.join(decided)}")
+
+
+def _decider(W: np.ndarray, MF: np.ndarray, pos_k: int) -> str:
+    """What kept the chosen one of a tie group (W, MF aligned with the group; ``pos_k`` its
+    position): its workload, its memory, or, both equal, its rank."""
+    W, MF = np.nan_to_num(W, nan=np.inf), np.nan_to_num(MF, nan=np.inf)
+    others = np.arange(len(W)) != pos_k
+    if np.all(W[pos_k] < W[others]):
+        return "which has the lowest workload W"
+    if np.all(W[pos_k] <= W[others]) and np.all(MF[pos_k] < MF[others & (W == W[pos_k])]):
+        return "which has the lowest memory MF of those with the lowest workload W"
+    return "the best-ranked (workload W and memory MF do not tell them apart)"
 
 
 def switching_policy(triggers: list[str], designs: dict, notes: dict[str, str] | None = None
