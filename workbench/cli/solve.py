@@ -36,8 +36,8 @@ def add_problem_arguments(p: argparse.ArgumentParser, *, tables: bool) -> None:
     p.add_argument("--slo", default=None, help='e.g. "max A; max TP; max L <= 41.67ms"')
     p.add_argument("--weights", default=None, help='objective weights, e.g. "A=2,TP=1"')
     p.add_argument("--point-estimates", action="store_true",
-                   help="rank on the values alone: designs whose 95%% intervals overlap are not "
-                   "treated as ties (docs/metrics.md)")
+                   help="rank on the values alone: designs inside each other's 95%% intervals are "
+                   "not treated as ties (docs/metrics.md)")
 
 
 def problem_from_args(args: argparse.Namespace):
@@ -118,9 +118,9 @@ def solve(args: argparse.Namespace) -> int:
             + [d.value_text(n, fmt) for n in names] for role, d in res.designs.items()]
     print(table(rows, ["role", "design", "optimality"] + names))
     if problem.noisy:
-        print("±: half-width of the value's 95% interval (docs/metrics.md); designs whose "
-              "intervals overlap on every objective are ties (--point-estimates ranks on the "
-              "values alone)")
+        print("±: half-width of the value's 95% interval (docs/metrics.md); designs inside "
+              "each other's intervals on every objective are ties (--point-estimates ranks on "
+              "the values alone)")
     for role, d in res.designs.items():
         if d.tie:
             print(f"{role}: {_p(d.tie)}")
