@@ -25,7 +25,7 @@ def test_every_mediapipe_graph_profiles_or_says_why_in_one_line(home, tmp_path):
         if o.added:
             assert o.n_configs >= 1 and o.best_L_ms > 0 and o.MF_mb > 0, name
     multi = [n for n, o in outcomes.items() if (o.outputs or 0) > 1]
-    assert len(multi) >= 9  # the graphs the workbench used to refuse for having several outputs
+    assert len(multi) == 10  # the graphs the workbench used to refuse for having several outputs
     seg = outcomes["mp-selfie-segmentation"]
     assert seg.n_configs == 1 and seg.failed == {
         "the graph uses the custom op Convolution2DTransposeBias, which LiteRT here cannot run "
