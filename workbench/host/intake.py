@@ -383,7 +383,7 @@ def load_keras(path: Path, custom: Path | None = None):
     """A .keras file loaded in Keras's safe mode (no arbitrary code from the file itself), with
     the user's custom objects file imported first; a class Keras cannot find is named in one
     line (Keras's own message carries the whole model config)."""
-    from .quantise import _quiet
+    from .tf import quiet as _quiet
     from .tf import keras as _keras
 
     keras = _keras()
@@ -483,7 +483,7 @@ def _unrolled(model, keras, path: Path):
 
 
 def _inspect_savedmodel(path: Path, shape: tuple[int, ...] | None):
-    from .quantise import _quiet
+    from .tf import quiet as _quiet
     from .tf import keras as _keras
 
     _keras()

@@ -3,8 +3,10 @@ quantisation and the memory-study graphs need the ``ml`` extra, nothing else doe
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+import warnings
 from types import ModuleType
 
 from ..nativelog import TF_IMPORT_NOISE, filtered_native_stderr
@@ -25,3 +27,27 @@ def keras() -> ModuleType:
         raise ImportError("the host pipeline needs TensorFlow: pip install 'workbench[ml]'"
                           ) from exc
     return k
+
+
+@contextlib.contextmanager
+def quiet():
+    """Silence the converter: it prints the SavedModel signature to stdout and logs from C++ to
+    file descriptor 2, which would bury a progress bar."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        with warnings.catch_warnings(), open(os.devnull, "w") as sink, \
+                contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, devnull):
+            os.close(fd)
