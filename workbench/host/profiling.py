@@ -346,10 +346,10 @@ class Partial:
             cur.get("_key") == key else 0
 
     def begin(self, cid: str, key: str, deaths: int) -> None:
+        """Name the row being measured, with how many runs already died on it."""
         from ..fileio import atomic_write_text
 
-        atomic_write_text(self._current, json.dumps({"id": cid, "_key": key,
-                                                     "deaths": max(deaths - 1, 0)}))
+        atomic_write_text(self._current, json.dumps({"id": cid, "_key": key, "deaths": deaths}))
 
     def end(self) -> None:
         self._current.unlink(missing_ok=True)
@@ -477,7 +477,7 @@ def profile_variants(variants: list[Variant], inputs: dict[str, TaskInputs], out
                          f"{partial.path.name} to try it again"}, key)
             partial.end()
             continue
-        partial.begin(cid, key, died + 1)
+        partial.begin(cid, key, died)
         mkey = (v.path, min(o.threads, len(o.cores)), o.xnnpack)
         try:
             e0 = read_rapl_uj() if rapl else None

@@ -51,6 +51,36 @@ def tied(F: np.ndarray, H: np.ndarray, pos: int, rows: np.ndarray | None = None)
     return ok if rows is None else ok & rows
 
 
+def break_tie(F: np.ndarray, H: np.ndarray, pos: int, *, W: np.ndarray, MF: np.ndarray,
+              names: list[str], label, eligible: np.ndarray | None = None,
+              best: str = "best-ranked") -> tuple[int, str | None]:
+    """A solver's pick at row ``pos`` reconsidered with the values' intervals: among the
+    (``eligible``) rows that tie with it outright, the one with the lowest workload W, then
+    memory MF, then the solver's own order (rows must be in it, best first); and a sentence
+    saying what decided (None when nothing tied). ``label(row)`` names a row for people."""
+    group = np.flatnonzero(tied(F, H, pos, eligible))
+    if len(group) < 2:
+        return pos, None
+    Wg, MFg = np.nan_to_num(W[group], nan=np.inf), np.nan_to_num(MF[group], nan=np.inf)
+    k = int(np.lexsort((group, MFg, Wg))[0])
+    pick = int(group[k])
+    n = len(group) - 1
+    head = (f"ties with {n} other combination{'s' * (n != 1)} within the 95% intervals on every "
+            f"objective ({', '.join(names)})")
+    if pick != pos:
+        by = ("lower workload W" if W[pick] < W[pos] else "lower memory MF"
+              if MF[pick] < MF[pos] else "rank")
+        return pick, f"{head}: chose {label(pick)} by {by} over the {best} {label(pos)}"
+    others = np.arange(len(group)) != k
+    if np.all(Wg[k] < Wg[others]):
+        why = "which has the lowest workload W"
+    elif np.all(Wg[k] <= Wg[others]) and np.all(MFg[k] < MFg[others & (Wg == Wg[k])]):
+        why = "which has the lowest memory MF of those with the lowest workload W"
+    else:
+        why = f"the {best} (workload W and memory MF do not tell them apart)"
+    return pos, f"{head}: kept {label(pos)}, {why}"
+
+
 def overlapping(F: np.ndarray, H: np.ndarray, a: int, b: int) -> np.ndarray:
     """Per objective, whether rows ``a`` and ``b`` tie (each inside the other's interval)."""
     return np.abs(F[a] - F[b]) <= np.minimum(H[a], H[b])

@@ -542,16 +542,20 @@ class DiscreteProblem(Problem):
         for): only then do the solvers treat overlapping designs as ties."""
         if self.point_estimates:
             return False
-        for t in self.objective_terms:
-            if t.task is None:
-                continue
-            for k in (range(len(self.tasks)) if t.task == -1 else [t.task]):
-                ts = self.tasks[k]
-                if t.metric == "A" and np.any(ts.A_half > 0):
-                    return True
-                if t.metric in ("L", "TP", "E") and t.stat == "avg" and np.any(ts.L_rel > 0):
-                    return True
-        return False
+        return any(np.any(h > 0) for t in self.objective_terms
+                   for _, h, _ in self._noise_sources(t))
+
+    def _noise_sources(self, t: Term):
+        """(task position, per-row half-widths, relative?) of what carries a term's noise: A's
+        half-width as it is, or L's relative one (TP and E follow L); nothing for the rest."""
+        if t.task is None:
+            return
+        for k in (range(len(self.tasks)) if t.task == -1 else [t.task]):
+            ts = self.tasks[k]
+            if t.metric == "A":
+                yield k, ts.A_half, False
+            elif t.metric in ("L", "TP", "E") and t.stat == "avg":
+                yield k, ts.L_rel, True
 
     def noise_flat(self, flat: np.ndarray) -> np.ndarray:
         """Half-widths H of the objective values of combinations (their 95% intervals are
@@ -564,15 +568,10 @@ class DiscreteProblem(Problem):
         cols = {t.column for t in self.objective_terms if t.task is not None}
         vals, _ = self._per_task(rows, flat, cols)
         for j, t in enumerate(self.objective_terms):
-            if t.task is None:
-                continue
             sq = np.zeros(len(flat))
-            for k in (range(len(self.tasks)) if t.task == -1 else [t.task]):
-                ts, r = self.tasks[k], rows[k]
-                if t.metric == "A":
-                    sq += ts.A_half[r] ** 2
-                elif t.metric in ("L", "TP", "E") and t.stat == "avg":
-                    sq += (vals[k][t.column] * ts.L_rel[r]) ** 2
+            for k, h, relative in self._noise_sources(t):
+                part = h[rows[k]] * vals[k][t.column] if relative else h[rows[k]]
+                sq += part ** 2
             H[:, j] = np.sqrt(sq)
         return H
 

@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from ..errors import InputError
-from ..moo.confidence import tied
+from ..moo.confidence import break_tie
 from ..moo.optimality import feasible_mask
 from ..moo.problem import DiscreteProblem
 from .result import Design, SolveResult, nearest_violations
@@ -80,25 +80,17 @@ def oodin(problem: DiscreteProblem, *, normalise: str = "model-space") -> SolveR
 
 
 def _within_noise(problem: DiscreteProblem, scores: np.ndarray, pos: int) -> tuple[int, str | None]:
-    """OODIn's pick reconsidered with the values' intervals (workbench.moo.confidence): among
-    the feasible rows that tie with it outright, the one with the lowest workload W, then memory
-    MF, then the higher score; and a sentence saying so (None when nothing tied)."""
+    """OODIn's pick reconsidered with the values' intervals
+    (:func:`workbench.moo.confidence.break_tie`), its score order standing for the rank."""
     fe = problem.feasible
-    group = np.flatnonzero(tied(fe.F, problem.feasible_noise, pos))
-    if len(group) < 2:
-        return pos, None
-    tot = problem.metrics(fe.index[group])
-    W, MF = np.nan_to_num(tot["W"], nan=np.inf), np.nan_to_num(tot["MF"], nan=np.inf)
-    pick = int(group[np.lexsort((-scores[group], MF, W))[0]])
-    n = len(group) - 1
-    head = (f"ties with {n} other combination{'s' * (n != 1)} within the 95% intervals on every "
-            f"objective ({', '.join(problem.objective_names)})")
-    label = lambda k: " + ".join(c.label() for c in problem.configs_of(int(fe.index[k])))  # noqa: E731
-    if pick == pos:
-        return pos, f"{head}: kept {label(pos)}, the best-scored of the lowest W and MF"
-    k_pick, k_pos = list(group).index(pick), list(group).index(pos)
-    by = "lower workload W" if W[k_pick] < W[k_pos] else "lower memory MF"
-    return pick, f"{head}: chose {label(pick)} by {by} over the best-scored {label(pos)}"
+    order = np.argsort(-scores, kind="stable")  # break_tie wants the rows best first
+    tot = problem.metrics(fe.index[order])
+    pick, tie = break_tie(fe.F[order], problem.feasible_noise[order],
+                          int(np.flatnonzero(order == pos)[0]), W=tot["W"], MF=tot["MF"],
+                          names=problem.objective_names, best="best-scored",
+                          label=lambda k: " + ".join(c.label() for c in
+                                                     problem.configs_of(int(fe.index[order[k]]))))
+    return int(order[pick]), tie
 
 
 def _per_task(problem: DiscreteProblem, t0: float, normalise: str) -> SolveResult:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..moo.confidence import overlapping, tied
+from ..moo.confidence import break_tie, overlapping
 from ..moo.problem import DiscreteProblem
 from .result import Design, PolicyRule, SolveResult, nearest_violations
 
@@ -138,25 +138,13 @@ def _within_noise(problem: DiscreteProblem, F: np.ndarray, H: np.ndarray, pos: i
                   eligible: np.ndarray, flat: np.ndarray, W: np.ndarray, MF: np.ndarray
                   ) -> tuple[int, str | None]:
     """The design at sorted position ``pos``, reconsidered with the values' intervals
-    (workbench.moo.confidence): among the eligible combinations that tie with it outright, the
-    one with the lowest workload W, then memory MF, then rank; and a sentence saying what
-    happened (None when nothing was within the noise)."""
+    (:func:`workbench.moo.confidence.break_tie`); when nothing tied outright, a sentence naming
+    the objectives on which the runner-up was within the noise, and those that decided."""
     names = problem.objective_names
-    group = np.flatnonzero(tied(F, H, pos, eligible))
-    if len(group) > 1:
-        order = np.lexsort((group, np.nan_to_num(MF[group], nan=np.inf),
-                            np.nan_to_num(W[group], nan=np.inf)))
-        pick = int(group[order[0]])
-        n = len(group) - 1
-        head = (f"ties with {n} other combination{'s' * (n != 1)} within the 95% intervals on "
-                f"every objective ({', '.join(names)})")
-        if pick == pos:
-            return pos, (f"{head}: kept {_label(problem, flat[pos])}, "
-                         f"{_decider(W[group], MF[group], pos_k=int(order[0]))}")
-        by = ("lower workload W" if W[pick] < W[pos] else "lower memory MF"
-              if MF[pick] < MF[pos] else "rank")
-        return pick, (f"{head}: chose {_label(problem, flat[pick])} by {by} over the "
-                      f"best-ranked {_label(problem, flat[pos])}")
+    pick, tie = break_tie(F, H, pos, W=W, MF=MF, names=names, eligible=eligible,
+                          label=lambda k: _label(problem, flat[k]))
+    if tie is not None:
+        return pick, tie
     rest = np.flatnonzero(eligible)
     rest = rest[rest != pos]
     if not rest.size:
@@ -169,18 +157,6 @@ def _within_noise(problem: DiscreteProblem, F: np.ndarray, H: np.ndarray, pos: i
     decided = [n for n, o in zip(names, overlap) if not o]
     return pos, (f"the runner-up {_label(problem, flat[runner])} is within the 95% intervals on "
                  f"{', '.join(same)}; decided by {', '.join(decided)}")
-
-
-def _decider(W: np.ndarray, MF: np.ndarray, pos_k: int) -> str:
-    """What kept the chosen one of a tie group (W, MF aligned with the group; ``pos_k`` its
-    position): its workload, its memory, or, both equal, its rank."""
-    W, MF = np.nan_to_num(W, nan=np.inf), np.nan_to_num(MF, nan=np.inf)
-    others = np.arange(len(W)) != pos_k
-    if np.all(W[pos_k] < W[others]):
-        return "which has the lowest workload W"
-    if np.all(W[pos_k] <= W[others]) and np.all(MF[pos_k] < MF[others & (W == W[pos_k])]):
-        return "which has the lowest memory MF of those with the lowest workload W"
-    return "the best-ranked (workload W and memory MF do not tell them apart)"
 
 
 def switching_policy(triggers: list[str], designs: dict, notes: dict[str, str] | None = None
