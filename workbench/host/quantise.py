@@ -20,10 +20,8 @@ import hashlib
 import os
 import re
 import shutil
-import sys
 import tempfile
 import time
-import warnings
 from collections import Counter
 from pathlib import Path
 from typing import Callable, Iterator
@@ -134,6 +132,10 @@ def analyse(path: str | os.PathLike) -> dict:
     BATCH_MATMUL ``2 * batch * m * n * k``; element-wise operators one per output element,
     SOFTMAX three, pooling and MEAN one per input element. Counted at batch 1.
     """
+    if str(path).endswith(".onnx"):
+        from .onnxgraph import analyse as analyse_onnx
+
+        return analyse_onnx(path)
     it = open_interpreter(path)
     # One run on a placeholder: tensors whose shape is computed at run time (a Keras Dense on a
     # sequence reshapes by a runtime Shape op) only have their real shapes after an invoke.
@@ -194,7 +196,12 @@ def detect_precision(path: str | os.PathLike) -> str:
     """Which of the five schemes a .tflite file was converted with, read from its tensors:
     int8 inputs or outputs are FFX8 (a model of token ids keeps its int32 input); int8
     activations (tensors an operator other than a table lookup produces) FX8; int8 weights alone
-    DR8; float16 weights FP16; otherwise FP32."""
+    DR8; float16 weights FP16; otherwise FP32. An ONNX file is read by
+    :func:`workbench.host.onnxgraph.detect_precision`."""
+    if str(path).endswith(".onnx"):
+        from .onnxgraph import detect_precision as detect_onnx
+
+        return detect_onnx(path)
     it = open_interpreter(path)
     io = [*it.get_input_details(), *it.get_output_details()]
     if any(d["dtype"] in (np.int8, np.uint8) for d in io):
@@ -295,9 +302,9 @@ def exported(model_path: str | os.PathLike, custom: str | os.PathLike | None = N
         shutil.rmtree(export_dir, ignore_errors=True)
 
 
-def write_variant(out_dir: Path, precision: str, blob: bytes) -> Path:
-    """``<out_dir>/<PRECISION>.tflite``, written whole or not at all."""
-    target = out_dir / f"{precision}.tflite"
+def write_variant(out_dir: Path, precision: str, blob: bytes, *, suffix: str = ".tflite") -> Path:
+    """``<out_dir>/<PRECISION>.tflite`` (or ``suffix``), written whole or not at all."""
+    target = out_dir / f"{precision}{suffix}"
     tmp = target.with_suffix(".tmp")
     tmp.write_bytes(blob)
     os.replace(tmp, target)

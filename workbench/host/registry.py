@@ -77,7 +77,8 @@ GENERATED_SAMPLES = 64
 CALIBRATION_SAMPLES = 100
 RECORD = "model.json"
 CUSTOM_OBJECTS = "custom_objects.py"
-SOURCE = {"keras": "source.keras", "savedmodel": "source.savedmodel", "tflite": "source.tflite"}
+SOURCE = {"keras": "source.keras", "savedmodel": "source.savedmodel", "tflite": "source.tflite",
+          "onnx": "source.onnx"}
 
 
 class _Strict(BaseModel):
@@ -211,7 +212,8 @@ class ModelRecord(_Strict):
             return (f"{GENERATED_SAMPLES} generated inputs; A = agreement with the FP32 variant "
                     "(no task data given)")
         what = self.task_metric.definition.split(":")[0]
-        return f"{self.data.source} ({self.data.n_eval} samples); A = {what}, measured with LiteRT"
+        return (f"{self.data.source} ({self.data.n_eval} samples); A = {what}, measured with "
+                + ("onnxruntime" if self.kind == "onnx" else "LiteRT"))
 
 
 # --- where things are -------------------------------------------------------------------------
@@ -697,6 +699,18 @@ def _quantise_in(folder: Path, rec: ModelRecord, schemes: tuple[str, ...], *, pr
             source, _ = stack.enter_context(q.exported(folder / rec.file, custom))
         else:
             source = str(folder / rec.file)
+        if rec.kind == "onnx":
+            from . import onnxgraph
+
+            def convert(prec: str) -> bytes:
+                try:
+                    return onnxgraph.convert(folder / rec.file, prec, rec.input_shape,
+                                             calib.astype(rec.input_dtype))
+                except onnxgraph.OnnxError as exc:
+                    raise q.ConversionError(str(exc)) from None
+        else:
+            def convert(prec: str) -> bytes:
+                return q.convert(source, prec, calib.astype(rec.input_dtype))
         for prec in todo:
             if bar is not None:
                 bar.set_postfix_str(prec)
@@ -704,10 +718,11 @@ def _quantise_in(folder: Path, rec: ModelRecord, schemes: tuple[str, ...], *, pr
             if marker:
                 atomic_write_text(folder / CONVERTING, prec)
             try:
-                blob = q.convert(source, prec, calib.astype(rec.input_dtype))
+                blob = convert(prec)
             except q.ConversionError as exc:
                 if prec == "FP32" and strict:
-                    raise InputError(f"the TFLite converter cannot convert it: {exc}",
+                    tool = "onnxruntime" if rec.kind == "onnx" else "the TFLite converter"
+                    raise InputError(f"{tool} cannot convert it: {exc}",
                                      file=rec.source) from None
                 _set(rec, _unavailable(prec, str(exc)))
                 _write(rec, folder)
@@ -715,7 +730,8 @@ def _quantise_in(folder: Path, rec: ModelRecord, schemes: tuple[str, ...], *, pr
                 if bar is not None:
                     bar.update()
                 continue
-            target = q.write_variant(folder, prec, blob)
+            target = q.write_variant(folder, prec, blob,
+                                     suffix=".onnx" if rec.kind == "onnx" else ".tflite")
             seconds = time.perf_counter() - t0
             _set(rec, _measure(folder, rec, prec, target, blob, arrays, seconds, strict))
             _write(rec, folder)
@@ -743,7 +759,8 @@ def _measure(folder: Path, rec: ModelRecord, prec: str, target: Path, blob: byte
         out = q.predict(target, arrays["x"].astype(rec.input_dtype), output=rec.output_ref)
     except Exception as exc:  # noqa: BLE001 - a variant LiteRT cannot run is unavailable
         target.unlink(missing_ok=True)
-        why = f"LiteRT cannot run it: {first_line(exc)}"
+        engine = "onnxruntime" if target.suffix == ".onnx" else "LiteRT"
+        why = f"{engine} cannot run it: {first_line(exc)}"
         if strict:
             raise InputError(why, file=rec.source) from None
         return _unavailable(prec, why)

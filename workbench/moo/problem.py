@@ -34,12 +34,12 @@ from ..metrics import (
 )
 from ..metrics import unit as metric_unit
 from ..profiles.schema import Config, Profile
+from .confidence import noise_floor
 from .contention import DEFAULTS as CONTENTION_DEFAULTS
 from .contention import PARAMETERS as CONTENTION_PARAMETERS
 from .contention import co_latency, mask_array
 from .contention import fit as fit_contention
 from .front import exact_front, minimisation
-from .confidence import noise_floor
 from .optimality import OptimalityResult, feasible_mask, optimality
 from .slo import SLO, number_text
 

@@ -139,22 +139,35 @@ def _check_buffer(buf, *, file: Any, limit: int) -> int:
     return total
 
 
-def open_interpreter(model: str | os.PathLike | bytes, *, threads: int = 1, xnnpack: bool = True,
-                     batch: int | None = None):
+def open_interpreter(model: str | os.PathLike | bytes, *, threads: int = 1,
+                     xnnpack: bool | None = None, batch: int | None = None):
     """A LiteRT interpreter for a .tflite file or a model already in memory (``bytes``: the
     interpreter keeps that immutable buffer, so later changes to the file cannot reach it); with
-    ``batch``, its input resized and tensors allocated (ready to invoke).
+    ``batch``, its input resized and tensors allocated (ready to invoke). A ``.onnx`` file (or
+    ONNX bytes) opens an onnxruntime session behind the same API (:mod:`workbench.runtime.ort`).
+    ``xnnpack``: True or False asks for XNNPACK on or off (an engine without it cannot run the
+    first); None (default) uses it where the engine has it.
 
     Raises:
         InputError: The model fails :func:`check_model` (nothing was allocated).
     """
+    from .ort import OrtInterpreter, has_xnnpack, is_onnx
+
+    if is_onnx(model):
+        # onnxruntime behind the same API (workbench.runtime.ort); its own checks apply.
+        it = OrtInterpreter(model, threads=threads,
+                            xnnpack=has_xnnpack() if xnnpack is None else xnnpack)
+        if batch is not None:
+            it.resize_tensor_input(0, [batch, *it.get_input_details()[0]["shape"][1:]])
+        return it
     try:
         from ai_edge_litert.interpreter import Interpreter, OpResolverType
     except ImportError as e:  # pragma: no cover - depends on the install
         raise ImportError("the runtime needs the LiteRT interpreter: pip install ai-edge-litert"
                           ) from e
     check_model(model)
-    resolver = OpResolverType.AUTO if xnnpack else OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
+    resolver = (OpResolverType.AUTO if xnnpack is not False
+                else OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
     source = {"model_content": model} if isinstance(model, bytes) else {"model_path": str(model)}
     it = Interpreter(**source, num_threads=threads, experimental_op_resolver_type=resolver)
     if batch is not None:

@@ -25,25 +25,20 @@ import numpy as np
 
 from ..errors import InputError
 from ..power import HOST_CORE
+from . import ort
 from .bundle import ConfigSpec
 from .criteria import ExitState, parse_criteria
 from .executor import Executor, ExecutorError, Pinned, spin
 
 
 def open_session(model: str | os.PathLike | bytes, threads: int = 1):
-    """An onnxruntime CPU session (a file or its bytes) with ``threads`` intra-op threads: the
-    one way segments are opened, here and by ``workbench.multiexit``'s experiments."""
+    """An onnxruntime CPU session for a segment (:func:`workbench.runtime.ort.open_session`, the
+    one way ONNX models are opened), a missing onnxruntime being an ExecutorError."""
     try:
-        import onnxruntime as ort
+        return ort.open_session(model, threads=threads)
     except ImportError:
         raise ExecutorError("multi-exit designs run with onnxruntime, which is not installed "
                             "(pip install onnxruntime)") from None
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = threads
-    opts.inter_op_num_threads = 1
-    opts.log_severity_level = 3
-    return ort.InferenceSession(model if isinstance(model, bytes) else str(model), opts,
-                                providers=["CPUExecutionProvider"])
 
 
 class SegmentCache:

@@ -1,0 +1,136 @@
+"""ONNX models through the pipeline with onnxruntime: a CNN written and exported in PyTorch
+(labelled data, all schemes onnxruntime makes, profile, solve, bundle, run) and silero-vad's
+recurrent detectors (a state input fed zeros, a free dimension fixed with --input-shape)."""
+
+import numpy as np
+import pytest
+from conftest import one_error_line
+
+from workbench.cli import main
+from workbench.errors import InputError
+from workbench.host import gallery, profiling, registry
+from workbench.runtime.interpreter import open_interpreter
+from workbench.runtime.ort import OrtInterpreter, is_onnx
+
+ort = pytest.importorskip("onnxruntime")
+pytest.importorskip("onnx")
+SILERO = gallery.silero_models()
+needs_silero = pytest.mark.skipif(len(SILERO) != 2, reason=f"{gallery.SILERO} is not installed "
+                                  "(make setup installs requirements/pretrained.txt)")
+
+
+@pytest.fixture(scope="module")
+def cnn(tmp_path_factory):
+    pytest.importorskip("torch")
+    return gallery.torch_cnn(tmp_path_factory.mktemp("cnn"), n_train=2000, epochs=1,
+                             n_test=300)
+
+
+@pytest.mark.slow
+def test_a_torch_exported_cnn_goes_through_every_step(home, cnn, tmp_path, capsys):
+    onnx_file, data = cnn
+    assert main(["models", "add", str(onnx_file), "--name", "cnn", "--task", "fashion",
+                 "--data", str(data), "--quiet"]) == 0
+    assert main(["quantise", "cnn", "--quiet"]) == 0
+    rec = registry.get("cnn")
+    assert rec.kind == "onnx" and rec.metric == "accuracy"
+    ok = {v.precision: v for v in rec.variants if v.available}
+    assert list(ok) == ["FP32", "FP16", "DR8", "FX8"]
+    assert "keep float inputs and outputs" in rec.variant("FFX8").reason
+    # Each scheme is what its name says, read back from the file, and smaller than FP32.
+    from workbench.host import quantise as q
+    for prec, v in ok.items():
+        assert q.detect_precision(registry.model_dir("cnn") / v.file) == prec
+        assert prec == "FP32" or v.size_mb < ok["FP32"].size_mb
+        assert v.metric_n == 300 and v.metric_lo < v.metric < v.metric_hi
+    assert ok["FP32"].metric > 50  # ten classes: chance is 10%
+    # int8 costs little accuracy: inside the FP32 interval, as the paper's schemes do.
+    assert ok["FX8"].metric >= ok["FP32"].metric_lo
+    assert ok["FP32"].params > 100_000 and ok["FP32"].flops > 1_000_000
+    capsys.readouterr()
+    prof = tmp_path / "cnn.json"
+    assert main(["profile", "--models", "cnn", "--runs", "5", "--threads", "1",
+                 "--processors", "CPU[0]", "-o", str(prof), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "no XNNPACK execution provider: profiling with XNNPACK off" in err
+    from workbench.profiles.store import load_profile
+    p = load_profile(prof)
+    assert {c.precision for c in p.configs} == set(ok) and not p.failed
+    assert all(not c.xnnpack and "onnxruntime" in c.note for c in p.configs)
+    assert "onnxruntime" in p.provenance.method and "onnxruntime" in p.provenance.host
+    assert main(["bundle", "--profile", str(prof), "--slo", "max A; min L", "-o",
+                 str(tmp_path / "b")]) == 0
+    assert any(f.suffix == ".onnx" for f in (tmp_path / "b").rglob("*"))
+    assert main(["run", str(tmp_path / "b"), "--duration", "1", "--rate", "20"]) == 0
+    assert " served, 0 rejected, 0 lost" in capsys.readouterr().out
+
+
+@needs_silero
+def test_silero_vad_adds_profiles_and_feeds_its_state_input_zeros(home, tmp_path):
+    options = profiling.host_options((1,), processor_ids=["CPU[0]"])
+    for m in SILERO:
+        o = gallery.try_model(m, profile_dir=tmp_path, options=options, warmup=1, runs=3)
+        assert o.added, o.reason
+        assert o.outputs == 2 and o.input == "576 float32"
+        # XNNPACK on cannot run: onnxruntime's PyPI build has no XNNPACK provider.
+        assert o.n_configs == 1 and list(o.failed) == [
+            f"onnxruntime {ort.__version__} here has no XNNPACK execution provider (it has "
+            f"{', '.join(ort.get_available_providers())}); with XNNPACK off it runs its own CPU "
+            "kernels"]
+        rec = registry.get(m.name)
+        assert any("'state'" in n and "fed zeros" in n for n in rec.notes)
+    # Both detectors, from the zero state, call faint noise no speech.
+    rng = np.random.default_rng(0)
+    audio = (0.1 * rng.standard_normal((1, 576))).astype(np.float32)
+    outs = []
+    for m in SILERO:
+        v = registry.get(m.name).variant("FP32")
+        it = open_interpreter(registry.model_dir(m.name) / v.file, batch=1)
+        it.set_tensor(0, audio)
+        it.invoke()
+        outs.append(float(it.get_tensor(it.get_output_details()[0]["index"]).ravel()[0]))
+    assert all(0 <= p < 0.5 for p in outs), outs
+
+
+@needs_silero
+def test_a_free_dimension_shares_its_name_across_inputs():
+    half = next(m for m in SILERO if m.input_shape)
+    it = OrtInterpreter(half.path)
+    it.resize_tensor_input(0, [3, 576])
+    shapes = {d["name"]: list(d["shape"]) for d in it.get_input_details()}
+    assert shapes == {"input": [3, 576], "state": [2, 3, 128]}  # 'batch' follows input 0
+    it.set_tensor(0, np.zeros((3, 576), np.float32))
+    it.invoke()
+    out = it.get_output_details()
+    assert list(it.get_tensor(out[0]["index"]).shape) == [3, 1]
+    with pytest.raises(ValueError, match="cannot resize"):
+        it.resize_tensor_input(1, [2, 3, 64])
+
+
+def test_an_engine_without_xnnpack_says_so_in_one_line(tmp_path):
+    if "XnnpackExecutionProvider" in ort.get_available_providers():
+        pytest.skip("this onnxruntime has XNNPACK")
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 4])])
+    path = tmp_path / "relu.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    assert is_onnx(path) and is_onnx(path.read_bytes()) and not is_onnx(b"1234TFL3....")
+    with pytest.raises(RuntimeError, match="no XNNPACK execution provider"):
+        open_interpreter(path, xnnpack=True)
+    it = open_interpreter(path.read_bytes(), batch=2)  # default: XNNPACK where there is
+    it.set_tensor(0, np.array([[-1, 2, -3, 4]] * 2, np.float32))
+    it.invoke()
+    assert it.get_tensor(it.get_output_details()[0]["index"]).tolist() == [[0, 2, 0, 4]] * 2
+
+
+def test_a_broken_onnx_file_is_one_line(home, tmp_path, capsys):
+    bad = tmp_path / "broken.onnx"
+    bad.write_bytes(b"\x08\x07not a protobuf at all" * 10)
+    assert main(["models", "add", str(bad), "--name", "b", "--task", "t"]) == 1
+    line = one_error_line(capsys, "broken.onnx")
+    assert "not a valid ONNX model" in line
+    with pytest.raises(InputError, match="custom-objects is for .keras"):
+        registry.add(bad, name="b", task="t", custom_objects=bad)

@@ -1,0 +1,308 @@
+"""ONNX models in the registry: reading one, its schemes with onnxruntime's own tools, and
+counting its graph. The variants run with onnxruntime (:mod:`workbench.runtime.ort`).
+
+| scheme | how (onnxruntime's tools) | inputs/outputs | weights | activations |
+|---|---|---|---|---|
+| FP32 | the model, free dimensions but the batch fixed | fp32 | fp32 | fp32 |
+| FP16 | ``float16.convert_float_to_float16(keep_io_types=True)`` | fp32 | fp16 | fp16 |
+| DR8 | ``quantization.quantize_dynamic`` (QInt8 weights) | fp32 | int8 | int8, scaled per run |
+| FX8 | ``quant_pre_process``, ``quantize_static`` (QDQ, calibrated) | fp32 | int8 | int8 |
+| FFX8 | not made: onnxruntime's int8 keeps float inputs and outputs | | | |
+
+FX8 is calibrated on the model's calibration data (``x_calib``, else the first samples of ``x``),
+one sample at a time.
+
+Nothing here imports TensorFlow; ``onnx`` and ``onnxruntime`` are imported when used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import InputError
+from ..names import printable
+
+#: Why FFX8 has no ONNX variant (recorded as the scheme's reason).
+NO_FFX8 = ("onnxruntime's int8 schemes keep float inputs and outputs (the graph quantises at its "
+           "edges); FFX8, int8 inputs and outputs, is a LiteRT scheme")
+#: ONNX element types -> numpy dtype names (inputs the workbench can feed).
+_ELEM = {1: "float32", 10: "float16", 11: "float64", 7: "int64", 6: "int32", 3: "int8",
+         2: "uint8", 9: "bool"}
+
+
+class OnnxError(RuntimeError):
+    """onnx or onnxruntime refused a scheme; the message is its reason."""
+
+
+def _onnx():
+    try:
+        import onnx
+    except ImportError:
+        raise InputError("ONNX models need the onnx package: pip install onnx onnxruntime"
+                         ) from None
+    return onnx
+
+
+def _dims(value_info) -> list[int | str]:
+    """A tensor's dimensions: ints where fixed, the dimension's name (or '?') where free."""
+    return [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?")
+            for d in value_info.type.tensor_type.shape.dim]
+
+
+def load(path: Path):
+    """The ONNX model at ``path`` (checked), or an InputError naming it."""
+    onnx = _onnx()
+    try:
+        model = onnx.load(str(path))
+        onnx.checker.check_model(model)
+    except Exception as exc:  # noqa: BLE001 - onnx raises DecodeError, ValidationError, ...
+        text = " ".join(str(exc).split())[:300] or type(exc).__name__
+        raise InputError(f"not a valid ONNX model: {text}", file=printable(path)) from None
+    return model
+
+
+def _graph_inputs(model) -> list:
+    inits = {i.name for i in model.graph.initializer}
+    return [i for i in model.graph.input if i.name not in inits]
+
+
+def inspect(path: Path, shape: tuple[int, ...] | None):
+    """(None, the first input's fixed shape without the batch, its dtype, the outputs, notes)
+    of an ONNX file, as :func:`workbench.host.intake.inspect_model` returns them; ``shape`` fixes
+    the first input's free dimensions. onnxruntime must be able to open it."""
+    from ..runtime.ort import OrtInterpreter
+    from .intake import Output, _fixed, first_line
+
+    model = load(path)
+    ins = _graph_inputs(model)
+    if not ins:
+        raise InputError("the ONNX model has no inputs", file=printable(path))
+    dims0 = _dims(ins[0])
+    if not dims0:
+        raise InputError(f"the first input {ins[0].name!r} is a scalar: the workbench feeds "
+                         "samples along a batch dimension", file=printable(path))
+    elem = ins[0].type.tensor_type.elem_type
+    if elem not in _ELEM:
+        raise InputError(f"the first input {ins[0].name!r} has ONNX element type {elem}, which "
+                         "the workbench does not feed", file=printable(path))
+    fixed = _fixed([d if isinstance(d, int) else None for d in dims0[1:]], shape, path)
+    try:
+        OrtInterpreter(path)
+    except ImportError as exc:
+        raise InputError(str(exc), file=printable(path)) from None
+    except Exception as exc:  # noqa: BLE001 - onnxruntime's own error types
+        raise InputError(f"onnxruntime cannot open it: {first_line(exc)}",
+                         file=printable(path)) from None
+    outs = [Output(o.name, None, tuple(d if isinstance(d, int) else None for d in _dims(o)[1:]))
+            for o in model.graph.output]
+    notes = []
+    if len(ins) > 1:
+        others = ", ".join(f"{i.name!r} {tuple(_dims(i))}" for i in ins[1:])
+        notes.append(f"the data feeds the first input {ins[0].name!r}; the other inputs "
+                     f"({others}) are fed zeros (ones if integer) at every run: a recurrent "
+                     "state input starts from zeros")
+    return None, fixed, _ELEM[elem], outs, notes
+
+
+def with_fixed_dims(model, input_shape: Sequence[int]):
+    """A copy of ``model`` with the first input's free dimensions but the batch fixed to
+    ``input_shape``; another input's free dimension of the same name is fixed alike. Outputs
+    and the batch keep their free dimensions (onnxruntime infers them)."""
+    import copy
+
+    model = copy.deepcopy(model)
+    ins = _graph_inputs(model)
+    names: dict[str, int] = {}
+    first = ins[0].type.tensor_type.shape.dim
+    for d, value in zip(list(first)[1:], input_shape):
+        if not d.HasField("dim_value"):
+            if d.dim_param:
+                names[d.dim_param] = int(value)
+            d.ClearField("dim_param")
+            d.dim_value = int(value)
+    for i in ins[1:]:
+        for d in i.type.tensor_type.shape.dim:
+            if not d.HasField("dim_value") and d.dim_param in names:
+                p = d.dim_param
+                d.ClearField("dim_param")
+                d.dim_value = names[p]
+    return model
+
+
+def _bytes(model) -> bytes:
+    return model.SerializeToString()
+
+
+class _Reader:
+    """onnxruntime's CalibrationDataReader over the calibration samples, one at a time (the
+    other inputs fed as the runtime feeds them)."""
+
+    def __init__(self, path: Path, calib: np.ndarray) -> None:
+        from ..runtime.ort import OrtInterpreter
+
+        it = OrtInterpreter(path)
+        it.resize_tensor_input(0, [1, *calib.shape[1:]])
+        self._names = [d["name"] for d in it.get_input_details()]
+        self._rest = {d["name"]: it.get_tensor(d["index"]) for d in it.get_input_details()[1:]}
+        self._samples = iter(calib)
+
+    def get_next(self):
+        x = next(self._samples, None)
+        if x is None:
+            return None
+        return {self._names[0]: x[None], **self._rest}
+
+    def rewind(self) -> None:  # pragma: no cover - onnxruntime calls it in some methods only
+        pass
+
+
+@contextlib.contextmanager
+def _quiet():
+    """onnxruntime's quantisation tools log warnings and print to stdout; keep the user's
+    terminal for the workbench's own output."""
+    import logging
+
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            yield
+    finally:
+        root.setLevel(level)
+
+
+def convert(source: Path, precision: str, input_shape: Sequence[int],
+            calib: np.ndarray) -> bytes:
+    """The ``precision`` variant of an ONNX model, as bytes.
+
+    Raises:
+        OnnxError: The scheme cannot be made (FFX8; a tool's refusal, with its first line).
+    """
+    if precision == "FFX8":
+        raise OnnxError(NO_FFX8)
+    model = with_fixed_dims(load(source), input_shape)
+    if precision == "FP32":
+        return _bytes(model)
+    from .intake import first_line
+
+    try:
+        with _quiet(), tempfile.TemporaryDirectory(prefix="workbench-onnx-") as tmp:
+            fp32 = Path(tmp) / "fp32.onnx"
+            fp32.write_bytes(_bytes(model))
+            out = Path(tmp) / "out.onnx"
+            if precision == "FP16":
+                from onnxruntime.transformers.float16 import convert_float_to_float16
+
+                return _bytes(convert_float_to_float16(model, keep_io_types=True))
+            from onnxruntime.quantization import QuantFormat, QuantType, quantize_dynamic, quantize_static
+            if precision == "DR8":
+                quantize_dynamic(str(fp32), str(out), weight_type=QuantType.QInt8)
+                return out.read_bytes()
+            if precision == "FX8":
+                from onnxruntime.quantization.shape_inference import quant_pre_process
+
+                pre = Path(tmp) / "pre.onnx"
+                quant_pre_process(str(fp32), str(pre))
+                quantize_static(str(pre), str(out), _Reader(fp32, calib),
+                                quant_format=QuantFormat.QDQ, activation_type=QuantType.QInt8,
+                                weight_type=QuantType.QInt8)
+                return out.read_bytes()
+    except Exception as exc:  # noqa: BLE001 - onnx/onnxruntime raise many types
+        raise OnnxError(f"onnxruntime cannot make {precision}: {first_line(exc)}") from None
+    raise OnnxError(f"unknown scheme {precision}")
+
+
+def _nodes(graph):
+    """Every node of a graph and of its subgraphs (an If's branches, a Loop's body)."""
+    for node in graph.node:
+        yield node
+        for attr in node.attribute:
+            if attr.g is not None and attr.HasField("g"):
+                yield from _nodes(attr.g)
+            for g in attr.graphs:
+                yield from _nodes(g)
+
+
+#: Element-wise operators: one FLOP per output element.
+_ELEMENTWISE = {"Add", "Sub", "Mul", "Div", "Relu", "Sigmoid", "Tanh", "Max", "Min", "Pow",
+                "Sqrt", "Exp", "LeakyRelu", "PRelu", "Abs", "Neg", "HardSwish", "Clip", "Erf"}
+
+
+def analyse(path: str | os.PathLike) -> dict:
+    """Parameters, FLOPs and operators counted from an ONNX graph, as
+    :func:`workbench.host.quantise.analyse` counts them from a .tflite one: a parameter is an
+    element of a float or 8-bit initializer (int64 shape operands are not); FLOPs count a
+    multiply-add as 2 (Conv ``2 * out * kh * kw * cin / group``, MatMul and Gemm
+    ``2 * m * n * k``, their integer and QLinear forms alike), element-wise operators one per
+    output element; shapes from ONNX shape inference at batch 1 (an operator whose shapes it
+    cannot infer, as inside an If, adds no FLOPs)."""
+    onnx = _onnx()
+    from onnx import numpy_helper, shape_inference
+
+    model = onnx.load(str(path))
+    weight_types = {1, 10, 3, 2, 16}  # float, float16, int8, uint8, bfloat16
+    inits = list(model.graph.initializer)
+    params = sum(int(np.prod(i.dims)) for i in inits if i.data_type in weight_types)
+    with contextlib.suppress(Exception):
+        model = shape_inference.infer_shapes(model)
+    shapes: dict[str, list[int]] = {}
+    for vi in [*model.graph.value_info, *model.graph.input, *model.graph.output]:
+        dims = _dims(vi)
+        shapes[vi.name] = [d if isinstance(d, int) else 1 for d in dims]
+    for i in inits:
+        shapes[i.name] = list(i.dims)
+    del numpy_helper
+    counts: Counter = Counter()
+    flops = 0
+    for node in _nodes(model.graph):
+        op = node.op_type
+        counts[op] += 1
+        out = shapes.get(node.output[0]) if node.output else None
+        n_out = int(np.prod(out)) if out else 0
+        ins = [shapes.get(n) for n in node.input]
+        if op in ("Conv", "ConvInteger", "QLinearConv"):
+            w = ins[3] if op == "QLinearConv" and len(ins) > 3 else (ins[1] if len(ins) > 1
+                                                                      else None)
+            if w and out:
+                flops += 2 * n_out * int(np.prod(w[1:]))
+        elif op in ("MatMul", "Gemm", "MatMulInteger", "QLinearMatMul"):
+            a = ins[0]
+            if a and out:
+                k = a[-1] if not any(x.name == "transA" and x.i for x in node.attribute) \
+                    else a[-2]
+                flops += 2 * n_out * int(k)
+        elif op == "Softmax":
+            flops += 3 * n_out
+        elif op in ("AveragePool", "MaxPool", "GlobalAveragePool", "ReduceMean"):
+            flops += int(np.prod(ins[0])) if ins and ins[0] else 0
+        elif op in _ELEMENTWISE:
+            flops += n_out
+    n_ops = sum(counts.values())
+    return {"params": int(params), "flops": int(flops), "ops": dict(sorted(counts.items())),
+            "n_ops": n_ops}
+
+
+def detect_precision(path: str | os.PathLike) -> str:
+    """Which scheme an ONNX file holds, read from its graph: QuantizeLinear on activations (QDQ)
+    or QLinear operators are FX8; DynamicQuantizeLinear or integer MatMul/Conv with float
+    activations DR8; float16 initializers FP16; otherwise FP32."""
+    onnx = _onnx()
+    model = onnx.load(str(path))
+    ops = {n.op_type for n in _nodes(model.graph)}
+    if ops & {"QuantizeLinear", "QLinearConv", "QLinearMatMul"} and \
+            "DynamicQuantizeLinear" not in ops:
+        return "FX8"
+    if ops & {"DynamicQuantizeLinear", "MatMulInteger", "ConvInteger"}:
+        return "DR8"
+    if any(i.data_type == 10 for i in model.graph.initializer):
+        return "FP16"
+    return "FP32"
