@@ -1,11 +1,13 @@
-"""The gallery of real models shipped in installed wheels (workbench.host.gallery), each through
-``models add`` and ``profile`` on this machine: what was refused and why, what could not run
-under which option, and how long adding (reading, checking, measuring A) and profiling took.
+"""The gallery of real models shipped in installed wheels (workbench.host.gallery: MediaPipe's
+.tflite graphs, silero-vad's ONNX detectors) and a CNN exported from PyTorch here, each through
+``models add``, ``quantise`` (ONNX: FP16, DR8, FX8 with onnxruntime's tools) and ``profile`` on
+this machine: what was refused and why, what could not run under which option, A per scheme,
+and how long adding (reading, checking, measuring A), converting and profiling took.
 
 Writes reports/bench/gallery.json. Profiling uses CPU[0] and CPU[0,1] at 1 thread, XNNPACK on and
 off, 2 warm-up + 20 timed runs per configuration (the quick protocol). Each model is tried
 ``--rounds`` times (default 3) in a fresh workspace, rounds interleaved over the models; times
-are medians with quartiles. `python benchmarks/bench_gallery.py` takes about two minutes.
+are medians with quartiles. `python benchmarks/bench_gallery.py` takes about four minutes.
 """
 
 from __future__ import annotations
@@ -42,7 +44,13 @@ def main(argv: list[str] | None = None) -> int:
     from workbench.host import gallery, profiling
     from workbench.procfs import cpu_model
 
-    models = gallery.mediapipe_graphs()
+    models = gallery.mediapipe_graphs() + gallery.silero_models()
+    try:  # a CNN written and exported in PyTorch here (trained once, outside the rounds)
+        cnn, data = gallery.torch_cnn(Path(home) / "torch-cnn")
+        models.append(gallery.GalleryModel("torch-fashion-cnn", cnn, "torch==2.13.0 (exported "
+                                           "here)", None, data))
+    except ImportError as exc:
+        print(f"no torch CNN: {exc}", file=sys.stderr)
     if not models:
         print(f"no gallery models: install {gallery.MEDIAPIPE} (make setup)", file=sys.stderr)
         return 2
@@ -64,11 +72,14 @@ def main(argv: list[str] | None = None) -> int:
                      "added": last.added, "refused": last.reason,
                      "input": last.input, "outputs": last.outputs, "scheme": last.scheme,
                      "configs_measured": last.n_configs, "configs_failed": last.failed,
+                     "metric": last.metric, "A": last.A,
                      "add_s": stats([o.add_s for o in outs]),
+                     "quantise_s": stats([o.quantise_s for o in outs]),
                      "profile_s": stats([o.profile_s for o in outs]),
                      "best_L_ms": stats([o.best_L_ms for o in outs]),
                      "best_config": last.best_config, "MF_mb": last.MF_mb})
-    doc = {"what": "real models from installed wheels through models add and profile",
+    doc = {"what": "real models from installed wheels (and one CNN exported from PyTorch here) "
+                   "through models add, quantise (all but lone .tflite files) and profile",
            "source": "measured", "cpu": cpu_model(), "rounds": a.rounds,
            "protocol": "2 warm-up + 20 timed runs per configuration; CPU[0] and CPU[0,1], 1 "
                        "thread, XNNPACK on and off",

@@ -17,6 +17,13 @@ def report(args: argparse.Namespace) -> int:
     png = True if args.png else (False if args.no_png else None)
     out = Path(args.reports_dir) if args.reports_dir else reports.default_reports_dir(
         quick=args.quick)
+    if args.profile is not None:
+        return designs_report(args, out, png=bool(png))
+    if args.task or args.slo:
+        from ..errors import InputError
+
+        raise InputError("--task and --slo go with --profile (the report on your own profile)",
+                         where="--task" if args.task else "--slo")
     if args.ledger:
         from ..errors import InputError
         from ..lab.report_index import write_index
@@ -72,6 +79,34 @@ def report(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def designs_report(args: argparse.Namespace, out: Path, *, png: bool) -> int:
+    """The designs report on the user's own profile: checked before the kernel starts, so a
+    wrong task or SLO is one line naming it."""
+    import re
+
+    from ..errors import InputError
+    from ..lab import designs, reports
+    from ..moo.slo import parse_slo
+    from ..profiles import resolve_profile
+    from ..profiles.store import load_profile
+
+    if args.only or args.render_only or args.ledger:
+        raise InputError("--profile makes the designs report alone: drop --only, --render-only "
+                         "and --ledger", where="--profile")
+    path = resolve_profile(args.profile)
+    prof = load_profile(path)
+    tasks = designs.check_tasks(prof, args.task or [], file=path)
+    slo = args.slo or designs.default_slo(prof, tasks)
+    parse_slo(slo)  # a bad SLO is one line here, not a traceback inside the notebook
+    name = "designs-" + re.sub(r"[^A-Za-z0-9._-]+", "-", Path(path).stem)
+    run = reports.run_report("designs", parameters={"profile": str(Path(path).resolve()),
+                                                    "tasks": tasks, "slo": slo},
+                             reports_dir=out, quick=args.quick, progress=not args.quiet,
+                             png=png, show_code=args.show_code, out_name=name)
+    print(f"{run.name}: {run.html}  ({run.seconds:.0f} s)")
+    return 0
+
+
 def add_parser(sub) -> None:
     p = sub.add_parser("report", help="execute the notebooks into reports/ (papermill + HTML)")
     p.add_argument("--only", action="append", default=None, metavar="NAME",
@@ -92,6 +127,16 @@ def add_parser(sub) -> None:
     p.add_argument("--ledger", action="store_true",
                    help="rebuild the reproduction ledger (reproduction.json) and the index from "
                    "the reports and benchmarks already there (nothing runs)")
+    p.add_argument("--profile", default=None, metavar="P",
+                   help="the designs report on your own profile (a name or a file): device, "
+                   "tasks and models from the profile, solved with RASS, intervals and ties "
+                   "shown; written to <reports-dir>/designs-<profile>/")
+    p.add_argument("--task", action="append", default=None, metavar="T",
+                   help="with --profile: the task(s) to solve (repeatable; default: the "
+                   "profile's only task)")
+    p.add_argument("--slo", default=None,
+                   help="with --profile: the SLO (default 'max A; min L', or 'min L; min MF' "
+                   "without a task metric)")
     p.add_argument("--reports-dir", default=None,
                    help="where reports go (default: the workspace's reports/)")
     p.add_argument("--workers", type=whole(0, MAX_WORKERS), default=0,

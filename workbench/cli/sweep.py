@@ -20,16 +20,17 @@ def sweep_cmd(args: argparse.Namespace) -> int:
         raise InputError("results go to a .csv or .parquet file", where="-o", value=str(out))
     profiles = [*(args.profiles or []), *(args.devices or [])]
     if args.grid:
-        if profiles or args.use_cases or args.slo or args.weights_grid:
+        if profiles or args.use_cases or args.tasks or args.slo or args.weights_grid:
             raise InputError("a grid file says everything: give --grid alone, or the grid's flags",
                              where="--grid")
         grid = load_grid(args.grid)
     else:
-        if not profiles or not args.use_cases:
-            raise InputError("give --profiles (or --devices) and --use-cases, or --grid FILE",
-                             where="sweep")
+        if not profiles or not (args.use_cases or args.tasks):
+            raise InputError("give --profiles (or --devices) and --use-cases or --tasks (with "
+                             "--slo), or --grid FILE", where="sweep")
         solvers = [s.strip() for s in args.solvers.split(",") if s.strip()]
-        grid = sweep_grid(profiles=profiles, use_cases=args.use_cases, slos=args.slo or [None],
+        grid = sweep_grid(profiles=profiles, use_cases=args.use_cases or (),
+                          tasks=args.tasks or (), slos=args.slo or [None],
                           weights=args.weights_grid or [None], solvers=solvers,
                           repeat=args.repeat, pop_size=args.pop_size, n_gen=args.generations)
     journal = out.with_name(out.name + ".partial.jsonl")
@@ -93,6 +94,10 @@ def add_parser(sub) -> None:
                    "\"repeat\": 1, \"pop_size\": 40, \"n_gen\": 20}")
     p.add_argument("--use-cases", nargs="+", default=None, metavar="UC",
                    help="uc1..uc4, h1..h4, r1, r2 (each profile must have the use case's tasks)")
+    p.add_argument("--tasks", nargs="+", default=None, metavar="T",
+                   help="instead of use cases: the profiles' own tasks, each a task or several "
+                   "joined by commas (a multi-DNN problem), e.g. --tasks fashion 'det,cls'; "
+                   "needs --slo")
     p.add_argument("--slo", action="append", default=None, metavar="TEMPLATE",
                    help="an SLO; braces expand: 'max A; max TP; max L <= {10,20,41.67}ms' "
                         "(repeatable; default: each use case's own)")

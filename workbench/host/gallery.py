@@ -36,6 +36,8 @@ class GalleryModel:
     wheel: str
     #: The input shape without the batch, for a graph with free dimensions.
     input_shape: tuple[int, ...] | None = None
+    #: Labelled task data (``models add --data``), where the model has some.
+    data: Path | None = None
 
 
 def _package_files(dist: str, suffix: str) -> list[Path]:
@@ -122,6 +124,11 @@ class Outcome:
     input: str | None = None
     outputs: int | None = None
     scheme: str | None = None
+    #: Seconds to make the schemes the model lacks (``quantise``; none for a lone .tflite).
+    quantise_s: float | None = None
+    #: A of each available scheme (the model's metric; agreement with FP32 without data).
+    A: dict[str, float] = field(default_factory=dict)
+    metric: str | None = None
     n_configs: int = 0
     failed: dict[str, int] = field(default_factory=dict)
     best_L_ms: float | None = None
@@ -131,19 +138,26 @@ class Outcome:
 
 def try_model(m: GalleryModel, *, profile_dir: Path, options, warmup: int, runs: int
               ) -> Outcome:
-    """Add a gallery model to the registry and profile it under ``options``; a model the
-    pipeline refuses is an Outcome with the reason, never an exception."""
+    """Add a gallery model to the registry, make its schemes (a model that is not a lone
+    .tflite) and profile it under ``options``; a model the pipeline refuses is an Outcome with
+    the reason, never an exception."""
     from . import profiling, registry
 
     out = Outcome(m.name, m.wheel, m.path.name, added=False)
     t0 = time.perf_counter()
     try:
         rec = registry.add(m.path, name=m.name, task=m.name, overwrite=True,
-                           input_shape=m.input_shape)
+                           input_shape=m.input_shape, data=m.data)
     except InputError as exc:
         out.reason = exc.message
         return out
     out.added, out.add_s = True, time.perf_counter() - t0
+    if rec.kind != "tflite":  # a lone .tflite holds its one scheme; the others are made
+        t0 = time.perf_counter()
+        rec = registry.quantise(m.name, progress=False)
+        out.quantise_s = time.perf_counter() - t0
+    out.metric = rec.metric
+    out.A = {v.precision: v.metric for v in rec.variants if v.available and v.metric is not None}
     out.input = "x".join(map(str, rec.input_shape)) + " " + rec.input_dtype
     out.outputs = max(1, len(rec.outputs))
     out.scheme = ",".join(rec.available)

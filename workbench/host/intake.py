@@ -537,6 +537,44 @@ def _inspect_tflite(path: Path, shape: tuple[int, ...] | None):
         Output(str(o["name"]), None, tuple(int(d) for d in o["shape"][1:])) for o in outs], []
 
 
+def _inspect_onnx(path: Path, shape: tuple[int, ...] | None):
+    """(None, the first input's fixed shape without the batch, its dtype, the outputs, notes)
+    of an ONNX file, as :func:`workbench.host.intake.inspect_model` returns them; ``shape`` fixes
+    the first input's free dimensions. onnxruntime must be able to open it."""
+    from ..runtime.interpreter import open_interpreter
+    from .onnxgraph import ELEMENT_TYPES, dims_of, graph_inputs, load
+
+    model = load(path)
+    ins = graph_inputs(model)
+    if not ins:
+        raise InputError("the ONNX model has no inputs", file=shown(path))
+    dims0 = dims_of(ins[0])
+    if not dims0:
+        raise InputError(f"the first input {ins[0].name!r} is a scalar: the workbench feeds "
+                         "samples along a batch dimension", file=shown(path))
+    elem = ins[0].type.tensor_type.elem_type
+    if elem not in ELEMENT_TYPES:
+        raise InputError(f"the first input {ins[0].name!r} has ONNX element type {elem}, which "
+                         "the workbench does not feed", file=shown(path))
+    fixed = _fixed([d if isinstance(d, int) else None for d in dims0[1:]], shape, path)
+    try:
+        open_interpreter(path)
+    except ImportError as exc:
+        raise InputError(str(exc), file=shown(path)) from None
+    except Exception as exc:  # noqa: BLE001 - onnxruntime's own error types
+        raise InputError(f"onnxruntime cannot open it: {first_line(exc)}",
+                         file=shown(path)) from None
+    outs = [Output(o.name, None, tuple(d if isinstance(d, int) else None for d in dims_of(o)[1:]))
+            for o in model.graph.output]
+    notes = []
+    if len(ins) > 1:
+        others = ", ".join(f"{i.name!r} {tuple(dims_of(i))}" for i in ins[1:])
+        notes.append(f"the data feeds the first input {ins[0].name!r}; the other inputs "
+                     f"({others}) are fed zeros (ones if integer) at every run: a recurrent "
+                     "state input starts from zeros")
+    return None, fixed, ELEMENT_TYPES[elem], outs, notes
+
+
 def load_npz(path: Path) -> dict[str, np.ndarray]:
     regular_file(path, "data file")
     _check_npz(path)
@@ -652,7 +690,5 @@ def inspect_model(path: Path, kind: Kind, shape: tuple[int, ...] | None,
     if kind == "keras":
         return _inspect_keras(path, shape, custom)
     if kind == "onnx":
-        from . import onnxgraph
-
-        return onnxgraph.inspect(path, shape)
+        return _inspect_onnx(path, shape)
     return {"savedmodel": _inspect_savedmodel, "tflite": _inspect_tflite}[kind](path, shape)

@@ -34,7 +34,7 @@ from ..names import printable
 NO_FFX8 = ("onnxruntime's int8 schemes keep float inputs and outputs (the graph quantises at its "
            "edges); FFX8, int8 inputs and outputs, is a LiteRT scheme")
 #: ONNX element types -> numpy dtype names (inputs the workbench can feed).
-_ELEM = {1: "float32", 10: "float16", 11: "float64", 7: "int64", 6: "int32", 3: "int8",
+ELEMENT_TYPES = {1: "float32", 10: "float16", 11: "float64", 7: "int64", 6: "int32", 3: "int8",
          2: "uint8", 9: "bool"}
 
 
@@ -51,7 +51,7 @@ def _onnx():
     return onnx
 
 
-def _dims(value_info) -> list[int | str]:
+def dims_of(value_info) -> list[int | str]:
     """A tensor's dimensions: ints where fixed, the dimension's name (or '?') where free."""
     return [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?")
             for d in value_info.type.tensor_type.shape.dim]
@@ -69,57 +69,19 @@ def load(path: Path):
     return model
 
 
-def _graph_inputs(model) -> list:
+def graph_inputs(model) -> list:
     inits = {i.name for i in model.graph.initializer}
     return [i for i in model.graph.input if i.name not in inits]
 
 
-def inspect(path: Path, shape: tuple[int, ...] | None):
-    """(None, the first input's fixed shape without the batch, its dtype, the outputs, notes)
-    of an ONNX file, as :func:`workbench.host.intake.inspect_model` returns them; ``shape`` fixes
-    the first input's free dimensions. onnxruntime must be able to open it."""
-    from ..runtime.ort import OrtInterpreter
-    from .intake import Output, _fixed, first_line
-
-    model = load(path)
-    ins = _graph_inputs(model)
-    if not ins:
-        raise InputError("the ONNX model has no inputs", file=printable(path))
-    dims0 = _dims(ins[0])
-    if not dims0:
-        raise InputError(f"the first input {ins[0].name!r} is a scalar: the workbench feeds "
-                         "samples along a batch dimension", file=printable(path))
-    elem = ins[0].type.tensor_type.elem_type
-    if elem not in _ELEM:
-        raise InputError(f"the first input {ins[0].name!r} has ONNX element type {elem}, which "
-                         "the workbench does not feed", file=printable(path))
-    fixed = _fixed([d if isinstance(d, int) else None for d in dims0[1:]], shape, path)
-    try:
-        OrtInterpreter(path)
-    except ImportError as exc:
-        raise InputError(str(exc), file=printable(path)) from None
-    except Exception as exc:  # noqa: BLE001 - onnxruntime's own error types
-        raise InputError(f"onnxruntime cannot open it: {first_line(exc)}",
-                         file=printable(path)) from None
-    outs = [Output(o.name, None, tuple(d if isinstance(d, int) else None for d in _dims(o)[1:]))
-            for o in model.graph.output]
-    notes = []
-    if len(ins) > 1:
-        others = ", ".join(f"{i.name!r} {tuple(_dims(i))}" for i in ins[1:])
-        notes.append(f"the data feeds the first input {ins[0].name!r}; the other inputs "
-                     f"({others}) are fed zeros (ones if integer) at every run: a recurrent "
-                     "state input starts from zeros")
-    return None, fixed, _ELEM[elem], outs, notes
-
-
-def with_fixed_dims(model, input_shape: Sequence[int]):
+def with_fixeddims_of(model, input_shape: Sequence[int]):
     """A copy of ``model`` with the first input's free dimensions but the batch fixed to
     ``input_shape``; another input's free dimension of the same name is fixed alike. Outputs
     and the batch keep their free dimensions (onnxruntime infers them)."""
     import copy
 
     model = copy.deepcopy(model)
-    ins = _graph_inputs(model)
+    ins = graph_inputs(model)
     names: dict[str, int] = {}
     first = ins[0].type.tensor_type.shape.dim
     for d, value in zip(list(first)[1:], input_shape):
@@ -146,10 +108,9 @@ class _Reader:
     other inputs fed as the runtime feeds them)."""
 
     def __init__(self, path: Path, calib: np.ndarray) -> None:
-        from ..runtime.ort import OrtInterpreter
+        from ..runtime.interpreter import open_interpreter
 
-        it = OrtInterpreter(path)
-        it.resize_tensor_input(0, [1, *calib.shape[1:]])
+        it = open_interpreter(path, batch=1)
         self._names = [d["name"] for d in it.get_input_details()]
         self._rest = {d["name"]: it.get_tensor(d["index"]) for d in it.get_input_details()[1:]}
         self._samples = iter(calib)
@@ -189,11 +150,9 @@ def convert(source: Path, precision: str, input_shape: Sequence[int],
     """
     if precision == "FFX8":
         raise OnnxError(NO_FFX8)
-    model = with_fixed_dims(load(source), input_shape)
+    model = with_fixeddims_of(load(source), input_shape)
     if precision == "FP32":
         return _bytes(model)
-    from .intake import first_line
-
     try:
         with _quiet(), tempfile.TemporaryDirectory(prefix="workbench-onnx-") as tmp:
             fp32 = Path(tmp) / "fp32.onnx"
@@ -217,7 +176,8 @@ def convert(source: Path, precision: str, input_shape: Sequence[int],
                                 weight_type=QuantType.QInt8)
                 return out.read_bytes()
     except Exception as exc:  # noqa: BLE001 - onnx/onnxruntime raise many types
-        raise OnnxError(f"onnxruntime cannot make {precision}: {first_line(exc)}") from None
+        text = " ".join(str(exc).split())[:300] or type(exc).__name__
+        raise OnnxError(f"onnxruntime cannot make {precision}: {text}") from None
     raise OnnxError(f"unknown scheme {precision}")
 
 
@@ -233,7 +193,7 @@ def _nodes(graph):
 
 
 #: Element-wise operators: one FLOP per output element.
-_ELEMENTWISE = {"Add", "Sub", "Mul", "Div", "Relu", "Sigmoid", "Tanh", "Max", "Min", "Pow",
+ELEMENT_TYPESENTWISE = {"Add", "Sub", "Mul", "Div", "Relu", "Sigmoid", "Tanh", "Max", "Min", "Pow",
                 "Sqrt", "Exp", "LeakyRelu", "PRelu", "Abs", "Neg", "HardSwish", "Clip", "Erf"}
 
 
@@ -256,7 +216,7 @@ def analyse(path: str | os.PathLike) -> dict:
         model = shape_inference.infer_shapes(model)
     shapes: dict[str, list[int]] = {}
     for vi in [*model.graph.value_info, *model.graph.input, *model.graph.output]:
-        dims = _dims(vi)
+        dims = dims_of(vi)
         shapes[vi.name] = [d if isinstance(d, int) else 1 for d in dims]
     for i in inits:
         shapes[i.name] = list(i.dims)
@@ -284,7 +244,7 @@ def analyse(path: str | os.PathLike) -> dict:
             flops += 3 * n_out
         elif op in ("AveragePool", "MaxPool", "GlobalAveragePool", "ReduceMean"):
             flops += int(np.prod(ins[0])) if ins and ins[0] else 0
-        elif op in _ELEMENTWISE:
+        elif op in ELEMENT_TYPESENTWISE:
             flops += n_out
     n_ops = sum(counts.values())
     return {"params": int(params), "flops": int(flops), "ops": dict(sorted(counts.items())),

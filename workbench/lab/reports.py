@@ -119,10 +119,16 @@ def _check_figures_ours(figures: Path) -> None:
                          f"what no report wrote ({strangers[0].name})", file=figures)
 
 
+#: Notebooks run only when asked for by name, with a user's parameters (not by ``run_all``):
+#: ``designs`` is the report on a user's own profile (``workbench report --profile``).
+ON_REQUEST = ("designs",)
+
+
 def run_report(name: str, *, parameters: dict[str, Any] | None = None,
                reports_dir: str | os.PathLike | None = None,
                notebooks_dir: str | os.PathLike | None = None, quick: bool = False,
-               progress: bool = True, png: bool = False, show_code: bool = False) -> ReportRun:
+               progress: bool = True, png: bool = False, show_code: bool = False,
+               out_name: str | None = None) -> ReportRun:
     """Execute one notebook with papermill and render it to HTML.
 
     The HTML is the evaluation: text, figures and tables, without the code cells (the executed
@@ -137,6 +143,8 @@ def run_report(name: str, *, parameters: dict[str, Any] | None = None,
         quick: Ask the notebook for its small, fast configuration.
         png: Also save every figure as a PNG under ``<report>/figures/`` (kaleido + a system
             Chromium; skipped with a note when that fails).
+        out_name: The report's folder and file names (default: the report's name), so that
+            reports of one notebook on several profiles sit side by side.
 
     Returns:
         ReportRun naming the executed notebook, its HTML and its metrics.json (if written).
@@ -151,11 +159,13 @@ def run_report(name: str, *, parameters: dict[str, Any] | None = None,
     home = workspace.home()
     stems = {s: s for s in available(notebooks_dir)} | {_report_name(s): s
                                                          for s in available(notebooks_dir)}
+    stems |= {s: s for s in ON_REQUEST if (notebooks_dir / f"{s}.ipynb").is_file()}
     if name not in stems:
         raise InputError(f"no notebook named {name!r} (known: {', '.join(available(notebooks_dir))})",
                          file=notebooks_dir)
     stem = stems[name]
-    out_dir = reports_dir / _report_name(stem)
+    report = out_name or _report_name(stem)
+    out_dir = reports_dir / report
     out_dir.mkdir(parents=True, exist_ok=True)
     js = _shared_plotlyjs(reports_dir)
     # Relative to the workspace when possible: the committed reports should not name a home
@@ -163,8 +173,8 @@ def run_report(name: str, *, parameters: dict[str, Any] | None = None,
     resolved = out_dir.resolve()
     shown = resolved.relative_to(home) if resolved.is_relative_to(home) else resolved
     params = dict(parameters or {}, output_dir=str(shown), quick=quick)
-    executed = out_dir / f"{_report_name(stem)}.ipynb"
-    tmp = out_dir / f".{_report_name(stem)}.partial.ipynb"
+    executed = out_dir / f"{report}.ipynb"
+    tmp = out_dir / f".{report}.partial.ipynb"
     figures_tmp = out_dir / ".figures.partial"
     figures = out_dir / "figures"
     if png:  # checked before the run: the PNGs replace this folder when it ends
@@ -187,7 +197,7 @@ def run_report(name: str, *, parameters: dict[str, Any] | None = None,
         # No half-executed notebook left where a report belongs: it goes to the scratch
         # folder, where the failing cell's output can be read.
         if tmp.exists():
-            keep = workspace.scratch_dir() / "reports-failed" / f"{_report_name(stem)}.ipynb"
+            keep = workspace.scratch_dir() / "reports-failed" / f"{report}.ipynb"
             keep.parent.mkdir(parents=True, exist_ok=True)
             os.replace(tmp, keep)
         shutil.rmtree(figures_tmp, ignore_errors=True)
@@ -209,7 +219,7 @@ def run_report(name: str, *, parameters: dict[str, Any] | None = None,
     metrics = out_dir / "metrics.json"
     if metrics.exists():
         notebook_format.round_metrics_file(metrics)
-    return ReportRun(name=_report_name(stem), notebook=executed, html=html,
+    return ReportRun(name=report, notebook=executed, html=html,
                      metrics=metrics if metrics.exists() else None,
                      figures=sorted(figures.glob("*.png")) if figures.exists() else [],
                      seconds=time.perf_counter() - t_start)

@@ -87,12 +87,12 @@ def expand(text: str) -> list[str]:
 
 @dataclass(frozen=True)
 class SweepTask:
-    """One problem to solve: a profile (name or file), a use case, an SLO (None: the use
-    case's own), weights (``"A=2,TP=1"`` or None), a solver and a repeat number (the seed of
-    stochastic solvers)."""
+    """One problem to solve: a profile (name or file), a use case or some of the profile's own
+    tasks, an SLO (None: the use case's own), weights (``"A=2,TP=1"`` or None), a solver and a
+    repeat number (the seed of stochastic solvers)."""
 
     profile: str
-    use_case: str
+    use_case: str | None
     slo: str | None
     weights: str | None
     solver: str
@@ -100,18 +100,28 @@ class SweepTask:
     #: Evolutionary solvers' effort (None: the solver's defaults, 100 x 100).
     pop_size: int | None = None
     n_gen: int | None = None
+    #: The profile's own tasks, comma-separated (instead of a use case; then ``slo`` is given).
+    tasks: str | None = None
 
     def key(self) -> str:
         """A stable id: the same task has the same key in every run (what resuming matches)."""
-        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
+        d = asdict(self)
+        if d["tasks"] is None:  # keys of use-case tasks stay what they were
+            del d["tasks"]
+        return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def sweep_grid(*, profiles: Sequence[str], use_cases: Sequence[str],
+def sweep_grid(*, profiles: Sequence[str], use_cases: Sequence[str] = (),
                slos: Sequence[str | None] = (None,), weights: Sequence[str | None] = (None,),
                solvers: Sequence[str] = ("rass",), repeat: int = 1, pop_size: int | None = None,
-               n_gen: int | None = None) -> list[SweepTask]:
+               n_gen: int | None = None, tasks: Sequence[str] = ()) -> list[SweepTask]:
     """Every combination, braces in SLOs and weights expanded. Names are checked here, before
-    anything runs, so a typo is one error instead of a thousand error rows."""
+    anything runs, so a typo is one error instead of a thousand error rows.
+
+    The problems are the built-in ``use_cases`` (each with its own SLO unless ``slos`` are
+    given), or the profiles' own ``tasks``: each entry one task or several joined by commas
+    (``"h1"``, ``"det,cls"``: a multi-DNN problem), solved under every one of ``slos`` (which
+    are then required); every profile must hold every task named."""
     from ..moo.usecases import scenario
     from ..profiles import resolve_profile
     from ..solvers import ALGORITHMS, SOLVERS
@@ -126,13 +136,27 @@ def sweep_grid(*, profiles: Sequence[str], use_cases: Sequence[str],
                               or not lo <= v <= MAX_EFFORT):
             raise InputError(f"must be a whole number {lo}..{MAX_EFFORT}", where=name, value=v)
     # Counted before anything is expanded: each brace grid may be small and their product not.
-    n = (len(profiles) * len(use_cases) * len(solvers) * repeat
+    if bool(use_cases) == bool(tasks):
+        raise InputError("give use cases or the profiles' own tasks, not both or neither",
+                         where="use_cases" if use_cases else "tasks")
+    task_sets = [",".join(t.strip() for t in entry.split(",") if t.strip()) for entry in tasks]
+    if tasks and any(s is None for s in slos):
+        raise InputError("the profiles' own tasks have no SLO of their own: give --slo",
+                         where="slo")
+    n = (len(profiles) * len(use_cases or task_sets) * len(solvers) * repeat
          * sum(1 if s is None else count(s) for s in slos)
          * sum(1 if w is None else count(w) for w in weights))
     if n > MAX_PROBLEMS:
         raise _too_many(n, "the grid is")
     for p in profiles:
-        resolve_profile(p)
+        path = resolve_profile(p)
+        if task_sets:
+            have = {t.name for t in _read_profile(path)[0].tasks}
+            for entry in task_sets:
+                for t in entry.split(","):
+                    if t not in have:
+                        raise InputError(f"profile {p} has no task {t!r} (its tasks: "
+                                         f"{', '.join(sorted(have))})", where="tasks", value=t)
     for uc in use_cases:
         scenario(uc)
     for s in solvers:
@@ -143,16 +167,19 @@ def sweep_grid(*, profiles: Sequence[str], use_cases: Sequence[str],
     w_list = [x for w in weights for x in ([None] if w is None else expand(w))]
     # Effort belongs to evolutionary solvers only: an exact solver's task key must not vary
     # with it.
+    problems: list[tuple[str | None, str | None]] = (
+        [(uc, None) for uc in use_cases] or [(None, t) for t in task_sets])
     return [SweepTask(p, uc, s, w, solver, r, None if solver in SOLVERS else pop_size,
-                      None if solver in SOLVERS else n_gen)
-            for p, uc, s, w, solver, r in itertools.product(
-                profiles, use_cases, slo_list, w_list, solvers, range(repeat))]
+                      None if solver in SOLVERS else n_gen, ts)
+            for p, (uc, ts), s, w, solver, r in itertools.product(
+                profiles, problems, slo_list, w_list, solvers, range(repeat))]
 
 
 def load_grid(path: str | os.PathLike) -> list[SweepTask]:
     """A grid file: JSON with the keyword arguments of :func:`sweep_grid`, e.g.
     ``{"profiles": ["s20fe"], "use_cases": ["uc1"], "slos": ["max A; L <= {10,20}ms"],
-    "solvers": ["rass", "nsga2"], "n_gen": 20}``. A bad file is one error naming the field."""
+    "solvers": ["rass", "nsga2"], "n_gen": 20}`` (or ``"tasks": ["fashion"]`` for the profiles'
+    own tasks). A bad file is one error naming the field."""
     from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
     from ..fileio import parse_json, read_text
@@ -161,7 +188,8 @@ def load_grid(path: str | os.PathLike) -> list[SweepTask]:
     class _Grid(BaseModel):
         model_config = ConfigDict(extra="forbid")
         profiles: list[str] = Field(min_length=1)
-        use_cases: list[str] = Field(min_length=1)
+        use_cases: list[str] = []
+        tasks: list[str] = []
         slos: list[str | None] = [None]
         weights: list[str | None] = [None]
         solvers: list[str] = ["rass"]
@@ -178,7 +206,8 @@ def load_grid(path: str | os.PathLike) -> list[SweepTask]:
 
 
 #: The columns of a sweep's rows, in order.
-COLUMNS = ("key", "profile", "device", "profile_source", "use_case", "slo", "weights", "solver",
+COLUMNS = ("key", "profile", "device", "profile_source", "use_case", "tasks", "slo", "weights",
+           "solver",
            "repeat", "status", "d0", "optimality", "designs", "feasible", "hv", "igd",
            "optimality_ratio", "solve_ms", "error")
 #: Columns that differ between runs of the same task (everything else must not).
@@ -237,14 +266,18 @@ def run_task(task: SweepTask) -> dict[str, Any]:
 
     row: dict[str, Any] = {c: None for c in COLUMNS}
     row.update(key=task.key(), profile=task.profile, use_case=task.use_case, slo=task.slo,
-               weights=task.weights, solver=task.solver, repeat=task.repeat)
+               weights=task.weights, solver=task.solver, repeat=task.repeat, tasks=task.tasks)
     # The journal's key for this row: the content this task actually read (not in COLUMNS).
     row["input_key"] = input_key(task, None)
     try:
         prof, sha = _read_profile(resolve_profile(task.profile))
         row["input_key"] = input_key(task, sha)
         row.update(device=prof.device.name, profile_source=prof.source)
-        tasks, uc_slo = scenario(task.use_case)
+        if task.tasks is not None:
+            tasks, uc_slo = tuple(task.tasks.split(",")), None
+        else:
+            tasks, uc_slo = scenario(task.use_case)
+            row["tasks"] = ",".join(tasks)
         slo = task.slo or uc_slo
         row["slo"] = slo
         pb = DiscreteProblem(prof, slo, tasks=list(tasks), weights=task.weights)

@@ -155,7 +155,7 @@ def open_interpreter(model: str | os.PathLike | bytes, *, threads: int = 1,
 
     if is_onnx(model):
         # onnxruntime behind the same API (workbench.runtime.ort); its own checks apply.
-        it = OrtInterpreter(model, threads=threads,
+        it = OrtInterpreter(model, threads=threads, fill=placeholder,
                             xnnpack=has_xnnpack() if xnnpack is None else xnnpack)
         if batch is not None:
             it.resize_tensor_input(0, [batch, *it.get_input_details()[0]["shape"][1:]])

@@ -10,8 +10,8 @@ What differs from LiteRT, and how it is bridged:
 
 - **Several inputs.** The first input takes the samples; every other input is fed
   :func:`workbench.runtime.interpreter.placeholder` (zeros; ones for integer inputs) unless it
-  was set. A recurrent model's state input (silero-vad's ``state``) starts at zeros, which is its
-  initial state.
+  was set (``open_interpreter`` passes it as ``fill``). A recurrent model's state input
+  (silero-vad's ``state``) starts at zeros, which is its initial state.
 - **Free dimensions.** The workbench fixes every free dimension but the batch in the variant
   file it writes; the batch follows ``resize_tensor_input``, and another input's free dimension
   of the same name (``batch`` in ``state[2, batch, 128]``) follows it; any other free dimension
@@ -24,7 +24,7 @@ What differs from LiteRT, and how it is bridged:
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -99,8 +99,12 @@ class OrtInterpreter:
     Tensor indices: inputs are 0..n-1 in the graph's order, outputs n..n+m-1."""
 
     def __init__(self, model: str | os.PathLike | bytes, *, threads: int = 1,
-                 xnnpack: bool = False) -> None:
+                 xnnpack: bool = False, fill: Callable[[dict], np.ndarray] | None = None) -> None:
+        """``fill``: what an input not set is fed, given its details
+        (:func:`workbench.runtime.interpreter.placeholder` when opened by ``open_interpreter``;
+        zeros by default)."""
         self._sess = open_session(model, threads=threads, xnnpack=xnnpack)
+        self._fill = fill or (lambda d: np.zeros(d["shape"], dtype=d["dtype"]))
         self._ins = self._sess.get_inputs()
         self._outs = self._sess.get_outputs()
         for t in [*self._ins, *self._outs]:
@@ -161,13 +165,11 @@ class OrtInterpreter:
         self._set[index] = np.asarray(value)
 
     def _feed(self) -> dict[str, np.ndarray]:
-        from .interpreter import placeholder
-
         feed = {}
         for k, spec in enumerate(self._ins):
             value = self._set.get(k)
             if value is None:
-                value = placeholder({"shape": self._shape(k, spec), "dtype": _DTYPES[spec.type]})
+                value = self._fill({"shape": self._shape(k, spec), "dtype": _DTYPES[spec.type]})
             feed[spec.name] = value
         return feed
 
