@@ -175,8 +175,10 @@ def add_parser(sub) -> None:
     m = sub.add_parser("models", help="your own models: add, list, show, remove")
     msub = m.add_subparsers(dest="action", metavar="ACTION")
     msub.required = True
-    p = msub.add_parser("add", help="register a .keras file, SavedModel folder or .tflite file")
-    p.add_argument("file", help="the model: a .keras file, a SavedModel folder or a .tflite file")
+    p = msub.add_parser("add", help="register a .keras file, SavedModel folder, .tflite or .onnx "
+                        "file")
+    p.add_argument("file", help="the model: a .keras file, a SavedModel folder, a .tflite file or "
+                   "a .onnx file (run with onnxruntime)")
     p.add_argument("--name", required=True, help="its name in the registry and in profiles")
     p.add_argument("--task", required=True,
                    help="the task it solves (models of one task are alternatives to each other)")

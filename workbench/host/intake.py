@@ -542,8 +542,14 @@ def _inspect_onnx(path: Path, shape: tuple[int, ...] | None):
     of an ONNX file, as :func:`workbench.host.intake.inspect_model` returns them; ``shape`` fixes
     the first input's free dimensions. onnxruntime must be able to open it."""
     from ..runtime.interpreter import open_interpreter
-    from .onnxgraph import ELEMENT_TYPES, dims_of, graph_inputs, load
+    from .onnxgraph import ELEMENT_TYPES, dims_of, external_data, graph_inputs, load
 
+    external = external_data(path)
+    if external:
+        raise InputError(f"stores its weights in separate files ({external}), which the registry "
+                         "does not copy: save it as one file (torch.onnx.export(..., "
+                         "external_data=False), or onnx.save(model, path, "
+                         "save_as_external_data=False))", file=shown(path))
     model = load(path)
     ins = graph_inputs(model)
     if not ins:

@@ -57,6 +57,21 @@ def dims_of(value_info) -> list[int | str]:
             for d in value_info.type.tensor_type.shape.dim]
 
 
+def external_data(path: Path) -> str | None:
+    """The file an ONNX model keeps its tensors in, when it keeps them outside itself (None:
+    one self-contained file)."""
+    onnx = _onnx()
+    try:
+        model = onnx.load(str(path), load_external_data=False)
+    except Exception:  # noqa: BLE001 - load() says what is wrong with the file
+        return None
+    for t in model.graph.initializer:
+        if t.data_location == onnx.TensorProto.EXTERNAL:
+            where = {e.key: e.value for e in t.external_data}.get("location", "?")
+            return where
+    return None
+
+
 def load(path: Path):
     """The ONNX model at ``path`` (checked), or an InputError naming it."""
     onnx = _onnx()

@@ -10,10 +10,11 @@ from ..errors import InputError
 
 
 def default_slo(profile, tasks: list[str]) -> str:
-    """The SLO a report uses when none is given: max A and min L where every row of the tasks
-    has an A, else min L and min MF (a profile without a task metric)."""
+    """The SLO a report uses when none is given: max A and min L where the tasks' rows have an
+    A (rows without one are left out of the problem, which says so), else min L and min MF (a
+    profile without a task metric)."""
     rows = [c for c in profile.configs if c.task in tasks]
-    return "max A; min L" if rows and all(c.A is not None for c in rows) else "min L; min MF"
+    return "max A; min L" if any(c.A is not None for c in rows) else "min L; min MF"
 
 
 def check_tasks(profile, tasks: list[str], *, file: object = None) -> list[str]:

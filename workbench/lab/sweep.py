@@ -140,6 +140,11 @@ def sweep_grid(*, profiles: Sequence[str], use_cases: Sequence[str] = (),
         raise InputError("give use cases or the profiles' own tasks, not both or neither",
                          where="use_cases" if use_cases else "tasks")
     task_sets = [",".join(t.strip() for t in entry.split(",") if t.strip()) for entry in tasks]
+    for entry in task_sets:
+        names = entry.split(",")
+        if not entry or len(set(names)) != len(names):
+            raise InputError("each entry names one or more different tasks, joined by commas",
+                             where="tasks", value=entry)
     if tasks and any(s is None for s in slos):
         raise InputError("the profiles' own tasks have no SLO of their own: give --slo",
                          where="slo")
