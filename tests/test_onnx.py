@@ -15,7 +15,7 @@ from workbench.runtime.ort import OrtInterpreter, is_onnx
 ort = pytest.importorskip("onnxruntime")
 pytest.importorskip("onnx")
 SILERO = gallery.silero_models()
-needs_silero = pytest.mark.skipif(len(SILERO) != 2, reason=f"{gallery.SILERO} is not installed "
+needs_silero = pytest.mark.skipif(len(SILERO) != 3, reason=f"{gallery.SILERO} is not installed "
                                   "(make setup installs requirements/pretrained.txt)")
 
 
@@ -71,7 +71,7 @@ def test_silero_vad_adds_profiles_and_feeds_its_state_input_zeros(home, tmp_path
     for m in SILERO:
         o = gallery.try_model(m, profile_dir=tmp_path, options=options, warmup=1, runs=3)
         assert o.added, o.reason
-        assert o.outputs == 2 and o.input == "576 float32"
+        assert o.outputs == 2 and o.input == f"{576 if m.name != 'silero' else 512} float32"
         # XNNPACK on cannot run: onnxruntime's PyPI build has no XNNPACK provider.
         rec = registry.get(m.name)
         assert "FP32" in o.A and "FFX8" not in rec.available
@@ -80,7 +80,10 @@ def test_silero_vad_adds_profiles_and_feeds_its_state_input_zeros(home, tmp_path
             f"onnxruntime {ort.__version__} here has no XNNPACK execution provider (it has "
             f"{', '.join(ort.get_available_providers())}); with XNNPACK off it runs its own CPU "
             "kernels"]
-        assert any("'state'" in n and "fed zeros" in n for n in rec.notes)
+        assert any("'state'" in n and "get zeros" in n for n in rec.notes)
+        assert rec.feeds == m.feeds
+    # The original keeps its sample rate: 'sr' is fed 16000 from the variant file itself.
+    assert any("'sr' 16000 (--feed)" in n for n in registry.get("silero").notes)
     # Both detectors, from the zero state, call faint noise no speech.
     rng = np.random.default_rng(0)
     audio = (0.1 * rng.standard_normal((1, 576))).astype(np.float32)
@@ -88,7 +91,7 @@ def test_silero_vad_adds_profiles_and_feeds_its_state_input_zeros(home, tmp_path
     for m in SILERO:
         v = registry.get(m.name).variant("FP32")
         it = open_interpreter(registry.model_dir(m.name) / v.file, batch=1)
-        it.set_tensor(0, audio)
+        it.set_tensor(0, audio[:, -it.get_input_details()[0]["shape"][1]:])
         it.invoke()
         outs.append(float(it.get_tensor(it.get_output_details()[0]["index"]).ravel()[0]))
     assert all(0 <= p < 0.5 for p in outs), outs
@@ -96,7 +99,7 @@ def test_silero_vad_adds_profiles_and_feeds_its_state_input_zeros(home, tmp_path
 
 @needs_silero
 def test_a_free_dimension_shares_its_name_across_inputs():
-    half = next(m for m in SILERO if m.input_shape)
+    half = next(m for m in SILERO if m.name == "silero-half")
     it = OrtInterpreter(half.path)  # inputs not set are fed zeros (open_interpreter: placeholder)
     it.resize_tensor_input(0, [3, 576])
     shapes = {d["name"]: list(d["shape"]) for d in it.get_input_details()}
@@ -126,6 +129,23 @@ def test_an_engine_without_xnnpack_says_so_in_one_line(tmp_path):
     it.set_tensor(0, np.array([[-1, 2, -3, 4]] * 2, np.float32))
     it.invoke()
     assert it.get_tensor(it.get_output_details()[0]["index"]).tolist() == [[0, 2, 0, 4]] * 2
+
+
+@needs_silero
+def test_feeds_are_checked_and_travel_in_the_variant_file(home, capsys):
+    original = next(m for m in SILERO if m.name == "silero")
+    for feed, why in (("nope=1", "not an input the data does not feed"),
+                      ("sr=abc", "a feed is INPUT=NUMBER"), ("input=1", "not an input")):
+        assert main(["models", "add", str(original.path), "--name", "s", "--task", "vad",
+                     "--input-shape", "512", "--feed", feed, "--quiet"]) == 1
+        assert why in one_error_line(capsys, "--feed")
+    assert main(["models", "add", str(original.path), "--name", "s", "--task", "vad",
+                 "--input-shape", "512", "--feed", "sr=16000", "--quiet"]) == 0
+    path = registry.model_dir("s") / registry.get("s").variant("FP32").file
+    it = OrtInterpreter(path)  # the file alone says how it runs: shape and feed
+    assert list(it.get_input_details()[0]["shape"]) == [1, 512]
+    assert it.get_tensor(2).tolist() == 16000  # 'sr', the third input
+    capsys.readouterr()
 
 
 def test_a_broken_onnx_file_is_one_line(home, tmp_path, capsys):

@@ -46,7 +46,7 @@ def add(args: argparse.Namespace) -> int:
     rec = registry.add(args.file, name=args.name, task=args.task, data=args.data,
                        metric=args.metric, input_shape=args.input_shape, arch=args.arch,
                        overwrite=args.force, progress=not args.quiet, output=args.output,
-                       custom_objects=args.custom_objects)
+                       custom_objects=args.custom_objects, feeds=args.feed)
     shape = "x".join(map(str, rec.input_shape))
     out = "x".join(map(str, rec.output_shape)) or "scalar"
     print(f"added {_p(rec.name)} ({rec.kind}, input {shape} {rec.input_dtype}, output {out}) "
@@ -201,6 +201,10 @@ def add_parser(sub) -> None:
     p.add_argument("--input-shape", default=None,
                    help="the input shape without the batch, e.g. 224,224,3 (needed when the "
                    "model leaves dimensions free)")
+    p.add_argument("--feed", action="append", default=None, metavar="INPUT=NUMBER",
+                   help="for an ONNX model with several inputs: the value fed to another input "
+                   "than the first at every run, e.g. --feed sr=16000 (repeatable; default: "
+                   "zeros, ones for integer inputs); kept in every variant file")
     p.add_argument("--arch", default=None, help="the model family shown in profiles")
     p.add_argument("--force", action="store_true", help="replace a model of the same name")
     p.add_argument("--quiet", action="store_true")

@@ -36,6 +36,12 @@ def main(argv: list[str]) -> int:
         base = status_kb("VmRSS")
         sess = ort.InferenceSession(path, opts, providers=providers)
         ins = sess.get_inputs()
+        # workbench.runtime.ort's metadata (SHAPE_KEY, FEED_PREFIX): the first input's shape
+        # and the values fed to the others, as the runtime reads them.
+        meta = sess.get_modelmeta().custom_metadata_map or {}
+        given = [int(d) for d in meta.get("workbench.input_shape", "").split(",") if d]
+        feeds = {k[len("workbench.feed."):]: float(v) for k, v in meta.items()
+                 if k.startswith("workbench.feed.")}
         first = {}
         feed = {}
         types = {"tensor(float)": np.float32, "tensor(float16)": np.float16,
@@ -43,14 +49,16 @@ def main(argv: list[str]) -> int:
         for k, i in enumerate(ins):
             dims = [d if isinstance(d, int) and d >= 0 else None for d in i.shape]
             if k == 0:
-                shape = [batch] + [d or 1 for d in dims[1:]]
-                first = {str(d): v for d, v in zip(i.shape, shape) if not isinstance(d, int)}
-            else:
-                shape = [d if d is not None else first.get(str(s), 1)
+                shape = [batch] + (given or [d or 1 for d in dims[1:]])
+                first = {str(d): v for d, v in zip(i.shape, shape)
+                         if d and not isinstance(d, int)}
+            else:  # named free dimensions follow the first input's; unnamed ones the batch
+                shape = [d if d is not None else first.get(str(s), 1) if s else batch
                          for d, s in zip(dims, i.shape)]
             dtype = types.get(i.type, np.float32)
             fill = np.ones if np.dtype(dtype).kind in "iu" else np.zeros
-            feed[i.name] = fill(shape, dtype=dtype)
+            feed[i.name] = (np.full(shape, feeds[i.name], dtype=dtype) if i.name in feeds
+                            else fill(shape, dtype=dtype))
         for _ in range(runs):
             sess.run(None, feed)
         peak = max(status_kb("VmHWM"), status_kb("VmRSS"))

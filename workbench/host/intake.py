@@ -537,7 +537,7 @@ def _inspect_tflite(path: Path, shape: tuple[int, ...] | None):
         Output(str(o["name"]), None, tuple(int(d) for d in o["shape"][1:])) for o in outs], []
 
 
-def _inspect_onnx(path: Path, shape: tuple[int, ...] | None):
+def _inspect_onnx(path: Path, shape: tuple[int, ...] | None, feeds: dict[str, float]):
     """(None, the first input's fixed shape without the batch, its dtype, the outputs, notes)
     of an ONNX file, as :func:`workbench.host.intake.inspect_model` returns them; ``shape`` fixes
     the first input's free dimensions. onnxruntime must be able to open it."""
@@ -563,6 +563,12 @@ def _inspect_onnx(path: Path, shape: tuple[int, ...] | None):
         raise InputError(f"the first input {ins[0].name!r} has ONNX element type {elem}, which "
                          "the workbench does not feed", file=shown(path))
     fixed = _fixed([d if isinstance(d, int) else None for d in dims0[1:]], shape, path)
+    others = {i.name for i in ins[1:]}
+    for name in feeds:
+        if name not in others:
+            raise InputError("not an input the data does not feed; the model's other inputs: "
+                             + (", ".join(sorted(others)) or "none"), file=shown(path),
+                             where="--feed", value=name)
     try:
         open_interpreter(path)
     except ImportError as exc:
@@ -574,10 +580,14 @@ def _inspect_onnx(path: Path, shape: tuple[int, ...] | None):
             for o in model.graph.output]
     notes = []
     if len(ins) > 1:
-        others = ", ".join(f"{i.name!r} {tuple(dims_of(i))}" for i in ins[1:])
-        notes.append(f"the data feeds the first input {ins[0].name!r}; the other inputs "
-                     f"({others}) are fed zeros (ones if integer) at every run: a recurrent "
-                     "state input starts from zeros")
+        fed = [f"{i.name!r} {feeds[i.name]:g}" for i in ins[1:] if i.name in feeds]
+        zero = [f"{i.name!r} {tuple(dims_of(i))}" for i in ins[1:] if i.name not in feeds]
+        notes.append(f"the data feeds the first input {ins[0].name!r}; at every run "
+                     + "; ".join(
+                         ([f"{', '.join(fed)} (--feed)"] if fed else [])
+                         + ([f"{', '.join(zero)} get zeros (ones if integer; a recurrent "
+                             "state starts from zeros; --feed NAME=NUMBER sets a value)"]
+                            if zero else [])))
     return None, fixed, ELEMENT_TYPES[elem], outs, notes
 
 
@@ -685,8 +695,28 @@ def check_data(path: Path, arrays: dict[str, np.ndarray], *, input_shape: tuple[
     return metric
 
 
+def parse_feeds(feeds) -> dict[str, float]:
+    """``["sr=16000"]`` or ``{"sr": 16000}`` -> ``{"sr": 16000.0}``; a malformed entry or a
+    value that is no finite number is an InputError naming it."""
+    if not feeds:
+        return {}
+    items = feeds.items() if isinstance(feeds, dict) else (
+        tuple(str(f).partition("=")[::2]) for f in feeds)
+    out: dict[str, float] = {}
+    for name, value in items:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            number = math.nan
+        if not name or not math.isfinite(number) or name in out:
+            raise InputError("a feed is INPUT=NUMBER, each input once, e.g. --feed sr=16000",
+                             where="--feed", value=f"{name}={value}")
+        out[str(name)] = number
+    return out
+
+
 def inspect_model(path: Path, kind: Kind, shape: tuple[int, ...] | None,
-                  custom: Path | None = None):
+                  custom: Path | None = None, feeds: dict[str, float] | None = None):
     """(the Keras model or None, the fixed input shape, input dtype, its outputs, notes on what
     was changed to convert it) of a model file; ``shape`` fixes free input dimensions."""
     check_model_file(path, kind)
@@ -696,5 +726,8 @@ def inspect_model(path: Path, kind: Kind, shape: tuple[int, ...] | None,
     if kind == "keras":
         return _inspect_keras(path, shape, custom)
     if kind == "onnx":
-        return _inspect_onnx(path, shape)
+        return _inspect_onnx(path, shape, feeds or {})
+    if feeds:
+        raise InputError("--feed is for ONNX models with several inputs", where="--feed",
+                         value=next(iter(feeds)))
     return {"savedmodel": _inspect_savedmodel, "tflite": _inspect_tflite}[kind](path, shape)

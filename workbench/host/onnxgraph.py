@@ -89,7 +89,7 @@ def graph_inputs(model) -> list:
     return [i for i in model.graph.input if i.name not in inits]
 
 
-def with_fixeddims_of(model, input_shape: Sequence[int]):
+def with_fixed_dims(model, input_shape: Sequence[int]):
     """A copy of ``model`` with the first input's free dimensions but the batch fixed to
     ``input_shape``; another input's free dimension of the same name is fixed alike. Outputs
     and the batch keep their free dimensions (onnxruntime infers them)."""
@@ -116,6 +116,43 @@ def with_fixeddims_of(model, input_shape: Sequence[int]):
 
 def _bytes(model) -> bytes:
     return model.SerializeToString()
+
+
+def prepared(model, input_shape: Sequence[int], feeds: dict[str, float] | None = None):
+    """The model as the registry stores its variants: the first input's shape and the values
+    fed to other inputs written into its metadata (:data:`workbench.runtime.ort.SHAPE_KEY`,
+    :data:`~workbench.runtime.ort.FEED_PREFIX`), so that the file alone says how it runs,
+    on the host and on a device; its free dimensions fixed too where onnxruntime can still open
+    it then (fixing them breaks shape inference inside some If branches: silero-vad's
+    original graph)."""
+    from ..runtime.ort import open_session
+
+    fixed = with_fixed_dims(model, input_shape)
+    try:
+        open_session(_bytes(fixed))
+        model = fixed
+    except ImportError:
+        raise
+    except Exception:  # noqa: BLE001 - onnxruntime's own error types: keep the free dims
+        import copy
+
+        model = copy.deepcopy(model)
+    return with_metadata(model, input_shape, feeds)
+
+
+def with_metadata(model, input_shape: Sequence[int], feeds: dict[str, float] | None = None):
+    """``model`` with the workbench's metadata set (replacing any there was)."""
+    from ..runtime.ort import FEED_PREFIX, SHAPE_KEY
+
+    keep = [(p.key, p.value) for p in model.metadata_props
+            if p.key != SHAPE_KEY and not p.key.startswith(FEED_PREFIX)]
+    del model.metadata_props[:]
+    for k, v in keep:
+        model.metadata_props.add(key=k, value=v)
+    model.metadata_props.add(key=SHAPE_KEY, value=",".join(str(int(d)) for d in input_shape))
+    for name, value in (feeds or {}).items():
+        model.metadata_props.add(key=FEED_PREFIX + name, value=repr(float(value)))
+    return model
 
 
 class _Reader:
@@ -157,17 +194,24 @@ def _quiet():
 
 
 def convert(source: Path, precision: str, input_shape: Sequence[int],
-            calib: np.ndarray) -> bytes:
-    """The ``precision`` variant of an ONNX model, as bytes.
+            calib: np.ndarray, feeds: dict[str, float] | None = None) -> bytes:
+    """The ``precision`` variant of an ONNX model, as bytes (:func:`prepared`: its input shape
+    and feeds in its metadata).
 
     Raises:
         OnnxError: The scheme cannot be made (FFX8; a tool's refusal, with its first line).
     """
     if precision == "FFX8":
         raise OnnxError(NO_FFX8)
-    model = with_fixeddims_of(load(source), input_shape)
+    model = prepared(load(source), input_shape, feeds)
     if precision == "FP32":
         return _bytes(model)
+    onnx = _onnx()
+
+    def stamped(blob: bytes) -> bytes:
+        # onnxruntime's tools may drop the metadata: the variant carries it again.
+        return _bytes(with_metadata(onnx.load_from_string(blob), input_shape, feeds))
+
     try:
         with _quiet(), tempfile.TemporaryDirectory(prefix="workbench-onnx-") as tmp:
             fp32 = Path(tmp) / "fp32.onnx"
@@ -176,11 +220,11 @@ def convert(source: Path, precision: str, input_shape: Sequence[int],
             if precision == "FP16":
                 from onnxruntime.transformers.float16 import convert_float_to_float16
 
-                return _bytes(convert_float_to_float16(model, keep_io_types=True))
+                return stamped(_bytes(convert_float_to_float16(model, keep_io_types=True)))
             from onnxruntime.quantization import QuantFormat, QuantType, quantize_dynamic, quantize_static
             if precision == "DR8":
                 quantize_dynamic(str(fp32), str(out), weight_type=QuantType.QInt8)
-                return out.read_bytes()
+                return stamped(out.read_bytes())
             if precision == "FX8":
                 from onnxruntime.quantization.shape_inference import quant_pre_process
 
@@ -189,9 +233,12 @@ def convert(source: Path, precision: str, input_shape: Sequence[int],
                 quantize_static(str(pre), str(out), _Reader(fp32, calib),
                                 quant_format=QuantFormat.QDQ, activation_type=QuantType.QInt8,
                                 weight_type=QuantType.QInt8)
-                return out.read_bytes()
+                return stamped(out.read_bytes())
     except Exception as exc:  # noqa: BLE001 - onnx/onnxruntime raise many types
-        text = " ".join(str(exc).split())[:300] or type(exc).__name__
+        text = " ".join(str(exc).split())[:300]
+        if not text:  # a bare AssertionError says nothing to a user
+            text = (f"its quantisation tool stopped on an internal check "
+                    f"({type(exc).__name__} with no message)")
         raise OnnxError(f"onnxruntime cannot make {precision}: {text}") from None
     raise OnnxError(f"unknown scheme {precision}")
 
@@ -223,7 +270,12 @@ def analyse(path: str | os.PathLike) -> dict:
     onnx = _onnx()
     from onnx import numpy_helper, shape_inference
 
+    from ..runtime.ort import SHAPE_KEY
+
     model = onnx.load(str(path))
+    shape = {p.key: p.value for p in model.metadata_props}.get(SHAPE_KEY)
+    if shape:  # free dimensions the graph kept: fixed for the count
+        model = with_fixed_dims(model, [int(d) for d in shape.split(",")])
     weight_types = {1, 10, 3, 2, 16}  # float, float16, int8, uint8, bfloat16
     inits = list(model.graph.initializer)
     params = sum(int(np.prod(i.dims)) for i in inits if i.data_type in weight_types)

@@ -63,6 +63,7 @@ from .intake import (
     inspect_model,
     kind_of,
     load_npz,
+    parse_feeds,
     parse_shape,
     shown,
 )
@@ -148,6 +149,8 @@ class ModelRecord(_Strict):
                              "it (e.g. recurrent layers unrolled)")
     custom_objects: str | None = Field(default=None, description="the copy of the Python file "
                                        "defining its custom layers, imported before loading it")
+    feeds: dict[str, float] = Field(default_factory=dict, description="values fed to inputs "
+                                    "other than the first at every run (ONNX models)")
     metric: MetricName
     data: DataRecord | None = None
     cited: dict[str, float] = Field(default_factory=dict, description="A per scheme from a "
@@ -425,7 +428,8 @@ def add(path: str | os.PathLike, *, name: str, task: str, data: str | os.PathLik
         arch: str | None = None, overwrite: bool = False, progress: bool = False,
         cited: dict[str, float] | None = None, citation: str | None = None,
         output: str | int | None = None,
-        custom_objects: str | os.PathLike | None = None) -> ModelRecord:
+        custom_objects: str | os.PathLike | None = None,
+        feeds: dict[str, float] | Iterable[str] | None = None) -> ModelRecord:
     """Register a model (a ``.keras`` file, a SavedModel folder or a ``.tflite`` file).
 
     The model is read and checked, the data checked against it, both copied into the registry,
@@ -434,7 +438,8 @@ def add(path: str | os.PathLike, *, name: str, task: str, data: str | os.PathLik
 
     A model with several outputs is profiled whole; ``output`` (an index or a name: a Keras
     output's name, a SavedModel's signature key, a .tflite tensor's name) says which one the
-    metric reads (default: the first).
+    metric reads (default: the first). An ONNX model's inputs after the first are fed
+    ``feeds`` (``{"sr": 16000}`` or ``["sr=16000"]``), else zeros (ones if integer).
 
     Raises:
         InputError: A bad name or task, an unreadable or unsupported model, data that does not
@@ -460,7 +465,8 @@ def add(path: str | os.PathLike, *, name: str, task: str, data: str | os.PathLik
     kind = kind_of(src)
     shape = parse_shape(input_shape)
     custom = Path(custom_objects).expanduser() if custom_objects is not None else None
-    model, fixed, dtype, outs, notes = inspect_model(src, kind, shape, custom)
+    feed_values = parse_feeds(feeds)
+    model, fixed, dtype, outs, notes = inspect_model(src, kind, shape, custom, feed_values)
     k = choose_output(outs, output, src)
     if any(d is None for d in outs[k].shape):
         raise InputError(f"the model's output {outs[k].name!r} has free dimensions "
@@ -488,7 +494,7 @@ def add(path: str | os.PathLike, *, name: str, task: str, data: str | os.PathLik
                       arrays=arrays, metric=metric, fixed=fixed, dtype=dtype,
                       out_shape=out_shape, arch=arch, cited=cited, citation=citation,
                       progress=progress, outputs=outputs, output=k if outputs else 0,
-                      notes=notes, custom=custom)
+                      notes=notes, custom=custom, feeds=feed_values)
 
 
 def _taken(name: str, folder: Path) -> InputError:
@@ -501,7 +507,8 @@ def _build(folder: Path, src: Path, kind: Kind, model, *, name: str, task: str,
            fixed: tuple[int, ...], dtype: str, out_shape: list[int], arch: str | None,
            cited: dict[str, float] | None, citation: str | None, progress: bool,
            outputs: list[OutputRecord] | None = None, output: int = 0,
-           notes: list[str] | None = None, custom: Path | None = None) -> ModelRecord:
+           notes: list[str] | None = None, custom: Path | None = None,
+           feeds: dict[str, float] | None = None) -> ModelRecord:
     """With the lock held: the new entry built in a staging folder beside ``folder``, then
     renamed into place (swapped with the old one for --force)."""
     tmp = _staging(folder)
@@ -532,6 +539,7 @@ def _build(folder: Path, src: Path, kind: Kind, model, *, name: str, task: str,
                           input_dtype=dtype, output_shape=out_shape, metric=metric,  # type: ignore[arg-type]
                           outputs=outputs or [], output=output, notes=list(notes or []),
                           custom_objects=CUSTOM_OBJECTS if custom is not None else None,
+                          feeds=dict(feeds or {}),
                           data=data_rec, cited=dict(cited or {}), citation=citation)
         _write(rec, tmp)
         rec = _quantise_in(tmp, rec, ("FP32",) if kind != "tflite" else (), progress=progress,
@@ -705,7 +713,7 @@ def _quantise_in(folder: Path, rec: ModelRecord, schemes: tuple[str, ...], *, pr
             def convert(prec: str) -> bytes:
                 try:
                     return onnxgraph.convert(folder / rec.file, prec, rec.input_shape,
-                                             calib.astype(rec.input_dtype))
+                                             calib.astype(rec.input_dtype), rec.feeds)
                 except onnxgraph.OnnxError as exc:
                     raise q.ConversionError(str(exc)) from None
         else:

@@ -8,12 +8,14 @@ opened, and a missing install is one line saying what to install.
 
 What differs from LiteRT, and how it is bridged:
 
-- **Several inputs.** The first input takes the samples; every other input is fed
-  :func:`workbench.runtime.interpreter.placeholder` (zeros; ones for integer inputs) unless it
-  was set (``open_interpreter`` passes it as ``fill``). A recurrent model's state input
+- **Several inputs.** The first input takes the samples; every other input is fed the value
+  the file's metadata gives it (``models add --feed sr=16000``), else
+  :func:`workbench.runtime.interpreter.placeholder` (zeros; ones for integer inputs), unless it
+  was set (``open_interpreter`` passes the placeholder as ``fill``). A recurrent model's state input
   (silero-vad's ``state``) starts at zeros, which is its initial state.
-- **Free dimensions.** The workbench fixes every free dimension but the batch in the variant
-  file it writes; the batch follows ``resize_tensor_input``, and another input's free dimension
+- **Free dimensions.** The workbench writes the first input's shape into the variant file's
+  metadata (and fixes the free dimensions but the batch in its graph where onnxruntime can still
+  open it then); the batch follows ``resize_tensor_input``, and another input's free dimension
   of the same name (``batch`` in ``state[2, batch, 128]``) follows it; any other free dimension
   is 1.
 - **XNNPACK.** onnxruntime's XNNPACK execution provider is used when the installed build has
@@ -33,6 +35,11 @@ _DTYPES = {"tensor(float)": np.float32, "tensor(float16)": np.float16,
            "tensor(double)": np.float64, "tensor(int64)": np.int64, "tensor(int32)": np.int32,
            "tensor(int8)": np.int8, "tensor(uint8)": np.uint8, "tensor(bool)": np.bool_}
 XNNPACK_PROVIDER = "XnnpackExecutionProvider"
+#: Metadata of a variant file the workbench wrote: the first input's shape without the batch
+#: ("576"), which binds its free dimensions ...
+SHAPE_KEY = "workbench.input_shape"
+#: ... and the value fed to another input ("workbench.feed.sr" = "16000.0") at every run.
+FEED_PREFIX = "workbench.feed."
 
 
 def is_onnx(model: str | os.PathLike | bytes) -> bool:
@@ -49,6 +56,9 @@ def _ort():
     except ImportError:
         raise ImportError("ONNX models run with onnxruntime, which is not installed: "
                           "pip install onnxruntime") from None
+    # Errors reach the caller as exceptions; onnxruntime's own log would print them again,
+    # in colour, on the user's terminal.
+    onnxruntime.set_default_logger_severity(4)
     return onnxruntime
 
 
@@ -79,7 +89,7 @@ def open_session(model: str | os.PathLike | bytes, *, threads: int = 1, xnnpack:
     opts.intra_op_num_threads = threads
     opts.inter_op_num_threads = 1
     opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    opts.log_severity_level = 3
+    opts.log_severity_level = 4  # errors reach the caller as exceptions, not as log lines
     providers: list[Any] = ["CPUExecutionProvider"]
     if xnnpack:
         have = ort.get_available_providers()
@@ -115,13 +125,23 @@ class OrtInterpreter:
         self._first: list[int] | None = None
         self._set: dict[int, np.ndarray] = {}
         self._result: list[np.ndarray] | None = None
+        meta = self._sess.get_modelmeta().custom_metadata_map or {}
+        self._feeds = {k[len(FEED_PREFIX):]: float(v) for k, v in meta.items()
+                       if k.startswith(FEED_PREFIX)}
+        if meta.get(SHAPE_KEY):
+            batch = self._ins[0].shape[0] if self._ins[0].shape else 1
+            self.resize_tensor_input(0, [batch if isinstance(batch, int) and batch >= 0 else 1,
+                                         *(int(d) for d in meta[SHAPE_KEY].split(","))])
 
     # -- shapes --------------------------------------------------------------------------------
     def _shape(self, k: int, spec) -> list[int]:
         if k == 0 and self._first is not None:
             return list(self._first)
-        return [d if isinstance(d, int) and d >= 0 else self._bound.get(str(d), 1)
-                for d in spec.shape]
+        batch = self._first[0] if self._first else 1
+        # A named free dimension follows the first input's of that name; an unnamed one (as in
+        # silero-vad's state[2, ?, 128]) is taken for the batch, the usual free dimension.
+        return [d if isinstance(d, int) and d >= 0 else
+                self._bound.get(str(d), 1) if d else batch for d in spec.shape]
 
     def _detail(self, k: int, spec, offset: int = 0) -> dict:
         shape = self._shape(k, spec) if offset == 0 else [
@@ -154,7 +174,7 @@ class OrtInterpreter:
             return  # other inputs follow the first one's free dimensions
         self._first = shape
         self._bound = {str(d): s for d, s in zip(spec.shape, shape)
-                       if not (isinstance(d, int) and d >= 0)}
+                       if d and not (isinstance(d, int) and d >= 0)}
         self._set.clear()
 
     def allocate_tensors(self) -> None:
@@ -169,7 +189,9 @@ class OrtInterpreter:
         for k, spec in enumerate(self._ins):
             value = self._set.get(k)
             if value is None:
-                value = self._fill({"shape": self._shape(k, spec), "dtype": _DTYPES[spec.type]})
+                detail = {"shape": self._shape(k, spec), "dtype": _DTYPES[spec.type]}
+                value = (np.full(detail["shape"], self._feeds[spec.name], dtype=detail["dtype"])
+                         if spec.name in self._feeds else self._fill(detail))
             feed[spec.name] = value
         return feed
 
