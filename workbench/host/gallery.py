@@ -184,3 +184,97 @@ def try_model(m: GalleryModel, *, profile_dir: Path, options, warmup: int, runs:
     best = min(prof.configs, key=lambda c: c.L or float("inf"))
     out.best_L_ms, out.best_config, out.MF_mb = best.L, best.label(), best.MF
     return out
+
+
+#: The Keras models researchers bring, built and trained here on offline data
+#: (:func:`keras_models`): name -> (task data, what it is).
+KERAS_MODELS = {
+    "keras-kaomoji-lstm": ("h2", "Embedding + LSTM text classifier, kaomoji-dataset, 6 emotions"),
+    "keras-audio-1d": ("h3-audio", "Conv1D classifier of mnist1d's 1-D signals, 10 classes"),
+    "keras-digit-regression": ("h4-value", "CNN regressing a digit's value (MAE), sklearn digits"),
+    "keras-shapes-segmentation": (None, "encoder-decoder segmenting squares and discs per pixel "
+                                        "(mIoU), procedural 32x32 scenes"),
+}
+
+
+def _shapes(n: int, rng, size: int = 32):
+    """Procedural segmentation scenes: grey noise with up to three squares (class 1) and discs
+    (class 2) of random size and place; labels per pixel (0 background)."""
+    import numpy as np
+
+    x = rng.normal(0.3, 0.1, (n, size, size, 1)).astype(np.float32)
+    y = np.zeros((n, size, size), np.int64)
+    yy, xx = np.mgrid[:size, :size]
+    for i in range(n):
+        for _ in range(rng.integers(1, 4)):
+            cls = int(rng.integers(1, 3))
+            r = int(rng.integers(3, 8))
+            cy, cx = (int(v) for v in rng.integers(r, size - r, 2))
+            mask = (np.abs(yy - cy) <= r) & (np.abs(xx - cx) <= r) if cls == 1 else \
+                (yy - cy) ** 2 + (xx - cx) ** 2 <= r * r
+            y[i][mask] = cls
+            x[i, ..., 0][mask] = 0.9 if cls == 1 else 0.6
+    return x, y
+
+
+def keras_models(folder: Path, *, epochs: int = 6, seed: int = 0,
+                 only: tuple[str, ...] | None = None) -> list[GalleryModel]:
+    """The models of :data:`KERAS_MODELS` written in Keras and trained here (a few seconds
+    each on 2 cores), saved as ``.keras`` files with their held-out test data (``x``, ``y``,
+    ``x_calib`` from the training split): an LSTM text classifier (unrolled when added), a 1-D
+    audio classifier, a regression CNN (its A is MAE) and a segmentation net (its A is mIoU)."""
+    import numpy as np
+
+    from . import datasets
+    from .tf import keras as _keras
+    from .tf import quiet
+
+    keras = _keras()
+    keras.utils.set_random_seed(seed)
+    L = keras.layers
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for name, (task, _what) in KERAS_MODELS.items():
+        if only is not None and name not in only:
+            continue
+        if task is None:
+            rng = np.random.default_rng(seed)
+            x_tr, y_tr = _shapes(1500, rng)
+            x_te, y_te = _shapes(300, rng)
+        else:
+            d = datasets.TASKS[task][0](False)
+            x_tr, y_tr, x_te, y_te = d["x_train"], d["y_train"], d["x_test"], d["y_test"]
+        shape = x_tr.shape[1:]
+        if name == "keras-kaomoji-lstm":
+            vocab = int(max(x_tr.max(), x_te.max())) + 1
+            layers = [L.Input(shape, dtype="int32"), L.Embedding(vocab, 32), L.LSTM(32),
+                      L.Dense(6, activation="softmax")]
+            loss = "sparse_categorical_crossentropy"
+        elif name == "keras-audio-1d":
+            layers = [L.Input(shape), L.Conv1D(16, 5, activation="relu"), L.MaxPooling1D(2),
+                      L.Conv1D(32, 5, activation="relu"), L.GlobalAveragePooling1D(),
+                      L.Dense(10, activation="softmax")]
+            loss = "sparse_categorical_crossentropy"
+        elif name == "keras-digit-regression":
+            layers = [L.Input(shape), L.Conv2D(16, 3, activation="relu"), L.MaxPooling2D(),
+                      L.Conv2D(32, 3, activation="relu"), L.MaxPooling2D(), L.Flatten(),
+                      L.Dense(32, activation="relu"), L.Dense(1)]
+            loss = "mae"
+        else:
+            layers = [L.Input(shape), L.Conv2D(16, 3, padding="same", activation="relu"),
+                      L.MaxPooling2D(), L.Conv2D(32, 3, padding="same", activation="relu"),
+                      L.UpSampling2D(), L.Conv2D(16, 3, padding="same", activation="relu"),
+                      L.Conv2D(3, 1, activation="softmax")]
+            loss = "sparse_categorical_crossentropy"
+        model = keras.Sequential(layers, name=name.replace("-", "_"))
+        model.compile(optimizer=keras.optimizers.Adam(3e-3), loss=loss)
+        with quiet():  # the small 1-D and regression nets need more passes to learn
+            model.fit(x_tr, y_tr, epochs=epochs * (1 if name in ("keras-kaomoji-lstm",
+                                                                 "keras-shapes-segmentation")
+                                                   else 3), batch_size=64, verbose=0)
+            path = folder / f"{name}.keras"
+            model.save(path)
+        data = folder / f"{name}.npz"
+        np.savez(data, x=x_te, y=y_te, x_calib=x_tr[:100])
+        out.append(GalleryModel(name, path, "trained here (tensorflow-cpu)", None, data))
+    return out
