@@ -277,6 +277,10 @@ def make_bundle(result: SolveResult, problem: DiscreteProblem, out: str | os.Pat
     out = check_output(out, overwrite=overwrite)
     prof = problem.profile
     files = model_files(models)
+    from .host import registry
+
+    # The registry's files override the zoo's: a multi-output model answers with A's output.
+    outputs = registry.output_refs()
     if include == "all":
         configs = [c for ts in problem.tasks for c in ts.configs]
     else:
@@ -336,6 +340,9 @@ def make_bundle(result: SolveResult, problem: DiscreteProblem, out: str | os.Pat
                 "xnnpack": bool(c.xnnpack) if c.xnnpack is not None else True,
                 "batch": c.batch, "file": rel, "label": c.label(),
                 "expected": {k: getattr(c, k) for k in EXPECTED if _finite(getattr(c, k))}}
+            ref = outputs.get((c.task, c.model))
+            if ref is not None and c.id not in prog_ids and c.id not in exit_ids:
+                cfg_out[c.id]["output"] = {"index": ref[0], "key": ref[1], "name": ref[2]}
             if c.id in prog_ids:
                 cfg_out[c.id]["memory"] = {k: v for k, v in mem[c.id].items() if k != "program"}
             if c.id in exit_ids:

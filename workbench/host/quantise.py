@@ -31,7 +31,7 @@ import numpy as np
 from ..errors import InputError
 from ..fileio import atomic_write_json
 from ..runtime.interpreter import from_output as _from_output
-from ..runtime.interpreter import open_interpreter, placeholder
+from ..runtime.interpreter import open_interpreter, output_detail, placeholder
 from ..runtime.interpreter import to_input as _to_input
 from .tf import keras as _keras
 from .tf import quiet
@@ -220,35 +220,6 @@ def detect_precision(path: str | os.PathLike) -> str:
     if any(t["dtype"] == np.float16 for t in tensors):
         return "FP16"
     return "FP32"
-
-
-def output_detail(it, output: tuple[int, str | None, str | None] | None = None) -> dict:
-    """The output tensor's details of the output a model's metric reads.
-
-    ``output`` is (its index in the source model, its signature key, its tensor name). The
-    converter reorders a multi-output model's tensors ("StatefulPartitionedCall:1" may come
-    first), but keeps the serving signature's keys ("output_0", ... in the Keras model's
-    order, or a SavedModel's own keys): those are looked up first, then the tensor name (a
-    .tflite file registered as it is), then the index."""
-    details = it.get_output_details()
-    if output is None:
-        return details[0]
-    k, key, name = output
-    if key is not None:
-        sigs = it.get_signature_list() or {}
-        try:
-            sig = it.get_signature_runner(next(iter(sigs))).get_output_details() \
-                if len(sigs) == 1 else {}
-        except (ValueError, KeyError, RuntimeError):
-            sig = {}
-        if key in sig:
-            want = sig[key]["index"]
-            return next(d for d in details if d["index"] == want)
-    if name is not None:
-        hit = [d for d in details if d["name"] == name]
-        if len(hit) == 1:
-            return hit[0]
-    return details[k]
 
 
 def predict(path: str | os.PathLike, x: np.ndarray, *, batch: int = 64, threads: int = 2,

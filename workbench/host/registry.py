@@ -402,6 +402,13 @@ def remove(name: str) -> Path:
     return folder
 
 
+def output_refs() -> dict[tuple[str, str], tuple[int, str | None, str | None]]:
+    """The output A reads, by (task, model), of every registered model with several outputs
+    (what a bundle answers with)."""
+    return {(rec.task, rec.name): ref for rec in list_models()
+            if (ref := rec.output_ref) is not None}
+
+
 def variant_files() -> dict[tuple[str, str, str], Path]:
     """Every available variant file of the registry, keyed by (task, model, precision)."""
     return {(rec.task, rec.name, v.precision): model_dir(rec.name) / v.file

@@ -114,6 +114,25 @@ def cores_of(processor: str, n_cores: int | None = None) -> tuple[int, ...] | No
     return processors.cores(processor, n_cores)
 
 
+def _output(c: dict, mpath: Path, w: str) -> tuple[int, str | None, str | None] | None:
+    """A configuration's ``output`` entry: ``{"index": 1, "key": "output_1", "name": ...}``."""
+    o = c.get("output")
+    if o is None:
+        return None
+    if not isinstance(o, dict) or set(o) - {"index", "key", "name"}:
+        raise BundleError("must be an object with index, key and name", file=mpath,
+                          where=f"{w}.output", value=o)
+    k = o.get("index")
+    if not (isinstance(k, int) and not isinstance(k, bool) and 0 <= k < 4096):
+        raise BundleError("must be a whole number 0..4095", file=mpath, where=f"{w}.output.index",
+                          value=k)
+    for part in ("key", "name"):
+        if not (o.get(part) is None or isinstance(o.get(part), str)):
+            raise BundleError("must be a string or null", file=mpath, where=f"{w}.output.{part}",
+                              value=o.get(part))
+    return k, o.get("key"), o.get("name")
+
+
 @dataclass(frozen=True)
 class ConfigSpec:
     """One runnable configuration: a model file and how to run it."""
@@ -140,6 +159,10 @@ class ConfigSpec:
     exit_accuracy: tuple[float, ...] = ()
     exit_flops: tuple[float, ...] = ()
     input_shape: tuple[int, ...] = ()
+    #: For a model with several outputs, the one its answers are (index in the source model,
+    #: serving-signature key, tensor name: see :func:`.interpreter.output_detail`); None: the
+    #: model's first output.
+    output: tuple[int, str | None, str | None] | None = None
 
     @property
     def cores(self) -> tuple[int, ...] | None:
@@ -388,7 +411,7 @@ def load_bundle(root: str | os.PathLike, *, verify: bool = True) -> Bundle:
             threads=_need(c, "threads", int, mpath, w), xnnpack=_need(c, "xnnpack", bool, mpath, w),
             batch=_need(c, "batch", int, mpath, w), file=_need(c, "file", str, mpath, w),
             expected=_expected(c, mpath, w), **_memory(c, models, mpath, w),
-            **_multi_exit(c, models, mpath, w))
+            **_multi_exit(c, models, mpath, w), output=_output(c, mpath, w))
         if spec.task not in names:
             raise BundleError("unknown task", file=mpath, where=f"{w}.task", value=spec.task)
         if spec.file not in models:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import InputError
 from .bundle import ConfigSpec, cores_of
-from .interpreter import fill_batch, from_output, open_interpreter, to_input
+from .interpreter import fill_batch, from_output, open_interpreter, output_detail, to_input
 
 
 class Pinned:
@@ -69,7 +69,9 @@ class Executor:
                 it = open_interpreter(self.model, threads=self.spec.threads,
                                       xnnpack=self.spec.xnnpack, batch=self.batch)
                 self._inp = it.get_input_details()[0]
-                self._out = it.get_output_details()[0]
+                # The output the configuration answers with: a converted multi-output model
+                # may list its tensors in another order than its source.
+                self._out = output_detail(it, self.spec.output)
                 it.set_tensor(self._inp["index"], np.zeros(self._inp["shape"], self._inp["dtype"]))
                 it.invoke()
         except OSError as e:  # e.g. a core this machine does not have

@@ -208,3 +208,32 @@ def fill_batch(x: np.ndarray, batch: int) -> np.ndarray:
     """``x`` repeated (or cut) to exactly ``batch`` samples."""
     reps = int(np.ceil(batch / len(x)))
     return np.concatenate([x] * reps)[:batch]
+
+
+def output_detail(it, output: tuple[int, str | None, str | None] | None = None) -> dict:
+    """The output tensor's details of the output a model's metric reads.
+
+    ``output`` is (its index in the source model, its signature key, its tensor name). The
+    converter reorders a multi-output model's tensors ("StatefulPartitionedCall:1" may come
+    first), but keeps the serving signature's keys ("output_0", ... in the Keras model's
+    order, or a SavedModel's own keys): those are looked up first, then the tensor name (a
+    .tflite file registered as it is), then the index."""
+    details = it.get_output_details()
+    if output is None:
+        return details[0]
+    k, key, name = output
+    if key is not None:
+        sigs = it.get_signature_list() or {}
+        try:
+            sig = it.get_signature_runner(next(iter(sigs))).get_output_details() \
+                if len(sigs) == 1 else {}
+        except (ValueError, KeyError, RuntimeError):
+            sig = {}
+        if key in sig:
+            want = sig[key]["index"]
+            return next(d for d in details if d["index"] == want)
+    if name is not None:
+        hit = [d for d in details if d["name"] == name]
+        if len(hit) == 1:
+            return hit[0]
+    return details[k]
