@@ -151,6 +151,8 @@ def test_slos_name_a_by_the_tasks_metric():
     assert "task 'depth-mae' measures A as 'MAE', not mIoU" in str(e.value)
     with pytest.raises(InputError):
         SLO.parse("max p99 mIoU")
+    # `--metric accuracy` names top-1; an SLO may use that name too.
+    assert str(SLO.parse("max accuracy; min L")) == "max top1; min L"
 
 
 def test_a_noisy_row_cannot_pull_a_precise_better_one_into_a_tie():

@@ -83,10 +83,10 @@ def test_report_on_own_profile(own, home, tmp_path, capsys):
     out = tmp_path / "reports"
     assert main(["report", "--profile", str(own), "--task", "fashion", "--slo",
                  "max A; L <= 40ms", "--reports-dir", str(out), "--no-png", "--quiet"]) == 0
-    folder = out / "designs-my-phone"
+    folder = out / "designs-my-phone-fashion"
     metrics = json.loads((folder / "metrics.json").read_text())
     prof = load_profile(own)
     assert metrics["device"] == prof.device.display_name and metrics["tasks"] == ["fashion"]
     assert metrics["slo"] == "max A; L <= 40ms" and metrics["status"] == "ok"
-    html = (folder / "designs-my-phone.html").read_text()
+    html = (folder / "designs-my-phone-fashion.html").read_text()
     assert "Designs for fashion on" in html and "UC1" not in html and "Galaxy" not in html

@@ -290,7 +290,8 @@ BY_NAME: dict[str, TaskMetric] = {m.name: m for m in TABLE}
 NAMES: tuple[str, ...] = tuple(BY_NAME)
 BY_LABEL: dict[str, TaskMetric] = {m.label: m for m in TABLE}
 #: SLO names (lower case) -> metric: ``max mIoU`` is ``max A`` on a task that measures mIoU.
-BY_SLO: dict[str, TaskMetric] = {m.slo.lower(): m for m in TABLE}
+BY_SLO: dict[str, TaskMetric] = {m.slo.lower(): m for m in TABLE} | {
+    m.name.lower(): m for m in TABLE}  # `max accuracy` reads as `max top1`, as --metric names it
 
 
 def of_label(label: str) -> TaskMetric | None:

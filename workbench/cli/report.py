@@ -98,7 +98,10 @@ def designs_report(args: argparse.Namespace, out: Path, *, png: bool) -> int:
     tasks = designs.check_tasks(prof, args.task or [], file=path)
     slo = args.slo or designs.default_slo(prof, tasks)
     parse_slo(slo)  # a bad SLO is one line here, not a traceback inside the notebook
-    name = "designs-" + re.sub(r"[^A-Za-z0-9._-]+", "-", Path(path).stem)
+    # One folder per profile, and per task set when the profile has several: a report of one
+    # task does not replace another's.
+    name = "designs-" + re.sub(r"[^A-Za-z0-9._-]+", "-", Path(path).stem + (
+        "-" + "-".join(tasks) if len(prof.tasks) > 1 else ""))
     run = reports.run_report("designs", parameters={"profile": str(Path(path).resolve()),
                                                     "tasks": tasks, "slo": slo},
                              reports_dir=out, quick=args.quick, progress=not args.quiet,
