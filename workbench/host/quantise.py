@@ -227,9 +227,17 @@ def predict(path: str | os.PathLike, x: np.ndarray, *, batch: int = 64, threads:
     """Run a .tflite model over inputs with the LiteRT interpreter (quantising int8 inputs and
     dequantising int8 outputs with the tensors' scale and zero point); the outputs of the one
     :func:`output_detail` picks (default: the first)."""
+    return predict_outputs(path, x, [output], batch=batch, threads=threads)[0]
+
+
+def predict_outputs(path: str | os.PathLike, x: np.ndarray,
+                    outputs: list[tuple[int, str | None, str | None] | None], *, batch: int = 64,
+                    threads: int = 2) -> list[np.ndarray]:
+    """:func:`predict` of several outputs in one pass over ``x``: one array per entry of
+    ``outputs`` (each found by :func:`output_detail`)."""
     it = open_interpreter(path, threads=threads)
     inp = it.get_input_details()[0]
-    outs = []
+    outs: list[list[np.ndarray]] = [[] for _ in outputs]
     size = None
     for s in range(0, len(x), batch):
         xb = x[s:s + batch]
@@ -242,13 +250,14 @@ def predict(path: str | os.PathLike, x: np.ndarray, *, batch: int = 64, threads:
                     raise
                 # A graph built for one sample (reshapes with a fixed batch, as MediaPipe's
                 # are) runs one sample at a time.
-                return predict(path, x, batch=1, threads=threads, output=output)
+                return predict_outputs(path, x, outputs, batch=1, threads=threads)
             size = len(xb)
         it.set_tensor(inp["index"], _to_input(xb, inp))
         it.invoke()
-        out = output_detail(it, output)
-        outs.append(_from_output(it.get_tensor(out["index"]), out))
-    return np.concatenate(outs)
+        for k, ref in enumerate(outputs):
+            out = output_detail(it, ref)
+            outs[k].append(_from_output(it.get_tensor(out["index"]), out))
+    return [np.concatenate(o) for o in outs]
 
 
 @contextlib.contextmanager

@@ -105,6 +105,10 @@ class VariantRecord(_Strict):
     metric_hi: float | None = Field(default=None, description="A's 95% interval, high end")
     convert_seconds: float | None = None
     note: str | None = None
+    output_error: dict[str, float] | None = Field(
+        default=None, description="a multi-output model's every output against FP32's on the "
+        "evaluation inputs, by output name (A reads one): the mean absolute difference in % of "
+        "the range of FP32's values of that output (0: the same)")
 
 
 class OutputRecord(_Strict):
@@ -769,9 +773,12 @@ def _measure(folder: Path, rec: ModelRecord, prec: str, target: Path, blob: byte
              arrays: dict[str, np.ndarray], seconds: float, strict: bool) -> VariantRecord:
     from . import quantise as q
 
+    # Every output of a multi-output model, to check each against FP32's (A reads one).
+    refs = [(k, o.key, o.name) for k, o in enumerate(rec.outputs)]
     try:
         info = q.analyse(target)
-        out = q.predict(target, arrays["x"].astype(rec.input_dtype), output=rec.output_ref)
+        out, *every = q.predict_outputs(target, arrays["x"].astype(rec.input_dtype),
+                                        [rec.output_ref, *refs])
     except Exception as exc:  # noqa: BLE001 - a variant LiteRT cannot run is unavailable
         target.unlink(missing_ok=True)
         engine = "onnxruntime" if target.suffix == ".onnx" else "LiteRT"
@@ -789,6 +796,22 @@ def _measure(folder: Path, rec: ModelRecord, prec: str, target: Path, blob: byte
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
+    every_path = folder / "fp32-every-output.npz"
+    if prec == "FP32" and every:
+        tmp = staging(every_path)
+        try:
+            with open(tmp, "wb") as fh:
+                np.savez(fh, *[o.astype(np.float32) for o in every])
+            os.replace(tmp, every_path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+    parity = None
+    if prec != "FP32" and every and every_path.is_file():
+        with np.load(every_path) as z:
+            parity = {o.name: output_error(got, z[f"arr_{k}"])
+                      for k, (o, got) in enumerate(zip(rec.outputs, every))
+                      if z[f"arr_{k}"].shape == got.shape}
     reference = np.load(ref_path) if ref_path.is_file() else None
     actual = q.detect_precision(target)
     note = None if actual == prec else (
@@ -802,7 +825,17 @@ def _measure(folder: Path, rec: ModelRecord, prec: str, target: Path, blob: byte
                          metric_n=None if a is None else a.n,
                          metric_lo=None if a is None else a.lo,
                          metric_hi=None if a is None else a.hi,
-                         convert_seconds=round(seconds, 2))
+                         convert_seconds=round(seconds, 2), output_error=parity)
+
+
+def output_error(got: np.ndarray, ref: np.ndarray) -> float:
+    """How far one output is from FP32's: the mean absolute difference over every value, in %
+    of the range of FP32's values (a constant FP32 output: of its magnitude, or 1). Unlike a
+    cosine it sees a single-value output change (a probability 0.9 -> 0.1)."""
+    ref = np.asarray(ref, np.float64)
+    span = float(ref.max() - ref.min()) if ref.size else 0.0
+    scale = span or float(np.abs(ref).max(initial=0.0)) or 1.0
+    return 100.0 * float(np.abs(np.asarray(got, np.float64) - ref).mean()) / scale
 
 
 def _register_tflite(folder: Path, rec: ModelRecord, schemes: tuple[str, ...],
