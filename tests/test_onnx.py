@@ -82,6 +82,13 @@ def test_silero_vad_adds_profiles_and_feeds_its_state_input_zeros(home, tmp_path
             "kernels"]
         assert any("'state'" in n and "get zeros" in n for n in rec.notes)
         assert rec.feeds == m.feeds
+    # W counted from the graph with the shapes one run gives: 681k multiply-adds for the
+    # fixed-shape graph (counted independently from onnxruntime's tensor shapes: 679,552 MACs,
+    # +0.2%); the original's convolutions sit inside If branches, whose shapes nothing gives
+    # here, and its W says it is a lower bound.
+    ov = registry.get("silero-openvino-16k").variant("FP32")
+    assert ov.flops == pytest.approx(2 * 679_552, rel=0.01) and ov.note is None
+    assert "W (FLOPs) is a lower bound" in registry.get("silero").variant("FP32").note
     # The original keeps its sample rate: 'sr' is fed 16000 from the variant file itself.
     assert any("'sr' 16000 (--feed)" in n for n in registry.get("silero").notes)
     # Both detectors, from the zero state, call faint noise no speech.

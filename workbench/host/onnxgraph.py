@@ -89,17 +89,21 @@ def graph_inputs(model) -> list:
     return [i for i in model.graph.input if i.name not in inits]
 
 
-def with_fixed_dims(model, input_shape: Sequence[int]):
+def with_fixed_dims(model, input_shape: Sequence[int], *, batch: int | None = None):
     """A copy of ``model`` with the first input's free dimensions but the batch fixed to
-    ``input_shape``; another input's free dimension of the same name is fixed alike. Outputs
-    and the batch keep their free dimensions (onnxruntime infers them)."""
+    ``input_shape`` (and the batch to ``batch`` when given); another input's free dimension of
+    the same name is fixed alike. Outputs keep their free dimensions (onnxruntime infers
+    them)."""
     import copy
 
     model = copy.deepcopy(model)
     ins = graph_inputs(model)
     names: dict[str, int] = {}
     first = ins[0].type.tensor_type.shape.dim
-    for d, value in zip(list(first)[1:], input_shape):
+    values = [batch, *input_shape] if batch is not None else [None, *input_shape]
+    for d, value in zip(list(first), values):
+        if value is None:
+            continue
         if not d.HasField("dim_value"):
             if d.dim_param:
                 names[d.dim_param] = int(value)
@@ -243,6 +247,38 @@ def convert(source: Path, precision: str, input_shape: Sequence[int],
     raise OnnxError(f"unknown scheme {precision}")
 
 
+def _run_shapes(model) -> dict[str, list[int]]:
+    """The shape of every value of the main graph (not of its subgraphs), read from one
+    onnxruntime run at batch 1 on the inputs the runtime feeds it ({} when it cannot run)."""
+    import copy
+
+    from ..runtime.interpreter import open_interpreter
+
+    onnx = _onnx()
+    m = copy.deepcopy(model)
+    known = {o.name for o in m.graph.output}
+    names = [o for n in m.graph.node for o in n.output if o and o not in known]
+    m.graph.output.extend(onnx.ValueInfoProto(name=n) for n in names)
+    try:
+        it = open_interpreter(_bytes(m), batch=1)
+        it.invoke()
+        return {d["name"]: [int(x) for x in it.get_tensor(d["index"]).shape]
+                for d in it.get_output_details()}
+    except Exception:  # noqa: BLE001 - a graph that will not run so: inference's shapes stand
+        return {}
+
+
+def _graphs(graph):
+    """A graph and every subgraph in it (an If's branches, a Loop's body)."""
+    yield graph
+    for node in graph.node:
+        for attr in node.attribute:
+            if attr.HasField("g"):
+                yield from _graphs(attr.g)
+            for g in attr.graphs:
+                yield from _graphs(g)
+
+
 def _nodes(graph):
     """Every node of a graph and of its subgraphs (an If's branches, a Loop's body)."""
     for node in graph.node:
@@ -255,7 +291,7 @@ def _nodes(graph):
 
 
 #: Element-wise operators: one FLOP per output element.
-ELEMENT_TYPESENTWISE = {"Add", "Sub", "Mul", "Div", "Relu", "Sigmoid", "Tanh", "Max", "Min", "Pow",
+_ELEMENTWISE = {"Add", "Sub", "Mul", "Div", "Relu", "Sigmoid", "Tanh", "Max", "Min", "Pow",
                 "Sqrt", "Exp", "LeakyRelu", "PRelu", "Abs", "Neg", "HardSwish", "Clip", "Erf"}
 
 
@@ -265,8 +301,10 @@ def analyse(path: str | os.PathLike) -> dict:
     element of a float or 8-bit initializer (int64 shape operands are not); FLOPs count a
     multiply-add as 2 (Conv ``2 * out * kh * kw * cin / group``, MatMul and Gemm
     ``2 * m * n * k``, their integer and QLinear forms alike), element-wise operators one per
-    output element; shapes from ONNX shape inference at batch 1 (an operator whose shapes it
-    cannot infer, as inside an If, adds no FLOPs)."""
+    output element, LSTM/GRU/RNN ``2 * seq * batch * dirs * gates * hidden * (input +
+    hidden)``; shapes from ONNX shape inference at batch 1. A compute operator whose shapes it
+    cannot infer (as inside an If) adds no FLOPs and is listed under ``uncounted``: the FLOPs
+    are then a lower bound, and the registry says so in the variant's note."""
     onnx = _onnx()
     from onnx import numpy_helper, shape_inference
 
@@ -274,22 +312,44 @@ def analyse(path: str | os.PathLike) -> dict:
 
     model = onnx.load(str(path))
     shape = {p.key: p.value for p in model.metadata_props}.get(SHAPE_KEY)
-    if shape:  # free dimensions the graph kept: fixed for the count
-        model = with_fixed_dims(model, [int(d) for d in shape.split(",")])
+    ins = graph_inputs(model)
+    given = [int(d) for d in shape.split(",")] if shape else [
+        d if isinstance(d, int) else 1 for d in dims_of(ins[0])[1:]]
+    # Counted at batch 1 with every free dimension of the first input fixed: a dimension still
+    # free after inference is unknown, and an operator that needs it is not counted.
+    model = with_fixed_dims(model, given, batch=1)
     weight_types = {1, 10, 3, 2, 16}  # float, float16, int8, uint8, bfloat16
-    inits = list(model.graph.initializer)
-    params = sum(int(np.prod(i.dims)) for i in inits if i.data_type in weight_types)
+    # Weights: initializers and Constant nodes, in the graph and in its subgraphs (an If's
+    # branches hold silero-vad's).
+    weights: dict[str, list[int]] = {}
+    for g in _graphs(model.graph):
+        for i in g.initializer:
+            if i.data_type in weight_types:
+                weights[i.name] = list(i.dims)
+        for n in g.node:
+            if n.op_type == "Constant":
+                for a in n.attribute:
+                    if a.name == "value" and a.t.data_type in weight_types:
+                        weights[n.output[0]] = list(a.t.dims)
+    params = sum(int(np.prod(d)) for d in weights.values())
     with contextlib.suppress(Exception):
         model = shape_inference.infer_shapes(model)
-    shapes: dict[str, list[int]] = {}
-    for vi in [*model.graph.value_info, *model.graph.input, *model.graph.output]:
-        dims = dims_of(vi)
-        shapes[vi.name] = [d if isinstance(d, int) else 1 for d in dims]
-    for i in inits:
-        shapes[i.name] = list(i.dims)
+    shapes: dict[str, list[int] | None] = {}
+    for g in _graphs(model.graph):
+        for vi in [*g.value_info, *g.input, *g.output]:
+            dims = dims_of(vi)
+            shapes[vi.name] = dims if dims and all(isinstance(d, int) for d in dims) else None
+    # What inference leaves open (shapes computed at run time: a Reshape by a Shape op) is read
+    # from one run of the main graph at batch 1 with every value exposed.
+    shapes.update({k: v for k, v in _run_shapes(model).items() if shapes.get(k) is None})
+    shapes.update(weights)
+    for g in _graphs(model.graph):
+        for i in g.initializer:
+            shapes[i.name] = list(i.dims)
     del numpy_helper
     counts: Counter = Counter()
     flops = 0
+    uncounted: Counter = Counter()  # compute operators whose shapes are not known here
     for node in _nodes(model.graph):
         op = node.op_type
         counts[op] += 1
@@ -301,21 +361,34 @@ def analyse(path: str | os.PathLike) -> dict:
                                                                       else None)
             if w and out:
                 flops += 2 * n_out * int(np.prod(w[1:]))
+            else:
+                uncounted[op] += 1
+        elif op in ("LSTM", "GRU", "RNN"):
+            # Per step and direction: gates x (input + hidden) multiply-adds (LSTM 4 gates,
+            # GRU 3, RNN 1) from W [dirs, gates*hidden, input] and R [dirs, gates*hidden,
+            # hidden]; X is [seq, batch, input] (layout 0).
+            x, w, r = (ins + [None, None, None])[:3]
+            if x and w and r and len(x) == 3:
+                flops += 2 * x[0] * x[1] * w[0] * w[1] * (w[2] + r[2])
+            else:
+                uncounted[op] += 1
         elif op in ("MatMul", "Gemm", "MatMulInteger", "QLinearMatMul"):
             a = ins[0]
             if a and out:
                 k = a[-1] if not any(x.name == "transA" and x.i for x in node.attribute) \
                     else a[-2]
                 flops += 2 * n_out * int(k)
+            else:
+                uncounted[op] += 1
         elif op == "Softmax":
             flops += 3 * n_out
         elif op in ("AveragePool", "MaxPool", "GlobalAveragePool", "ReduceMean"):
             flops += int(np.prod(ins[0])) if ins and ins[0] else 0
-        elif op in ELEMENT_TYPESENTWISE:
+        elif op in _ELEMENTWISE:
             flops += n_out
     n_ops = sum(counts.values())
     return {"params": int(params), "flops": int(flops), "ops": dict(sorted(counts.items())),
-            "n_ops": n_ops}
+            "n_ops": n_ops, "uncounted": dict(sorted(uncounted.items()))}
 
 
 def detect_precision(path: str | os.PathLike) -> str:

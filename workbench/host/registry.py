@@ -817,6 +817,11 @@ def _measure(folder: Path, rec: ModelRecord, prec: str, target: Path, blob: byte
     note = None if actual == prec else (
         f"the converter produced a file that is effectively {actual} (it leaves small weight "
         "tensors, under 1024 elements, in float)")
+    if info.get("uncounted"):
+        ops = ", ".join(f"{n} {op}" for op, n in info["uncounted"].items())
+        lower = (f"W (FLOPs) is a lower bound: {ops} operator(s) have shapes that shape "
+                 "inference cannot give (inside an If branch, for example) and are not counted")
+        note = f"{note}; {lower}" if note else lower
     a = score(rec, out, arrays, reference)
     return VariantRecord(precision=prec, available=True, file=target.name, note=note,
                          sha256=hashlib.sha256(blob).hexdigest(), size_mb=len(blob) / 1e6,
