@@ -163,3 +163,84 @@ def test_a_broken_onnx_file_is_one_line(home, tmp_path, capsys):
     assert "not a valid ONNX model" in line
     with pytest.raises(InputError, match="custom-objects is for .keras"):
         registry.add(bad, name="b", task="t", custom_objects=bad)
+
+
+def _gemm(path, n_in=3, n_out=3, seed=0):
+    """A one-layer ONNX classifier y = x @ W + b whose answers are known: W near the identity,
+    so the top-1 is x's largest feature."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(seed)
+    w = (np.eye(n_in, n_out) + 0.01 * rng.standard_normal((n_in, n_out))).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "W"], ["h"]), helper.make_node("Add", ["h", "b"], ["y"])],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", n_in])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", n_out])],
+        [numpy_helper.from_array(w, "W"), numpy_helper.from_array(np.zeros(n_out, np.float32), "b")])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path
+
+
+def test_onnx_a_w_and_rows_say_what_the_runtime_does(home, tmp_path, monkeypatch):
+    rng = np.random.default_rng(1)
+    x = rng.random((256, 3)).astype(np.float32)
+    x[::64] *= 1e4  # outliers: one per 64 samples
+    y = x.argmax(axis=1)
+    np.savez(tmp_path / "right.npz", x=x, y=y)
+    np.savez(tmp_path / "wrong.npz", x=x, y=(y + 1) % 3)
+    model = _gemm(tmp_path / "gemm.onnx")
+    registry.add(model, name="g", task="t", data=tmp_path / "right.npz")
+    rec = registry.quantise("g", ["FP16", "DR8", "FX8"], progress=False)
+    # DR8's activations are quantised with one scale per tensor: scored in batches of 64 an
+    # outlier would set every sample's scale (A ~ 20); one at a time, as served, it is ~100.
+    assert rec.variant("DR8").metric >= 95
+    # One network, one workload: every scheme has FP32's W and params.
+    assert len({(v.flops, v.params) for v in rec.variants if v.available}) == 1
+    assert rec.variant("FP32").flops == 2 * 3 * 3 + 3
+    # A model re-added on other data: a resumed profile keeps the latency rows but not the old A.
+    opts = profiling.host_options((1,), xnnpack=(False,), processor_ids=["CPU[0]"])
+    out = tmp_path / "p.json"
+    variants, inputs = registry.profiling_inputs(["g"])
+    import workbench.profiles.store as store
+
+    def fail(*a, **k):
+        raise KeyboardInterrupt  # killed after every row was measured, before the profile
+    monkeypatch.setattr(store, "save_profile", fail)
+    with pytest.raises(KeyboardInterrupt):
+        profiling.profile_variants(variants, inputs, out, warmup=1, runs=3, options=opts,
+                                   progress=False)
+    monkeypatch.undo()
+    partial = out.with_name(out.name + ".partial.jsonl")
+    kept = partial.read_text()
+    assert '"A": 100' in kept or '"A": 99' in kept
+    registry.add(model, name="g", task="t", data=tmp_path / "wrong.npz", overwrite=True)
+    registry.quantise("g", ["FP16", "DR8", "FX8"], progress=False)
+    variants, inputs = registry.profiling_inputs(["g"])
+    again = profiling.profile_variants(variants, inputs, out, warmup=1, runs=3, options=opts,
+                                       progress=False)
+    # The rows were resumed, not measured again (same latencies), with the model's A as it is.
+    import json
+    rows = [json.loads(line) for line in kept.splitlines()]
+    first_L = {r["id"]: r["L"] for r in rows if "L" in r}
+    assert {c.id: c.L for c in again.configs} == first_L
+    fp32 = next(c for c in again.configs if c.precision == "FP32")
+    assert fp32.A < 5 and fp32.A_lo <= fp32.A <= fp32.A_hi
+    # Two models of one task on different data are not comparable.
+    np.savez(tmp_path / "other.npz", x=x[:100], y=y[:100])
+    registry.add(model, name="g2", task="t", data=tmp_path / "other.npz")
+    with pytest.raises(InputError, match="mixes evaluation data"):
+        registry.profiling_inputs(["g", "g2"])
+
+
+def test_a_feed_must_fit_its_input(home, tmp_path):
+    original = next((m for m in SILERO if m.name == "silero"), None)
+    if original is None:
+        pytest.skip(f"{gallery.SILERO} is not installed")
+    for feed, why in (("sr=3.7", "a whole number"), ("sr=1e30", r"in -9\.22337e\+18")):
+        with pytest.raises(InputError, match=why):
+            registry.add(original.path, name="s", task="vad", input_shape="512", feeds=[feed])
+    bad = tmp_path / "m.tflite"
+    bad.write_bytes(b"0" * 64)
+    with pytest.raises(InputError, match="--feed is for ONNX models"):
+        registry.add(bad, name="t", task="t", feeds=["sr=1"])

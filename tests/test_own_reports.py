@@ -90,3 +90,14 @@ def test_report_on_own_profile(own, home, tmp_path, capsys):
     assert metrics["slo"] == "max A; L <= 40ms" and metrics["status"] == "ok"
     html = (folder / "designs-my-phone-fashion.html").read_text()
     assert "Designs for fashion on" in html and "UC1" not in html and "Galaxy" not in html
+
+
+def test_a_report_folder_of_another_profile_is_not_overwritten(tmp_path):
+    from workbench.errors import InputError
+
+    folder = tmp_path / "designs-pk"
+    folder.mkdir()
+    (folder / "metrics.json").write_text(json.dumps({"profile": "/a/pk.json"}))
+    designs.check_folder(folder, "/a/pk.json")  # the same profile's: replaced
+    with pytest.raises(InputError, match="another profile"):
+        designs.check_folder(folder, "/b/pk.json")

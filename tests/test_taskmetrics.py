@@ -145,3 +145,11 @@ def test_the_docs_example_runs_and_prints_what_it_says(capsys):
     exec(compile(code, "docs/metrics.md", "exec"), {})
     said = re.search(r"print\(.*\)\s+# (.*)", code).group(1)
     assert capsys.readouterr().out.strip() == said
+
+
+def test_wilson_bounds_are_exact_at_none_and_all():
+    # Rounding once left 3.5e-16 as the low bound of 0/100, outside a score of exactly 0: the
+    # profile refused the row it was written into.
+    assert tm.wilson(0, 100)[0] == 0.0 and tm.wilson(100, 100)[1] == 1.0
+    s = tm.get("accuracy").score(np.eye(3)[np.zeros(50, int)], np.ones(50, int))
+    assert s.value == 0 and s.lo == 0 and s.hi > 0

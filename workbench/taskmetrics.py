@@ -118,7 +118,11 @@ def wilson(successes: float, n: int, z: float = Z) -> tuple[float, float]:
     den = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / den
     half = z * math.sqrt(max(p * (1 - p) / n + z * z / (4 * n * n), 0.0)) / den
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # At 0 or n successes the bound is exactly 0 or 1 (rounding would leave 3e-16, outside a
+    # score of exactly 0 and so outside the interval's own point).
+    lo = 0.0 if successes <= 0 else max(0.0, centre - half)
+    hi = 1.0 if successes >= n else min(1.0, centre + half)
+    return min(lo, p), max(hi, p)
 
 
 def bootstrap(parts: tuple[np.ndarray, ...], combine, n: int, *,

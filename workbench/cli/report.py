@@ -102,6 +102,7 @@ def designs_report(args: argparse.Namespace, out: Path, *, png: bool) -> int:
     # task does not replace another's.
     name = "designs-" + re.sub(r"[^A-Za-z0-9._-]+", "-", Path(path).stem + (
         "-" + "-".join(tasks) if len(prof.tasks) > 1 else ""))
+    designs.check_folder(out / name, str(Path(path).resolve()))
     run = reports.run_report("designs", parameters={"profile": str(Path(path).resolve()),
                                                     "tasks": tasks, "slo": slo},
                              reports_dir=out, quick=args.quick, progress=not args.quiet,

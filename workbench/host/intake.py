@@ -563,12 +563,21 @@ def _inspect_onnx(path: Path, shape: tuple[int, ...] | None, feeds: dict[str, fl
         raise InputError(f"the first input {ins[0].name!r} has ONNX element type {elem}, which "
                          "the workbench does not feed", file=shown(path))
     fixed = _fixed([d if isinstance(d, int) else None for d in dims0[1:]], shape, path)
-    others = {i.name for i in ins[1:]}
-    for name in feeds:
+    others = {i.name: i.type.tensor_type.elem_type for i in ins[1:]}
+    for name, value in feeds.items():
         if name not in others:
             raise InputError("not an input the data does not feed; the model's other inputs: "
                              + (", ".join(sorted(others)) or "none"), file=shown(path),
                              where="--feed", value=name)
+        dtype = np.dtype(ELEMENT_TYPES.get(others[name], "float32"))
+        info = np.iinfo(dtype) if dtype.kind in "iu" else np.finfo(dtype) \
+            if dtype.kind == "f" else None
+        if dtype.kind in "iu" and value != int(value) or info is not None and not (
+                info.min <= value <= info.max):
+            raise InputError(f"input {name!r} is {dtype}: the value must be "
+                             + ("a whole number " if dtype.kind in "iu" else "")
+                             + f"in {info.min:g}..{info.max:g}", file=shown(path),
+                             where="--feed", value=f"{name}={value:g}")
     try:
         open_interpreter(path)
     except ImportError as exc:
@@ -720,6 +729,10 @@ def inspect_model(path: Path, kind: Kind, shape: tuple[int, ...] | None,
     """(the Keras model or None, the fixed input shape, input dtype, its outputs, notes on what
     was changed to convert it) of a model file; ``shape`` fixes free input dimensions."""
     check_model_file(path, kind)
+    if feeds and kind != "onnx":
+        raise InputError("--feed is for ONNX models with several inputs (the workbench reads "
+                         "Keras, SavedModel and .tflite models with one input)", where="--feed",
+                         value=next(iter(feeds)))
     if custom is not None and kind != "keras":
         raise InputError("--custom-objects is for .keras models (a SavedModel, .tflite or .onnx "
                          "file carries its own code)", file=shown(custom))
@@ -727,7 +740,4 @@ def inspect_model(path: Path, kind: Kind, shape: tuple[int, ...] | None,
         return _inspect_keras(path, shape, custom)
     if kind == "onnx":
         return _inspect_onnx(path, shape, feeds or {})
-    if feeds:
-        raise InputError("--feed is for ONNX models with several inputs", where="--feed",
-                         value=next(iter(feeds)))
     return {"savedmodel": _inspect_savedmodel, "tflite": _inspect_tflite}[kind](path, shape)

@@ -363,16 +363,21 @@ def analyse(path: str | os.PathLike) -> dict:
                 flops += 2 * n_out * int(np.prod(w[1:]))
             else:
                 uncounted[op] += 1
-        elif op in ("LSTM", "GRU", "RNN"):
+        elif op in ("LSTM", "GRU", "RNN", "DynamicQuantizeLSTM"):
             # Per step and direction: gates x (input + hidden) multiply-adds (LSTM 4 gates,
             # GRU 3, RNN 1) from W [dirs, gates*hidden, input] and R [dirs, gates*hidden,
-            # hidden]; X is [seq, batch, input] (layout 0).
+            # hidden] (DynamicQuantizeLSTM, onnxruntime's DR8 form, stores them transposed:
+            # [dirs, input, gates*hidden]); X is [seq, batch, input] (layout 0).
             x, w, r = (ins + [None, None, None])[:3]
             if x and w and r and len(x) == 3:
-                flops += 2 * x[0] * x[1] * w[0] * w[1] * (w[2] + r[2])
+                if op == "DynamicQuantizeLSTM":
+                    flops += 2 * x[0] * x[1] * w[0] * w[2] * (w[1] + r[1])
+                else:
+                    flops += 2 * x[0] * x[1] * w[0] * w[1] * (w[2] + r[2])
             else:
                 uncounted[op] += 1
-        elif op in ("MatMul", "Gemm", "MatMulInteger", "QLinearMatMul"):
+        elif op in ("MatMul", "Gemm", "MatMulInteger", "QLinearMatMul", "QGemm",
+                    "DynamicQuantizeMatMul", "MatMulIntegerToFloat"):
             a = ins[0]
             if a and out:
                 k = a[-1] if not any(x.name == "transA" and x.i for x in node.attribute) \
@@ -393,16 +398,19 @@ def analyse(path: str | os.PathLike) -> dict:
 
 def detect_precision(path: str | os.PathLike) -> str:
     """Which scheme an ONNX file holds, read from its graph: QuantizeLinear on activations (QDQ)
-    or QLinear operators are FX8; DynamicQuantizeLinear or integer MatMul/Conv with float
-    activations DR8; float16 initializers FP16; otherwise FP32."""
+    or QLinear operators are FX8; dynamic quantisation operators or int8/uint8 weights (an
+    embedding table looked up in int8) with float activations DR8; float16 initializers FP16;
+    otherwise FP32."""
     onnx = _onnx()
     model = onnx.load(str(path))
     ops = {n.op_type for n in _nodes(model.graph)}
     if ops & {"QuantizeLinear", "QLinearConv", "QLinearMatMul"} and \
             "DynamicQuantizeLinear" not in ops:
         return "FX8"
-    if ops & {"DynamicQuantizeLinear", "MatMulInteger", "ConvInteger"}:
+    types = {i.data_type for g in _graphs(model.graph) for i in g.initializer}
+    if ops & {"DynamicQuantizeLinear", "MatMulInteger", "ConvInteger", "DynamicQuantizeLSTM",
+              "DynamicQuantizeMatMul"} or types & {2, 3}:  # int8/uint8 weights
         return "DR8"
-    if any(i.data_type == 10 for i in model.graph.initializer):
+    if 10 in types:
         return "FP16"
     return "FP32"

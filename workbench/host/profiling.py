@@ -532,6 +532,21 @@ def profile_variants(variants: list[Variant], inputs: dict[str, TaskInputs], out
         bar.close()
     onnx = any(str(v.path).endswith(".onnx") for v in variants)
     rows = partial.configs(dict.fromkeys(ids))
+    # A is the registry's, not a measurement of the row: a row kept from an earlier run (the
+    # same file, option and protocol) takes the model's A as it is now (re-added on new data,
+    # say), never the A it was first written with.
+    current = {(v.task, v.model, v.precision): v for v in variants}
+    for row in rows:
+        v = current.get((row.get("task"), row.get("model"), row.get("precision")))
+        if v is None or "failed" in row:
+            continue
+        for k in ("A", "A_n", "A_lo", "A_hi"):
+            row.pop(k, None)
+        row["A"] = v.metric
+        if v.metric is not None and v.metric_n:
+            row["A_n"] = v.metric_n
+        if v.metric is not None and v.metric_lo is not None and v.metric_hi is not None:
+            row["A_lo"], row["A_hi"] = v.metric_lo, v.metric_hi
     configs = [Config(**row) for row in rows if "failed" not in row]
     failed = [FailedConfig(**{k: v for k, v in row.items() if k in FailedConfig.model_fields},
                            reason=row["failed"]) for row in rows if "failed" in row]
@@ -551,8 +566,10 @@ def profile_variants(variants: list[Variant], inputs: dict[str, TaskInputs], out
     task_objs = [Task(name=t, metric=inputs[t].metric, higher_is_better=inputs[t].higher_is_better,
                       dataset=inputs[t].description, batch=inputs[t].batch) for t in tasks_present]
     prov = Provenance(
-        method="measured on this machine with the LiteRT interpreter"
-               + (" and onnxruntime (.onnx variants)" if onnx else "") + " (workbench profile)",
+        method="measured on this machine with "
+               + ("onnxruntime" if all(str(v.path).endswith(".onnx") for v in variants) else
+                  "the LiteRT interpreter and onnxruntime (.onnx variants)" if onnx else
+                  "the LiteRT interpreter") + " (workbench profile)",
         tool_version=_versions().get("ai_edge_litert"), created=date.today().isoformat(),
         host={"cpu": cpu_model(), **_versions(onnx)},
         notes=[f"MEASURED here on {cpu_model()}: {runs} timed runs after {warmup} warm-up runs "

@@ -775,10 +775,15 @@ def _measure(folder: Path, rec: ModelRecord, prec: str, target: Path, blob: byte
 
     # Every output of a multi-output model, to check each against FP32's (A reads one).
     refs = [(k, o.key, o.name) for k, o in enumerate(rec.outputs)]
+    # onnxruntime's DR8 quantises activations with one scale per tensor, so a batch of 64
+    # changes each sample's answer (one outlier sets every sample's scale); A is measured one
+    # sample at a time, as the runtime serves them. LiteRT's hybrid kernels scale each sample
+    # on its own, so its batches give the same answers.
+    batch = 1 if target.suffix == ".onnx" else 64
     try:
         info = q.analyse(target)
         out, *every = q.predict_outputs(target, arrays["x"].astype(rec.input_dtype),
-                                        [rec.output_ref, *refs])
+                                        [rec.output_ref, *refs], batch=batch)
     except Exception as exc:  # noqa: BLE001 - a variant LiteRT cannot run is unavailable
         target.unlink(missing_ok=True)
         engine = "onnxruntime" if target.suffix == ".onnx" else "LiteRT"
@@ -813,14 +818,27 @@ def _measure(folder: Path, rec: ModelRecord, prec: str, target: Path, blob: byte
                       for k, (o, got) in enumerate(zip(rec.outputs, every))
                       if z[f"arr_{k}"].shape == got.shape}
     reference = np.load(ref_path) if ref_path.is_file() else None
+    fp32 = rec.variant("FP32")
+    if prec != "FP32" and fp32 is not None and fp32.available and fp32.flops is not None:
+        # One network, one workload: a scheme changes the precision, not the arithmetic. The
+        # graph a converter writes adds (de)quantise steps and folds or splits a bias, which
+        # would give each scheme a W of its own (a few FLOPs apart) for the tie-break to read.
+        info = {**info, "params": fp32.params, "flops": fp32.flops, "uncounted": {},
+                "lower": "lower bound" in (fp32.note or "")}
     actual = q.detect_precision(target)
     note = None if actual == prec else (
+        f"onnxruntime's tool produced a file that is effectively {actual}"
+        if target.suffix == ".onnx" else
         f"the converter produced a file that is effectively {actual} (it leaves small weight "
         "tensors, under 1024 elements, in float)")
+    lower = None
     if info.get("uncounted"):
         ops = ", ".join(f"{n} {op}" for op, n in info["uncounted"].items())
         lower = (f"W (FLOPs) is a lower bound: {ops} operator(s) have shapes that shape "
                  "inference cannot give (inside an If branch, for example) and are not counted")
+    elif info.get("lower"):
+        lower = "W (FLOPs) is FP32's, a lower bound (see FP32's note)"
+    if lower:
         note = f"{note}; {lower}" if note else lower
     a = score(rec, out, arrays, reference)
     return VariantRecord(precision=prec, available=True, file=target.name, note=note,
@@ -880,6 +898,7 @@ def profiling_inputs(names: Iterable[str]):
     variants: list[Variant] = []
     inputs: dict[str, TaskInputs] = {}
     metric_of: dict[str, str] = {}
+    data_of: dict[str, tuple[str, tuple[str | None, str]]] = {}
     for name in dict.fromkeys(names):
         rec = get(name)
         label = metrics.CITED_TOP1 if (rec.cited or rec.citation) else rec.metric_label
@@ -887,6 +906,14 @@ def profiling_inputs(names: Iterable[str]):
             raise InputError(f"task {rec.task!r} mixes metrics ({metric_of[rec.task]} and "
                              f"{label}): register comparable models under one task",
                              where="models", value=name)
+        # A on other samples is another number: models of one task share their data.
+        data = (rec.data.sha256, rec.data.source) if rec.data else (None, "generated inputs")
+        first = data_of.setdefault(rec.task, (name, data))
+        if first[1][0] != data[0] and not (rec.cited or rec.citation):
+            raise InputError(f"task {rec.task!r} mixes evaluation data ({first[0]} on "
+                             f"{first[1][1]}, {name} on {data[1]}): their A would not be "
+                             "comparable; register them under different tasks or with the "
+                             "same data file", where="models", value=name)
         avail = [v for v in rec.variants if v.available]
         if not avail:
             raise InputError(f"{name} has no converted variant: run `workbench quantise {name}`",

@@ -114,13 +114,30 @@ def summary(problem, res) -> dict[str, Any]:
             "ties": {r: d.tie for r, d in res.designs.items() if d.tie}}
 
 
-def write_summary(output_dir: str, problem, res) -> str:
-    """:func:`summary` written to ``<output_dir>/metrics.json`` (atomic); returns its path."""
+def write_summary(output_dir: str, problem, res, *, profile: str | None = None) -> str:
+    """:func:`summary` written to ``<output_dir>/metrics.json`` (atomic), with the profile's
+    file (what a later report into the same folder is checked against); returns its path."""
     from pathlib import Path
 
     from ..fileio import atomic_write_json
 
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(out / "metrics.json", summary(problem, res))
+    atomic_write_json(out / "metrics.json", {"profile": profile, **summary(problem, res)})
     return str(out / "metrics.json")
+
+
+def check_folder(folder, profile: str) -> None:
+    """Refuse to write the report of ``profile`` over a folder holding another profile's (two
+    profiles of one file name in different folders, say); the same profile's is replaced."""
+    import json
+    from pathlib import Path
+
+    metrics = Path(folder) / "metrics.json"
+    try:
+        other = json.loads(metrics.read_text()).get("profile")
+    except (OSError, ValueError, AttributeError):
+        return
+    if other and other != profile:
+        raise InputError(f"holds the report of another profile ({other}): give another "
+                         "--reports-dir, or remove the folder", file=str(folder))
