@@ -67,7 +67,8 @@ class Executor:
         try:
             with Pinned(self.cores):
                 it = open_interpreter(self.model, threads=self.spec.threads,
-                                      xnnpack=self.spec.xnnpack, batch=self.batch)
+                                      xnnpack=self.spec.xnnpack, batch=self.batch,
+                                      onnx=self.spec.file.lower().endswith(".onnx"))
                 self._inp = it.get_input_details()[0]
                 # The output the configuration answers with: a converted multi-output model
                 # may list its tensors in another order than its source.

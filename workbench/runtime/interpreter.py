@@ -140,20 +140,22 @@ def _check_buffer(buf, *, file: Any, limit: int) -> int:
 
 
 def open_interpreter(model: str | os.PathLike | bytes, *, threads: int = 1,
-                     xnnpack: bool | None = None, batch: int | None = None):
+                     xnnpack: bool | None = None, batch: int | None = None,
+                     onnx: bool | None = None):
     """A LiteRT interpreter for a .tflite file or a model already in memory (``bytes``: the
     interpreter keeps that immutable buffer, so later changes to the file cannot reach it); with
     ``batch``, its input resized and tensors allocated (ready to invoke). A ``.onnx`` file (or
     ONNX bytes) opens an onnxruntime session behind the same API (:mod:`workbench.runtime.ort`).
     ``xnnpack``: True or False asks for XNNPACK on or off (an engine without it cannot run the
-    first); None (default) uses it where the engine has it.
+    first); None (default) uses it where the engine has it. ``onnx``: whether the model is
+    ONNX (None: from the path's suffix, or a guess from the bytes).
 
     Raises:
         InputError: The model fails :func:`check_model` (nothing was allocated).
     """
     from .ort import OrtInterpreter, has_xnnpack, is_onnx
 
-    if is_onnx(model):
+    if is_onnx(model) if onnx is None else onnx:
         # onnxruntime behind the same API (workbench.runtime.ort); its own checks apply.
         it = OrtInterpreter(model, threads=threads, fill=placeholder,
                             xnnpack=has_xnnpack() if xnnpack is None else xnnpack)

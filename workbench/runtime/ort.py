@@ -43,10 +43,13 @@ FEED_PREFIX = "workbench.feed."
 
 
 def is_onnx(model: str | os.PathLike | bytes) -> bool:
-    """An ONNX model: a path ending in ``.onnx``, or bytes that are not a LiteRT flatbuffer
-    (which carries ``TFL3`` at offset 4; an ONNX protobuf has no magic of its own)."""
+    """An ONNX model: a path ending in ``.onnx``, or bytes that look like an ONNX protobuf
+    (a ModelProto starts with its ``ir_version`` field, tag byte 0x08) and not like a LiteRT
+    flatbuffer (``TFL3`` at offset 4). Where the file's name is known, pass it instead: the
+    bytes are only a guess (a caller such as the runtime's executor says which it is)."""
     if isinstance(model, (bytes, bytearray, memoryview)):
-        return bytes(model[4:8]) != b"TFL3"
+        head = bytes(model[:8])
+        return head[:1] == b"\x08" and head[4:8] != b"TFL3"
     return str(model).lower().endswith(".onnx")
 
 
