@@ -281,13 +281,8 @@ def _graphs(graph):
 
 def _nodes(graph):
     """Every node of a graph and of its subgraphs (an If's branches, a Loop's body)."""
-    for node in graph.node:
-        yield node
-        for attr in node.attribute:
-            if attr.g is not None and attr.HasField("g"):
-                yield from _nodes(attr.g)
-            for g in attr.graphs:
-                yield from _nodes(g)
+    for g in _graphs(graph):
+        yield from g.node
 
 
 #: Element-wise operators: one FLOP per output element.
