@@ -54,6 +54,23 @@ def test_noise_is_not_amplified_into_the_ranking():
     assert exact.d0.configs == ("fp32",)
 
 
+def test_an_a_on_too_few_samples_for_an_interval_ties_instead_of_ranking():
+    # MAE-like bootstrap metrics give no interval under 10 samples: 5 samples cannot tell
+    # 97.3 from 97.1, so the solver must not rank on it; W decides, and the output says A is
+    # unknown to within an interval.
+    few = dict(A_lo=None, A_hi=None, A_n=5)
+    prof = make_profile([{**_row("a", 97.3, 10.0, 2e9), **few},
+                         {**_row("b", 97.1, 10.02, 1e9), **few}])
+    assert rass(DiscreteProblem(prof, "max A; max TP", point_estimates=True)).d0.configs == ("a",)
+    d0 = rass(DiscreteProblem(prof, "max A; max TP")).d0
+    assert d0.configs == ("b",) and "by lower workload W" in d0.tie
+    assert d0.value_text("A") == "97.1 ±?"
+    # A precise row is not pulled into a tie by a vague one: its own interval decides.
+    prof = make_profile([{**_row("a", 99.0, 10.0, 1e9, half=0.5)},
+                         {**_row("b", 97.0, 10.0, 5e8), **few}])
+    assert rass(DiscreteProblem(prof, "max A; max TP")).d0.configs == ("a",)
+
+
 def test_oodin_breaks_ties_the_same_way():
     prof = make_profile([_row("a", 97.10002, 10.0, 2e9), _row("b", 97.1, 10.05, 1e9)])
     assert oodin(DiscreteProblem(prof, "max A; max TP", point_estimates=True)).d0.configs == ("a",)

@@ -12,7 +12,10 @@ Each objective value of a combination gets a half-width H (its 95% interval is F
   multi-DNN system metrics carry no interval in a profile): 0.
 
 A row without ``A_lo``/``A_hi`` or ``L_std``/``L_n`` (modelled and imported profiles) has H = 0:
-its values are taken as exact, and nothing below changes how such a problem is solved.
+its values are taken as exact, and nothing below changes how such a problem is solved. An A
+measured on fewer samples than an interval needs (``A_n`` under
+:data:`workbench.taskmetrics.MIN_BOOTSTRAP`) has H = infinity: it ties on A with any design whose
+A lies inside that design's own interval, and with every other such design.
 
 Two combinations **tie** on an objective when each value lies inside the other's interval
 (|F_x - F_y| <= min(H_x, H_y)), and tie outright when they do so on every objective. Mere overlap
@@ -34,12 +37,14 @@ import numpy as np
 
 
 def noise_floor(H: np.ndarray) -> np.ndarray:
-    """Per objective, the least scale an objective may have: its mean half-width over the
-    rows (0 where no row has an interval)."""
+    """Per objective, the least scale an objective may have: its mean finite half-width over
+    the rows (0 where no row has an interval). Infinite half-widths (an A on too few samples
+    for an interval) are left out: one such row must not flatten the objective for all."""
     H = np.asarray(H, dtype=float)
     if H.size == 0:
         return np.zeros(H.shape[1] if H.ndim == 2 else 0)
-    return np.nan_to_num(H, nan=0.0).mean(axis=0)
+    H = np.where(np.isfinite(H), H, 0.0)
+    return H.mean(axis=0)
 
 
 def tied(F: np.ndarray, H: np.ndarray, pos: int, rows: np.ndarray | None = None) -> np.ndarray:

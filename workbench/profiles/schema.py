@@ -17,6 +17,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 from .. import processors
 from ..errors import InputError
 from ..metrics import COLUMNS
+from ..taskmetrics import MIN_BOOTSTRAP
 from ..names import first_control
 from ..names import validator as name_validator
 
@@ -295,8 +296,15 @@ class Config(_Strict):
 
     @property
     def A_half_width(self) -> float:
-        """Half the width of A's 95% interval (0 when the row has none)."""
-        return 0.0 if self.A_lo is None or self.A_hi is None else (self.A_hi - self.A_lo) / 2
+        """Half the width of A's 95% interval: 0 when the row has none (a modelled, cited or
+        imported A is taken as given), infinite when A was measured on too few samples for one
+        (A_n under taskmetrics.MIN_BOOTSTRAP): such an A is known only roughly, so the solvers
+        let it tie rather than rank on it."""
+        if self.A_lo is not None and self.A_hi is not None:
+            return (self.A_hi - self.A_lo) / 2
+        if self.A is not None and self.A_n is not None and self.A_n < MIN_BOOTSTRAP:
+            return math.inf
+        return 0.0
 
     @property
     def L_half_width(self) -> float:

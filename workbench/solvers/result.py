@@ -45,10 +45,13 @@ class Design:
                    intervals=d.get("intervals", {}), tie=tie)
 
     def value_text(self, name: str, fmt=lambda v: f"{v:.4g}") -> str:
-        """An objective for people: its value, and its 95% interval's half-width when known."""
+        """An objective for people: its value, and its 95% interval's half-width when known
+        (``±?``: measured on too few samples for an interval)."""
         v = self.objectives[name]
         h = self.intervals.get(name)
-        return fmt(v) if not h else f"{fmt(v)} ±{h:.2g}"
+        if not h:
+            return fmt(v)
+        return f"{fmt(v)} ±?" if math.isinf(h) else f"{fmt(v)} ±{h:.2g}"
 
     def row(self) -> dict[str, Any]:
         """One flat row (CSV, a table): role, configuration(s), optimality, every objective."""
