@@ -22,3 +22,22 @@ def test_committed_host_profile_validates_and_solves():
     assert res.ok and res.d0.optimality >= 1
     multi = DiscreteProblem(prof, "min L; max A", tasks=["h4-parity", "h4-value", "h4-group"])
     assert rass(multi).ok
+
+
+@pytest.mark.parametrize("name", ["host.json", "host-memory.json", "host-real.json"])
+def test_committed_measured_profiles_say_how_sure_their_values_are(name):
+    path = HOST.parent / name
+    if not path.exists():
+        pytest.skip(f"no committed {name}")
+    prof = load_profile(path)
+    proportions = {t.name for t in prof.tasks
+                   if t.metric in ("top1", "binary accuracy", "agreement with FP32 (%)")}
+    timed = [c for c in prof.configs if not c.memory_mode]
+    # Every LiteRT row's mean latency has its run count; every measured proportion its interval.
+    assert timed and all(c.L_n and c.L_std is not None and c.L_half_width > 0 for c in timed)
+    measured_a = [c for c in prof.configs if c.task in proportions]
+    assert measured_a and all(c.A_n and c.A_lo <= c.A <= c.A_hi for c in measured_a)
+    # The solver carries them through: d0's accuracy has a half-width.
+    task = "fashion" if "fashion" in proportions else "h1"
+    d0 = rass(DiscreteProblem(prof, "max A; max TP", tasks=[task])).d0
+    assert d0.intervals.get("A", 0) > 0 and d0.intervals.get("TP", 0) > 0
