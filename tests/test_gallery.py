@@ -3,6 +3,7 @@ profile (13 run here; one has a custom op no LiteRT here has: refused in one lin
 them on through solve, bundle and run; four Keras models of the kinds researchers bring (LSTM,
 1-D audio, regression, segmentation) through every step. ONNX models: tests/test_onnx.py."""
 
+import numpy as np
 import pytest
 
 from workbench.cli import main
@@ -58,6 +59,16 @@ def test_a_gallery_graph_goes_on_through_solve_bundle_and_run(home, tmp_path, ca
     ex = Executor(spec, b.root / spec.file).load()
     y, _ = ex.run(None)
     assert list(y.shape[1:]) == rec.outputs[1].shape == rec.output_shape
+    # A request may ask for every output: named as the model was added, A's among them.
+    from workbench.runtime import RuntimeManager
+
+    x = np.random.default_rng(0).random((1, *ex.input_shape), np.float32)
+    with RuntimeManager(b) as rm:
+        one = rm.submit("hand", x).result(timeout=30)
+        every = rm.submit("hand", x, every_output=True).result(timeout=30)
+    assert list(every) == [o.name for o in rec.outputs] and len(every) > 1
+    assert all(list(v.shape[1:]) == o.shape for v, o in zip(every.values(), rec.outputs))
+    assert np.array_equal(every[rec.outputs[1].name], one)
 
 
 @pytest.fixture(scope="module")

@@ -103,6 +103,106 @@ def test_an_unknown_output_lists_them_in_one_line(multi, home):
 
 
 @pytest.fixture(scope="module")
+def two_inputs(tmp_path_factory):
+    """A Keras model with two inputs whose names sort the other way ('zz_img' takes the data,
+    'aa_meta' a constant the answer depends on), its data, and its FP32 .tflite as a user
+    would bring it (no input plan)."""
+    d = tmp_path_factory.mktemp("two")
+    keras.utils.set_random_seed(0)
+    img, meta = keras.Input((8,), name="zz_img"), keras.Input((3,), name="aa_meta")
+    h = keras.layers.Concatenate()([keras.layers.Dense(16, activation="relu")(img), meta])
+    m = keras.Model([img, meta], keras.layers.Dense(4, activation="softmax")(h))
+    rng = np.random.default_rng(0)
+    x = rng.random((96, 8)).astype("float32")
+    y = x[:, :4].argmax(axis=1)
+    m.compile("adam", "sparse_categorical_crossentropy")
+    m.fit([x, np.full((96, 3), 0.5, "float32")], y, epochs=40, verbose=0)
+    m.save(d / "two.keras")
+    np.savez(d / "data.npz", x=x, y=y)
+    from workbench.host import quantise as q
+
+    with q.exported(d / "two.keras") as (export_dir, _):
+        (d / "two.tflite").write_bytes(q.convert(export_dir, "FP32", x[:8]))
+    return d, m, x, y
+
+
+def test_a_keras_model_with_two_inputs_goes_through_every_scheme(two_inputs, home, capsys):
+    from workbench.host import registry
+    from workbench.runtime.interpreter import open_interpreter, read_input_plan
+
+    d, m, x, y = two_inputs
+    assert main(["models", "add", str(d / "two.keras"), "--name", "two", "--task", "t",
+                 "--data", str(d / "data.npz"), "--feed", "aa_meta=0.5", "--quiet"]) == 0
+    assert "the data feeds the first input 'zz_img'; at every run 'aa_meta' 0.5 (--feed)" \
+        in capsys.readouterr().out
+    want = 100 * np.mean(m.predict([x, np.full((96, 3), 0.5, "float32")], verbose=0)
+                         .argmax(axis=1) == y)
+    rec = registry.get("two")
+    assert rec.data_input == "zz_img" and rec.feeds == {"aa_meta": 0.5}
+    # The data reached 'zz_img' and 'aa_meta' got 0.5: LiteRT's FP32 A is Keras's (zeros for
+    # aa_meta, or the data in the wrong input, would give another answer).
+    assert rec.variant("FP32").metric == pytest.approx(want) and rec.variant("FP32").note is None
+    rec = registry.quantise("two", progress=False)
+    assert rec.available == ["FP32", "FP16", "DR8", "FX8", "FFX8"], \
+        [(v.precision, v.reason) for v in rec.variants]
+    assert all(abs(v.metric - want) <= 10 for v in rec.variants)
+    # Every variant file says how to feed it, so a bundle runs it the same way on a device.
+    folder = registry.model_dir("two")
+    for v in rec.variants:
+        assert read_input_plan(folder / v.file) == {"data": "zz_img", "feeds": {"aa_meta": 0.5}}
+    it = open_interpreter(folder / rec.variant("FFX8").file, batch=4)
+    assert [list(d["shape"]) for d in it.get_input_details()] == [[4, 8], [4, 3]]
+
+
+def test_a_tflite_file_with_two_inputs_keeps_the_users_file_and_runs(two_inputs, home, tmp_path):
+    from workbench.host import registry
+    from workbench.runtime.interpreter import read_input_plan
+
+    d, m, x, y = two_inputs
+    before = (d / "two.tflite").read_bytes()
+    rec = registry.add(d / "two.tflite", name="tt", task="t", data=d / "data.npz",
+                       feeds=["aa_meta=0.5"])
+    assert (d / "two.tflite").read_bytes() == before and read_input_plan(before) is None
+    # The data found 'zz_img' by its shape (the file lists 'aa_meta' first), as Keras computes.
+    want = 100 * np.mean(m.predict([x, np.full((96, 3), 0.5, "float32")], verbose=0)
+                         .argmax(axis=1) == y)
+    assert rec.variant("FP32").metric == pytest.approx(want)
+    assert "the data feeds the input its x fits, 'zz_img'" in rec.notes[0]
+    prof = tmp_path / "p.json"
+    assert main(["profile", "--models", "tt", "--protocol", "quick", "--threads", "1",
+                 "--processors", "CPU[0]", "-o", str(prof), "--quiet"]) == 0
+    from workbench.profiles import load_profile
+
+    rows = load_profile(prof).configs
+    assert rows and all(c.L > 0 and c.MF is not None for c in rows)
+    # Bundled, the file alone says how to feed it: the runtime answers as Keras does.
+    assert main(["bundle", "--profile", str(prof), "--slo", "max A; min L", "-o",
+                 str(tmp_path / "b")]) == 0
+    from workbench.runtime import RuntimeManager, load_bundle
+
+    with RuntimeManager(load_bundle(tmp_path / "b")) as rm:
+        got = rm.submit("t", x[:3]).result(timeout=30)
+    np.testing.assert_allclose(got, m.predict([x[:3], np.full((3, 3), 0.5, "float32")],
+                                              verbose=0), atol=1e-5)
+
+
+def test_feeds_and_free_inputs_are_one_line_errors(two_inputs, multi, home, tmp_path):
+    from workbench.host import registry
+
+    d, *_ = two_inputs
+    with pytest.raises(InputError, match="--feed is for models with several inputs"):
+        registry.add(multi[0] / "multi.keras", name="m1", task="t", feeds=["a=1"])
+    with pytest.raises(InputError, match="not an input the data does not feed.*aa_meta"):
+        registry.add(d / "two.keras", name="m2", task="t", feeds=["zz_img=1"])
+    a, b = keras.Input((8,), name="a"), keras.Input((None,), name="b")
+    free = keras.Model([a, b], keras.layers.Dense(2)(a) + keras.ops.mean(b))
+    free.save(tmp_path / "free.keras")
+    with pytest.raises(InputError) as e:
+        registry.add(tmp_path / "free.keras", name="m3", task="t")
+    assert "input 'b' (?) has free dimensions" in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.fixture(scope="module")
 def rnn(tmp_path_factory):
     """An Embedding + LSTM text classifier and an Embedding + bidirectional GRU, as users save
     them (unroll=False), with integer token data."""
@@ -146,10 +246,10 @@ def test_a_crash_in_the_converter_costs_only_its_scheme(rnn, home, tmp_path, mon
         "import os\n"
         "import workbench.host.quantise as q\n"
         "_convert = q.convert\n"
-        "def convert(model, precision, representative):\n"
+        "def convert(model, precision, representative, **kw):\n"
         "    if precision == 'FX8':\n"
         "        os.kill(os.getpid(), 11)\n"
-        "    return _convert(model, precision, representative)\n"
+        "    return _convert(model, precision, representative, **kw)\n"
         "q.convert = convert\n")
     registry.add(rnn / "lstm.keras", name="crashy", task="txt", data=rnn / "data.npz")
     monkeypatch.setenv("PYTHONPATH", str(hook))

@@ -212,3 +212,29 @@ def test_truncating_a_loaded_model_does_not_kill_the_runtime(h1_bundle, quick_zo
                        timeout=120, env=env)
     assert p.returncode == 0, p.stderr[-2000:]
     assert "served 4" in p.stdout
+
+
+def test_a_request_of_several_samples_gets_an_answer_for_each(h1_bundle, quick_zoo):
+    # The design runs batches of one: a request of 3 samples once got 1 answer, silently.
+    path, _ = h1_bundle
+    x = _x(quick_zoo, 3)
+    with RuntimeManager(load_bundle(path), preload="none") as rm:
+        each = np.concatenate([rm.submit("h1", x[i:i + 1]).result(timeout=10) for i in range(3)])
+        together = rm.submit("h1", x).result(timeout=10)
+        every = rm.submit("h1", x, every_output=True).result(timeout=10)
+    assert len(together) == 3
+    np.testing.assert_array_equal(together, each)
+    # Every output of a single-output model: its answer, by name.
+    assert len(every) == 1
+    np.testing.assert_array_equal(next(iter(every.values())), each)
+
+
+@pytest.mark.parametrize("bad, where", [
+    ([3], "outputs[0]"), ([], "outputs"), ([{"index": -1, "key": None, "name": "a"}],
+                                          "outputs[0].index")])
+def test_a_malformed_outputs_entry_is_refused_naming_it(h1_bundle, bad, where):
+    path, _ = h1_bundle
+    _edit(path, lambda m: next(iter(m["configs"].values())).__setitem__("outputs", bad))
+    with pytest.raises(BundleError) as e:
+        load_bundle(path)
+    assert f".{where}" in str(e.value) and "manifest.json" in str(e.value)

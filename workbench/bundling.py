@@ -280,7 +280,7 @@ def make_bundle(result: SolveResult, problem: DiscreteProblem, out: str | os.Pat
     from .host import registry
 
     # The registry's files override the zoo's: a multi-output model answers with A's output.
-    outputs = registry.output_refs()
+    outputs, every_output = registry.output_refs(), registry.all_output_refs()
     if include == "all":
         configs = [c for ts in problem.tasks for c in ts.configs]
     else:
@@ -343,6 +343,9 @@ def make_bundle(result: SolveResult, problem: DiscreteProblem, out: str | os.Pat
             ref = outputs.get((c.task, c.model))
             if ref is not None and c.id not in prog_ids and c.id not in exit_ids:
                 cfg_out[c.id]["output"] = {"index": ref[0], "key": ref[1], "name": ref[2]}
+                if every_output.get((c.task, c.model)):
+                    cfg_out[c.id]["outputs"] = [{"index": k, "key": key, "name": name}
+                                                for k, key, name in every_output[(c.task, c.model)]]
             if c.id in prog_ids:
                 cfg_out[c.id]["memory"] = {k: v for k, v in mem[c.id].items() if k != "program"}
             if c.id in exit_ids:

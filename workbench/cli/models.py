@@ -211,9 +211,9 @@ def add_parser(sub) -> None:
                    help="the input shape without the batch, e.g. 224,224,3 (needed when the "
                    "model leaves dimensions free)")
     p.add_argument("--feed", action="append", default=None, metavar="INPUT=NUMBER",
-                   help="for an ONNX model with several inputs: the value fed to another input "
-                   "than the first at every run, e.g. --feed sr=16000 (repeatable; default: "
-                   "zeros, ones for integer inputs); kept in every variant file")
+                   help="for a model with several inputs (the data feeds the first): the "
+                   "value fed to another input at every run, e.g. --feed sr=16000 (repeatable; "
+                   "default: zeros, ones for integer inputs); kept in every variant file")
     p.add_argument("--arch", default=None, help="the model family shown in profiles")
     p.add_argument("--force", action="store_true", help="replace a model of the same name")
     p.add_argument("--quiet", action="store_true")

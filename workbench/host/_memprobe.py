@@ -3,8 +3,9 @@
 Usage: ``python -m workbench.host._memprobe MODEL THREADS XNNPACK(0|1) BATCH RUNS``. Prints one JSON
 line: ``base_mb`` (resident set before loading, with numpy and LiteRT imported), ``peak_mb`` (the
 process's peak resident set after loading and running), ``model_mb = peak_mb - base_mb``.
-Only the standard library, numpy, ai_edge_litert and `workbench.procfs` (standard library
-only) are imported; for a .onnx model, onnxruntime and the runtime's session and feeding rules
+Only the standard library, numpy, ai_edge_litert, `workbench.procfs` (standard library
+only) and the runtime's interpreter module (how a model with several inputs is fed) are
+imported; for a .onnx model, onnxruntime and the runtime's session and feeding rules
 (`workbench.runtime.ort`, before the baseline is read).
 """
 
@@ -43,6 +44,10 @@ def main(argv: list[str]) -> int:
         return 0
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
+    # A model with several inputs is fed as the runtime feeds it (its file's input plan), and
+    # its other inputs follow the batch; imported before the baseline, like the ONNX branch.
+    from workbench.runtime.interpreter import FedInterpreter, read_input_plan
+
     # Reset the peak so that it covers the model alone (Linux: "5" clears VmHWM).
     try:
         Path("/proc/self/clear_refs").write_text("5")
@@ -51,6 +56,8 @@ def main(argv: list[str]) -> int:
     base = status_kb("VmRSS")
     resolver = OpResolverType.AUTO if xnn else OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
     it = Interpreter(model_path=path, num_threads=threads, experimental_op_resolver_type=resolver)
+    if len(it.get_input_details()) > 1:
+        it = FedInterpreter(it, read_input_plan(path))
     inp = it.get_input_details()[0]
     if batch != inp["shape"][0]:
         it.resize_tensor_input(inp["index"], [batch, *inp["shape"][1:]])

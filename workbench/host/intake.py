@@ -323,11 +323,51 @@ class Output:
     shape: tuple[int | None, ...]
 
 
-def _one_input(n_in: int, path: Path) -> None:
-    if n_in != 1:
-        raise InputError(f"the model has {n_in} inputs; the workbench profiles models with one "
-                         "input (outputs may be many: --output chooses the one A reads)",
-                         file=shown(path))
+def check_feeds(feeds: dict[str, float], others: dict[str, str], path: Path) -> None:
+    """``--feed`` values against the inputs the data does not feed (name -> numpy dtype): each
+    must name one, and fit its type."""
+    for name, value in feeds.items():
+        if name not in others:
+            raise InputError("not an input the data does not feed; the model's other inputs: "
+                             + (", ".join(sorted(others)) or "none"), file=shown(path),
+                             where="--feed", value=name)
+        dtype = np.dtype(others[name])
+        info = np.iinfo(dtype) if dtype.kind in "iu" else np.finfo(dtype) \
+            if dtype.kind == "f" else None
+        if dtype.kind in "iu" and value != int(value) or info is not None and not (
+                info.min <= value <= info.max):
+            raise InputError(f"input {name!r} is {dtype}: the value must be "
+                             + ("a whole number " if dtype.kind in "iu" else "")
+                             + f"in {info.min:g}..{info.max:g}", file=shown(path),
+                             where="--feed", value=f"{name}={value:g}")
+
+
+def feed_note(data: str, others: Sequence[tuple[str, tuple]], feeds: dict[str, float], *,
+              which: str = "the first input") -> str:
+    """What ``models add`` says of a model with several inputs: which takes the data, and what
+    every other one gets at every run."""
+    fed = [f"{n!r} {feeds[n]:g}" for n, _ in others if n in feeds]
+    zero = [f"{n!r} {tuple(d)}" for n, d in others if n not in feeds]
+    return (f"the data feeds {which} {data!r}; at every run " + "; ".join(
+        ([f"{', '.join(fed)} (--feed)"] if fed else [])
+        + ([f"{', '.join(zero)} get zeros (ones if integer; a recurrent state starts from "
+            "zeros; --feed NAME=NUMBER sets a value)"] if zero else [])))
+
+
+def _other_inputs(specs: Sequence[tuple[str, Sequence[int | None], str]], feeds: dict[str, float],
+                  path: Path, which: str = "the first input") -> tuple[dict, list[str]]:
+    """The input plan of a LiteRT-format model with several inputs, and the note saying it.
+    ``specs``: (name, dims without the batch, dtype) per input, the data's first. The other
+    inputs need fixed dimensions: only the data's are given (--input-shape)."""
+    check_feeds(feeds, {n: d for n, _, d in specs[1:]}, path)
+    for name, dims, _ in specs[1:]:
+        if any(d is None for d in dims):
+            raise InputError(f"input {name!r} {_show(dims)} has free dimensions: --input-shape "
+                             "fixes only the first input's (the one the data feeds); save the "
+                             "model with the others fixed", file=shown(path))
+    plan = {"data": specs[0][0], "feeds": dict(feeds)}
+    return plan, [feed_note(specs[0][0], [(n, tuple(d)) for n, d, _ in specs[1:]], feeds,
+                            which=which)]
 
 
 def choose_output(outputs: Sequence[Output], chosen: str | int | None, path: Path) -> int:
@@ -403,8 +443,10 @@ def load_keras(path: Path, custom: Path | None = None):
                          file=shown(path)) from None
 
 
-def _inspect_keras(path: Path, shape: tuple[int, ...] | None, custom: Path | None = None):
-    """Load a .keras file: (a model with one fixed input, input shape, dtype, outputs, notes)."""
+def _inspect_keras(path: Path, shape: tuple[int, ...] | None, custom: Path | None = None,
+                   feeds: dict[str, float] | None = None):
+    """Load a .keras file: (a model with fixed inputs, the first input's shape and dtype, the
+    outputs, notes, the input plan of a model with several inputs or None)."""
     from .tf import keras as _keras
 
     keras = _keras()
@@ -424,21 +466,29 @@ def _inspect_keras(path: Path, shape: tuple[int, ...] | None, custom: Path | Non
             raise InputError(f"the model does not take inputs of shape {shape}: "
                              f"{first_line(exc)}", file=shown(path)) from None
         inputs = model.inputs
-    _one_input(len(inputs), path)
     dims = _dims(inputs[0].shape)
     fixed = _fixed(dims, shape, path)
     dtype = str(np.dtype(inputs[0].dtype))
+    plan, notes = None, []
+    if len(inputs) > 1:
+        # The data feeds the first input; model.export() keys the signature by input name.
+        plan, notes = _other_inputs([(str(i.name), _dims(i.shape), str(np.dtype(i.dtype)))
+                                     for i in inputs], feeds or {}, path)
+        plan["data"] = str(inputs[0].name)
     if tuple(dims) != fixed:
-        inp = keras.Input(fixed, dtype=dtype)
-        model = keras.Model(inp, model(inp), name=model.name)
-    model, notes = _unrolled(model, keras, path)
+        new_in = [keras.Input(fixed, dtype=dtype, name=inputs[0].name)] + [
+            keras.Input(tuple(_dims(i.shape)), dtype=i.dtype, name=i.name) for i in inputs[1:]]
+        model = keras.Model(new_in if len(new_in) > 1 else new_in[0],
+                            model(new_in if len(new_in) > 1 else new_in[0]), name=model.name)
+    model, more = _unrolled(model, keras, path)
+    notes += more
     names = list(getattr(model, "output_names", None) or [])
     if len(names) != len(model.outputs):
         names = [getattr(o, "name", f"output_{k}") for k, o in enumerate(model.outputs)]
     # model.export() names the serving signature's outputs output_0, output_1, ... in order.
     outs = [Output(str(n), f"output_{k}", tuple(_dims(o.shape)))
             for k, (n, o) in enumerate(zip(names, model.outputs))]
-    return model, fixed, dtype, outs, notes
+    return model, fixed, dtype, outs, notes, plan
 
 
 def _unrolled(model, keras, path: Path):
@@ -480,7 +530,8 @@ def _unrolled(model, keras, path: Path):
     return new, [note]
 
 
-def _inspect_savedmodel(path: Path, shape: tuple[int, ...] | None):
+def _inspect_savedmodel(path: Path, shape: tuple[int, ...] | None,
+                        feeds: dict[str, float] | None = None):
     from .tf import keras as _keras
     from .tf import quiet as _quiet
 
@@ -494,8 +545,12 @@ def _inspect_savedmodel(path: Path, shape: tuple[int, ...] | None):
     except Exception as exc:  # noqa: BLE001
         raise InputError(f"cannot read it as a SavedModel with a serving_default signature: "
                          f"{first_line(exc)}", file=shown(path)) from None
-    ins = list(sig.structured_input_signature[1].values())
-    _one_input(len(ins), path)
+    by_key = sig.structured_input_signature[1]
+    ins = list(by_key.values())
+    plan, notes = None, []
+    if len(ins) > 1:  # the data feeds the signature's first input
+        plan, notes = _other_inputs([(str(k), _dims(t.shape), t.dtype.name)
+                                     for k, t in by_key.items()], feeds or {}, path)
     dims = _dims(ins[0].shape)
     if any(d is None for d in dims):
         raise InputError(f"the SavedModel's input {_show(dims)} has free dimensions: save it with "
@@ -504,11 +559,13 @@ def _inspect_savedmodel(path: Path, shape: tuple[int, ...] | None):
     fixed = _fixed(dims, shape, path)
     outs = [Output(str(k), str(k), tuple(_dims(t.shape)))
             for k, t in sorted(sig.structured_outputs.items())]
-    return None, fixed, ins[0].dtype.name, outs, []
+    return None, fixed, ins[0].dtype.name, outs, notes, plan
 
 
-def _inspect_tflite(path: Path, shape: tuple[int, ...] | None):
-    from ..runtime.interpreter import open_interpreter
+def _inspect_tflite(path: Path, shape: tuple[int, ...] | None,
+                   feeds: dict[str, float] | None = None,
+                   data_shape: tuple[int, ...] | None = None):
+    from ..runtime.interpreter import input_names, open_interpreter
 
     try:
         it = open_interpreter(path)
@@ -517,7 +574,21 @@ def _inspect_tflite(path: Path, shape: tuple[int, ...] | None):
         raise InputError(f"LiteRT cannot run it: {litert_reason(exc)}",
                          file=shown(path)) from None
     ins, outs = it.get_input_details(), it.get_output_details()
-    _one_input(len(ins), path)
+    plan, notes = None, []
+    if len(ins) > 1:
+        # The converter lists inputs in its own order (not the source's): the data feeds the
+        # input its x fits (the first such), else the first listed (or the one the file's own
+        # plan names). Inputs go by signature key where the file has one signature.
+        names = input_names(it)
+        fits = [d for d in ins if data_shape is not None
+                and tuple(int(v) for v in d["shape"][1:]) == tuple(data_shape)]
+        which = "the first input"
+        if fits and fits[0] is not ins[0]:
+            ins = [fits[0], *(d for d in ins if d is not fits[0])]
+            which = "the input its x fits,"
+        plan, notes = _other_inputs([(names[d["index"]], [int(x) for x in d["shape"][1:]],
+                                      np.dtype(d["dtype"]).name) for d in ins], feeds or {}, path,
+                                    which)
     dims = [int(d) for d in ins[0]["shape"][1:]]
     _fixed(dims, shape, path)
     dtype = np.dtype(ins[0]["dtype"])
@@ -532,9 +603,10 @@ def _inspect_tflite(path: Path, shape: tuple[int, ...] | None):
         if len(det) == len(outs):
             return None, tuple(dims), str(dtype), [
                 Output(str(k), str(k), tuple(int(d) for d in o["shape"][1:]))
-                for k, o in det.items()], []
+                for k, o in det.items()], notes, plan
     return None, tuple(dims), str(dtype), [
-        Output(str(o["name"]), None, tuple(int(d) for d in o["shape"][1:])) for o in outs], []
+        Output(str(o["name"]), None, tuple(int(d) for d in o["shape"][1:])) for o in outs], \
+        notes, plan
 
 
 def _inspect_onnx(path: Path, shape: tuple[int, ...] | None, feeds: dict[str, float]):
@@ -563,21 +635,9 @@ def _inspect_onnx(path: Path, shape: tuple[int, ...] | None, feeds: dict[str, fl
         raise InputError(f"the first input {ins[0].name!r} has ONNX element type {elem}, which "
                          "the workbench does not feed", file=shown(path))
     fixed = _fixed([d if isinstance(d, int) else None for d in dims0[1:]], shape, path)
-    others = {i.name: i.type.tensor_type.elem_type for i in ins[1:]}
-    for name, value in feeds.items():
-        if name not in others:
-            raise InputError("not an input the data does not feed; the model's other inputs: "
-                             + (", ".join(sorted(others)) or "none"), file=shown(path),
-                             where="--feed", value=name)
-        dtype = np.dtype(ELEMENT_TYPES.get(others[name], "float32"))
-        info = np.iinfo(dtype) if dtype.kind in "iu" else np.finfo(dtype) \
-            if dtype.kind == "f" else None
-        if dtype.kind in "iu" and value != int(value) or info is not None and not (
-                info.min <= value <= info.max):
-            raise InputError(f"input {name!r} is {dtype}: the value must be "
-                             + ("a whole number " if dtype.kind in "iu" else "")
-                             + f"in {info.min:g}..{info.max:g}", file=shown(path),
-                             where="--feed", value=f"{name}={value:g}")
+    check_feeds(feeds, {i.name: np.dtype(ELEMENT_TYPES.get(i.type.tensor_type.elem_type,
+                                                           "float32")).name
+                        for i in ins[1:]}, path)
     try:
         open_interpreter(path)
     except ImportError as exc:
@@ -587,17 +647,10 @@ def _inspect_onnx(path: Path, shape: tuple[int, ...] | None, feeds: dict[str, fl
                          file=shown(path)) from None
     outs = [Output(o.name, None, tuple(d if isinstance(d, int) else None for d in dims_of(o)[1:]))
             for o in model.graph.output]
-    notes = []
-    if len(ins) > 1:
-        fed = [f"{i.name!r} {feeds[i.name]:g}" for i in ins[1:] if i.name in feeds]
-        zero = [f"{i.name!r} {tuple(dims_of(i))}" for i in ins[1:] if i.name not in feeds]
-        notes.append(f"the data feeds the first input {ins[0].name!r}; at every run "
-                     + "; ".join(
-                         ([f"{', '.join(fed)} (--feed)"] if fed else [])
-                         + ([f"{', '.join(zero)} get zeros (ones if integer; a recurrent "
-                             "state starts from zeros; --feed NAME=NUMBER sets a value)"]
-                            if zero else [])))
-    return None, fixed, ELEMENT_TYPES[elem], outs, notes
+    notes = [feed_note(ins[0].name, [(i.name, tuple(dims_of(i))) for i in ins[1:]], feeds)] \
+        if len(ins) > 1 else []
+    # The plan of an ONNX model travels in its variants' ONNX metadata (workbench.runtime.ort).
+    return None, fixed, ELEMENT_TYPES[elem], outs, notes, None
 
 
 def load_npz(path: Path) -> dict[str, np.ndarray]:
@@ -725,19 +778,27 @@ def parse_feeds(feeds) -> dict[str, float]:
 
 
 def inspect_model(path: Path, kind: Kind, shape: tuple[int, ...] | None,
-                  custom: Path | None = None, feeds: dict[str, float] | None = None):
+                  custom: Path | None = None, feeds: dict[str, float] | None = None,
+                  data_shape: tuple[int, ...] | None = None):
     """(the Keras model or None, the fixed input shape, input dtype, its outputs, notes on what
-    was changed to convert it) of a model file; ``shape`` fixes free input dimensions."""
+    was changed to convert it, the input plan of a LiteRT-format model with several inputs or
+    None) of a model file; ``shape`` fixes the first input's free dimensions. A model with
+    several inputs is fed its data through the first (a .tflite file's inputs, which the
+    converter reorders: the one ``data_shape``, the data's x without the batch, fits);
+    ``feeds`` sets the others (by name), which otherwise get zeros (ones if integer)."""
     check_model_file(path, kind)
-    if feeds and kind != "onnx":
-        raise InputError("--feed is for ONNX models with several inputs (the workbench reads "
-                         "Keras, SavedModel and .tflite models with one input)", where="--feed",
-                         value=next(iter(feeds)))
     if custom is not None and kind != "keras":
         raise InputError("--custom-objects is for .keras models (a SavedModel, .tflite or .onnx "
                          "file carries its own code)", file=shown(custom))
     if kind == "keras":
-        return _inspect_keras(path, shape, custom)
-    if kind == "onnx":
-        return _inspect_onnx(path, shape, feeds or {})
-    return {"savedmodel": _inspect_savedmodel, "tflite": _inspect_tflite}[kind](path, shape)
+        found = _inspect_keras(path, shape, custom, feeds)
+    elif kind == "onnx":
+        found = _inspect_onnx(path, shape, feeds or {})
+    else:
+        found = (_inspect_savedmodel(path, shape, feeds) if kind == "savedmodel" else
+                 _inspect_tflite(path, shape, feeds, data_shape))
+    if feeds and found[5] is None and kind != "onnx":
+        raise InputError("--feed is for models with several inputs (it sets an input the data "
+                         "does not feed); this one has one", where="--feed",
+                         value=next(iter(feeds)))
+    return found

@@ -83,9 +83,12 @@ def converter_reason(message: str) -> str:
     return text.strip()[:400]
 
 
-def convert(model, precision: str, representative: np.ndarray) -> bytes:
+def convert(model, precision: str, representative: np.ndarray, *,
+            others: tuple[str, dict[str, np.ndarray]] | None = None) -> bytes:
     """Convert a Keras model (or the path of its exported SavedModel, which saves re-tracing it
-    for every precision) to a .tflite flatbuffer with one of the five schemes."""
+    for every precision) to a .tflite flatbuffer with one of the five schemes. ``others``: for a
+    model with several inputs, (the data input's signature key, one sample of each other input
+    by key): int8 calibration feeds them with every representative sample."""
     import tensorflow as tf
 
     if precision not in PRECISIONS:
@@ -101,7 +104,10 @@ def convert(model, precision: str, representative: np.ndarray) -> bytes:
     if precision in ("FX8", "FFX8"):
         def gen():
             for i in range(len(representative)):
-                yield [representative[i:i + 1]]
+                if others is None:
+                    yield [representative[i:i + 1]]
+                else:  # by signature key: the converter orders the inputs its own way
+                    yield {others[0]: representative[i:i + 1], **others[1]}
         conv.representative_dataset = gen
     if precision == "FFX8":
         conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
@@ -113,6 +119,35 @@ def convert(model, precision: str, representative: np.ndarray) -> bytes:
             return conv.convert()
     except Exception as exc:  # noqa: BLE001 - the converter raises many kinds; keep its words
         raise ConversionError(converter_reason(str(exc)) or type(exc).__name__) from None
+
+
+def with_input_plan(blob: bytes, plan: dict) -> bytes:
+    """A .tflite flatbuffer with its input plan (which input takes the data, what the others
+    are fed) stored in its metadata under :data:`workbench.runtime.interpreter.INPUTS_KEY`,
+    replacing any there: the runtime reads it back, so the file alone says how to run it."""
+    import json
+
+    import flatbuffers
+    from ai_edge_litert import schema_py_generated as schema
+
+    from ..runtime.interpreter import INPUTS_KEY
+
+    m = schema.ModelT.InitFromPackedBuf(bytearray(blob), 0)
+    m.buffers = list(m.buffers or [])
+    m.metadata = [md for md in (m.metadata or []) if _text(md.name) != INPUTS_KEY]
+    buf = schema.BufferT()
+    buf.data = np.frombuffer(json.dumps(plan, sort_keys=True).encode(), np.uint8).copy()
+    m.buffers.append(buf)
+    md = schema.MetadataT()
+    md.name, md.buffer = INPUTS_KEY, len(m.buffers) - 1
+    m.metadata.append(md)
+    b = flatbuffers.Builder(len(blob) + 4096)
+    b.Finish(m.Pack(b), file_identifier=b"TFL3")
+    return bytes(b.Output())
+
+
+def _text(v) -> str:
+    return v.decode() if isinstance(v, bytes) else str(v)
 
 
 # --- reading a .tflite graph ------------------------------------------------------------------

@@ -154,7 +154,10 @@ class ModelRecord(_Strict):
     custom_objects: str | None = Field(default=None, description="the copy of the Python file "
                                        "defining its custom layers, imported before loading it")
     feeds: dict[str, float] = Field(default_factory=dict, description="values fed to inputs "
-                                    "other than the first at every run (ONNX models)")
+                                    "other than the first at every run")
+    data_input: str | None = Field(default=None, description="the input the data feeds, of a "
+                                   "Keras, SavedModel or .tflite model with several inputs (its "
+                                   "signature key); its variant files carry it with the feeds")
     metric: MetricName
     data: DataRecord | None = None
     cited: dict[str, float] = Field(default_factory=dict, description="A per scheme from a "
@@ -189,6 +192,13 @@ class ModelRecord(_Strict):
 
     def variant(self, precision: str) -> VariantRecord | None:
         return next((v for v in self.variants if v.precision == precision), None)
+
+    @property
+    def input_plan(self) -> dict | None:
+        """How a LiteRT variant with several inputs is fed (stored in each variant file:
+        :data:`workbench.runtime.interpreter.INPUTS_KEY`); None: one input, or ONNX."""
+        return None if self.data_input is None else {"data": self.data_input,
+                                                     "feeds": dict(self.feeds)}
 
     @property
     def available(self) -> list[str]:
@@ -413,6 +423,13 @@ def output_refs() -> dict[tuple[str, str], tuple[int, str | None, str | None]]:
             if (ref := rec.output_ref) is not None}
 
 
+def all_output_refs() -> dict[tuple[str, str], list[tuple[int, str | None, str | None]]]:
+    """Every output, in the source model's order, by (task, model), of every registered model
+    with several outputs (what a bundle answers a request for every output with)."""
+    return {(rec.task, rec.name): [(k, o.key, o.name) for k, o in enumerate(rec.outputs)]
+            for rec in list_models() if len(rec.outputs) > 1}
+
+
 def variant_files() -> dict[tuple[str, str, str], Path]:
     """Every available variant file of the registry, keyed by (task, model, precision)."""
     return {(rec.task, rec.name, v.precision): model_dir(rec.name) / v.file
@@ -477,7 +494,11 @@ def add(path: str | os.PathLike, *, name: str, task: str, data: str | os.PathLik
     shape = parse_shape(input_shape)
     custom = Path(custom_objects).expanduser() if custom_objects is not None else None
     feed_values = parse_feeds(feeds)
-    model, fixed, dtype, outs, notes = inspect_model(src, kind, shape, custom, feed_values)
+    data_path = Path(data).expanduser() if data is not None else None
+    arrays = load_npz(data_path) if data_path is not None else None
+    model, fixed, dtype, outs, notes, plan = inspect_model(
+        src, kind, shape, custom, feed_values,
+        data_shape=tuple(arrays["x"].shape[1:]) if arrays is not None else None)
     k = choose_output(outs, output, src)
     if any(d is None for d in outs[k].shape):
         raise InputError(f"the model's output {outs[k].name!r} has free dimensions "
@@ -487,8 +508,6 @@ def add(path: str | os.PathLike, *, name: str, task: str, data: str | os.PathLik
     out_shape = [int(d) for d in outs[k].shape]  # type: ignore[arg-type]
     outputs = [OutputRecord(name=o.name, key=o.key, shape=list(o.shape)) for o in outs] \
         if len(outs) > 1 else []
-    data_path = Path(data).expanduser() if data is not None else None
-    arrays = load_npz(data_path) if data_path is not None else None
     if arrays is None:
         if metric is not None and not taskmetrics.get(metric).relative:
             raise InputError(f"metric {metric} needs task data: give --data DATA.npz with x and y",
@@ -505,7 +524,8 @@ def add(path: str | os.PathLike, *, name: str, task: str, data: str | os.PathLik
                       arrays=arrays, metric=metric, fixed=fixed, dtype=dtype,
                       out_shape=out_shape, arch=arch, cited=cited, citation=citation,
                       progress=progress, outputs=outputs, output=k if outputs else 0,
-                      notes=notes, custom=custom, feeds=feed_values)
+                      notes=notes, custom=custom, feeds=feed_values,
+                      data_input=plan["data"] if plan else None)
 
 
 def _taken(name: str, folder: Path) -> InputError:
@@ -519,7 +539,7 @@ def _build(folder: Path, src: Path, kind: Kind, model, *, name: str, task: str,
            cited: dict[str, float] | None, citation: str | None, progress: bool,
            outputs: list[OutputRecord] | None = None, output: int = 0,
            notes: list[str] | None = None, custom: Path | None = None,
-           feeds: dict[str, float] | None = None) -> ModelRecord:
+           feeds: dict[str, float] | None = None, data_input: str | None = None) -> ModelRecord:
     """With the lock held: the new entry built in a staging folder beside ``folder``, then
     renamed into place (swapped with the old one for --force)."""
     tmp = _staging(folder)
@@ -550,7 +570,7 @@ def _build(folder: Path, src: Path, kind: Kind, model, *, name: str, task: str,
                           input_dtype=dtype, output_shape=out_shape, metric=metric,  # type: ignore[arg-type]
                           outputs=outputs or [], output=output, notes=list(notes or []),
                           custom_objects=CUSTOM_OBJECTS if custom is not None else None,
-                          feeds=dict(feeds or {}),
+                          feeds=dict(feeds or {}), data_input=data_input,
                           data=data_rec, cited=dict(cited or {}), citation=citation)
         _write(rec, tmp)
         rec = _quantise_in(tmp, rec, ("FP32",) if kind != "tflite" else (), progress=progress,
@@ -574,7 +594,16 @@ def _check_fp32(folder: Path, rec: ModelRecord, model, x_eval: np.ndarray) -> No
     if v is None or not v.available or not v.file:
         return
     x = x_eval[:8].astype(rec.input_dtype)
-    want = model.predict(x, verbose=0)
+    if len(model.inputs) > 1:  # the other inputs as the runtime feeds them
+        from ..runtime.interpreter import placeholder
+
+        rest = [np.full((len(x), *i.shape[1:]), rec.feeds[i.name], dtype=i.dtype)
+                if i.name in rec.feeds else
+                placeholder({"shape": (len(x), *i.shape[1:]), "dtype": np.dtype(i.dtype)})
+                for i in model.inputs[1:]]
+        want = model.predict([x, *rest], verbose=0)
+    else:
+        want = model.predict(x, verbose=0)
     if isinstance(want, (list, tuple)):
         want = want[rec.output]
     elif isinstance(want, dict):
@@ -728,8 +757,13 @@ def _quantise_in(folder: Path, rec: ModelRecord, schemes: tuple[str, ...], *, pr
                 except onnxgraph.OnnxError as exc:
                     raise q.ConversionError(str(exc)) from None
         else:
+            others = _other_samples(folder, rec) if rec.input_plan else None
+
             def convert(prec: str) -> bytes:
-                return q.convert(source, prec, calib.astype(rec.input_dtype))
+                calibrated = others is not None and prec in ("FX8", "FFX8")
+                blob = q.convert(source, prec, calib.astype(rec.input_dtype),
+                                 others=(rec.data_input, others()) if calibrated else None)
+                return q.with_input_plan(blob, rec.input_plan) if rec.input_plan else blob
         for prec in todo:
             if bar is not None:
                 bar.set_postfix_str(prec)
@@ -758,6 +792,25 @@ def _quantise_in(folder: Path, rec: ModelRecord, schemes: tuple[str, ...], *, pr
             if bar is not None:
                 bar.update()
     return rec
+
+
+def _other_samples(folder: Path, rec: ModelRecord):
+    """For int8 calibration of a model with several inputs: a function giving one sample of
+    each input the data does not feed (by signature key), as the runtime feeds them, read from
+    the FP32 variant (converted first)."""
+    def samples() -> dict[str, np.ndarray]:
+        from ..runtime.interpreter import FedInterpreter, input_names, open_interpreter
+
+        fp32 = rec.variant("FP32")
+        if fp32 is None or not fp32.file:
+            raise InputError("int8 calibration of a model with several inputs needs its FP32 "
+                             "variant: quantise FP32 first", file=shown(folder))
+        it = open_interpreter(folder / fp32.file, batch=1)
+        assert isinstance(it, FedInterpreter)
+        names = input_names(it)
+        return {names[d["index"]]: it.get_tensor(d["index"])
+                for d in it.get_input_details()[1:]}
+    return samples
 
 
 def _unavailable(precision: str, reason: str) -> VariantRecord:
@@ -869,7 +922,10 @@ def _register_tflite(folder: Path, rec: ModelRecord, schemes: tuple[str, ...],
     prec = q.detect_precision(src)
     if rec.variant(prec) is None:
         target = folder / f"{prec}.tflite"
-        shutil.copyfile(src, target)
+        if rec.input_plan:  # the copy carries how to feed it (the user's file is not touched)
+            target.write_bytes(q.with_input_plan(src.read_bytes(), rec.input_plan))
+        else:
+            shutil.copyfile(src, target)
         v = _measure(folder, rec, prec, target, target.read_bytes(), arrays, 0.0, strict=True)
         if rec.metric in RELATIVE:
             # A lone file agrees with itself: that says nothing, so no A.

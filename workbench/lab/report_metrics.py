@@ -105,6 +105,8 @@ class HostUseCase:
     status: str
     triggers: list[str]
     designs: dict[str, list[str]]
+    #: role -> how a tie within the 95% intervals was decided (workbench.moo.confidence).
+    ties: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

@@ -17,9 +17,9 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 from .. import processors
 from ..errors import InputError
 from ..metrics import COLUMNS
-from ..taskmetrics import MIN_BOOTSTRAP
 from ..names import first_control
 from ..names import validator as name_validator
+from ..taskmetrics import MIN_BOOTSTRAP
 
 PRECISIONS: tuple[str, ...] = ("FP32", "FP16", "DR8", "FX8", "FFX8")
 Precision = Literal["FP32", "FP16", "DR8", "FX8", "FFX8"]

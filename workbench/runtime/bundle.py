@@ -114,23 +114,37 @@ def cores_of(processor: str, n_cores: int | None = None) -> tuple[int, ...] | No
     return processors.cores(processor, n_cores)
 
 
-def _output(c: dict, mpath: Path, w: str) -> tuple[int, str | None, str | None] | None:
-    """A configuration's ``output`` entry: ``{"index": 1, "key": "output_1", "name": ...}``."""
-    o = c.get("output")
-    if o is None:
-        return None
+def _ref(o: Any, mpath: Path, where: str) -> tuple[int, str | None, str | None]:
+    """An output reference: ``{"index": 1, "key": "output_1", "name": ...}``."""
     if not isinstance(o, dict) or set(o) - {"index", "key", "name"}:
         raise BundleError("must be an object with index, key and name", file=mpath,
-                          where=f"{w}.output", value=o)
+                          where=where, value=o)
     k = o.get("index")
     if not (isinstance(k, int) and not isinstance(k, bool) and 0 <= k < 4096):
-        raise BundleError("must be a whole number 0..4095", file=mpath, where=f"{w}.output.index",
+        raise BundleError("must be a whole number 0..4095", file=mpath, where=f"{where}.index",
                           value=k)
     for part in ("key", "name"):
         if not (o.get(part) is None or isinstance(o.get(part), str)):
-            raise BundleError("must be a string or null", file=mpath, where=f"{w}.output.{part}",
+            raise BundleError("must be a string or null", file=mpath, where=f"{where}.{part}",
                               value=o.get(part))
     return k, o.get("key"), o.get("name")
+
+
+def _output(c: dict, mpath: Path, w: str) -> tuple[int, str | None, str | None] | None:
+    """A configuration's ``output``: the one its answers are (None: the model's first)."""
+    return None if c.get("output") is None else _ref(c["output"], mpath, f"{w}.output")
+
+
+def _outputs(c: dict, mpath: Path, w: str) -> tuple[tuple[int, str | None, str | None], ...]:
+    """A configuration's ``outputs``: every output of a multi-output model, each as ``output``
+    is, in the source model's order (what a request for every output is answered with)."""
+    refs = c.get("outputs")
+    if refs is None:
+        return ()
+    if not isinstance(refs, list) or not 0 < len(refs) <= 4096:
+        raise BundleError("must be a list of 1..4096 outputs", file=mpath, where=f"{w}.outputs",
+                          value=refs if not isinstance(refs, list) else len(refs))
+    return tuple(_ref(o, mpath, f"{w}.outputs[{i}]") for i, o in enumerate(refs))
 
 
 @dataclass(frozen=True)
@@ -163,6 +177,10 @@ class ConfigSpec:
     #: serving-signature key, tensor name: see :func:`.interpreter.output_detail`); None: the
     #: model's first output.
     output: tuple[int, str | None, str | None] | None = None
+    #: Every output of a model with several, in the source model's order, as ``output`` is:
+    #: what a request for every output (``RuntimeManager.submit(every_output=True)``) gets, by
+    #: name; empty: the outputs as the file names them.
+    outputs: tuple[tuple[int, str | None, str | None], ...] = ()
 
     @property
     def cores(self) -> tuple[int, ...] | None:
@@ -411,7 +429,8 @@ def load_bundle(root: str | os.PathLike, *, verify: bool = True) -> Bundle:
             threads=_need(c, "threads", int, mpath, w), xnnpack=_need(c, "xnnpack", bool, mpath, w),
             batch=_need(c, "batch", int, mpath, w), file=_need(c, "file", str, mpath, w),
             expected=_expected(c, mpath, w), **_memory(c, models, mpath, w),
-            **_multi_exit(c, models, mpath, w), output=_output(c, mpath, w))
+            **_multi_exit(c, models, mpath, w), output=_output(c, mpath, w),
+            outputs=_outputs(c, mpath, w))
         if spec.task not in names:
             raise BundleError("unknown task", file=mpath, where=f"{w}.task", value=spec.task)
         if spec.file not in models:

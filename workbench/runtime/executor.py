@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import InputError
 from .bundle import ConfigSpec, cores_of
-from .interpreter import fill_batch, from_output, open_interpreter, output_detail, to_input
+from .interpreter import fill_batch, from_output, open_interpreter, output_detail, output_names, to_input
 
 
 class Pinned:
@@ -73,6 +73,11 @@ class Executor:
                 # The output the configuration answers with: a converted multi-output model
                 # may list its tensors in another order than its source.
                 self._out = output_detail(it, self.spec.output)
+                # Every output by name (a request may ask for them all): the names the model
+                # was added with, found as the one A reads is; else as the file names them.
+                self._all = ([(name or key or f"output_{k}", output_detail(it, (k, key, name)))
+                              for k, key, name in self.spec.outputs] if self.spec.outputs
+                             else output_names(it))
                 it.set_tensor(self._inp["index"], np.zeros(self._inp["shape"], self._inp["dtype"]))
                 it.invoke()
         except OSError as e:  # e.g. a core this machine does not have
@@ -89,26 +94,41 @@ class Executor:
     def input_shape(self) -> tuple[int, ...]:
         return tuple(int(s) for s in self._inp["shape"][1:])
 
-    def run(self, x: np.ndarray | None, slowdown: float = 1.0) -> tuple[np.ndarray, float]:
-        """Run one batch (``x`` padded to the batch size; None = zeros). Returns the float32
-        outputs for the given samples and the invoke time in ms (including any slowdown)."""
+    def run(self, x: np.ndarray | None, slowdown: float = 1.0, *,
+            every: bool = False) -> tuple[np.ndarray, float]:
+        """Run ``x`` (None = one batch of zeros) in batches of the configuration's size (the
+        last padded). Returns the float32 outputs of the output A reads, one per sample, and
+        the invoke time in ms (including any slowdown); with ``every``, :meth:`outputs` then
+        has every output of the model."""
         it = self.it
         if it is None:
             raise ExecutorError(f"{self.spec.id}: not loaded")
-        n = self.batch if x is None else len(x)
-        if x is None:
-            it.set_tensor(self._inp["index"], np.zeros(self._inp["shape"], self._inp["dtype"]))
-        else:
-            it.set_tensor(self._inp["index"], to_input(fill_batch(np.asarray(x), self.batch),
-                                                       self._inp))
-        t0 = time.perf_counter()
-        it.invoke()
-        dt = time.perf_counter() - t0
+        chunks = [None] if x is None else [x[i:i + self.batch]
+                                           for i in range(0, len(x), self.batch)]
+        ys, alls, dt = [], [], 0.0
+        for xb in chunks:
+            k = self.batch if xb is None else len(xb)
+            it.set_tensor(self._inp["index"], np.zeros(self._inp["shape"], self._inp["dtype"])
+                          if xb is None else to_input(fill_batch(np.asarray(xb), self.batch),
+                                                      self._inp))
+            t0 = time.perf_counter()
+            it.invoke()
+            dt += time.perf_counter() - t0
+            ys.append(from_output(it.get_tensor(self._out["index"]), self._out)[:k])
+            if every:
+                alls.append({name: from_output(it.get_tensor(d["index"]), d)[:k]
+                             for name, d in self._all})
         if slowdown > 1.0:
             spin(dt * (slowdown - 1.0))
             dt *= slowdown
-        y = from_output(it.get_tensor(self._out["index"]), self._out)[:n]
-        return y, dt * 1e3
+        self._every = {name: np.concatenate([a[name] for a in alls]) for name in alls[0]} \
+            if alls else {}
+        return np.concatenate(ys), dt * 1e3
+
+    def outputs(self, n: int) -> dict[str, np.ndarray]:
+        """Every output, by name, of the last :meth:`run` with ``every`` (float32, its first
+        ``n`` samples): what a request that asked for every output gets."""
+        return {name: v[:n] for name, v in self._every.items()}
 
     def close(self) -> None:
         self.it = None
@@ -165,25 +185,35 @@ class ProgramExecutor(Executor):
     def input_shape(self) -> tuple[int, ...]:
         return self.prog.input_shape
 
-    def run(self, x: np.ndarray | None, slowdown: float = 1.0) -> tuple[np.ndarray, float]:
+    def run(self, x: np.ndarray | None, slowdown: float = 1.0, *,
+            every: bool = False) -> tuple[np.ndarray, float]:
         if self.runner is None:
             raise ExecutorError(f"{self.spec.id}: not loaded")
-        n = self.batch if x is None else len(x)
         shape = (self.batch, *self.prog.input_shape)
-        xb = np.zeros(shape, np.float32) if x is None else fill_batch(
-            np.asarray(x, np.float32), self.batch)
-        t0 = time.perf_counter()
-        try:
-            y = self.runner.run(xb)
-        except OSError as e:  # a weight file gone or truncated since the bundle was loaded
-            raise ExecutorError(f"{self.spec.id}: {e}") from None
-        except InputError as e:
-            raise ExecutorError(f"{self.spec.id}: {e}") from None
-        dt = time.perf_counter() - t0
+        chunks = [None] if x is None else [x[i:i + self.batch]
+                                           for i in range(0, len(x), self.batch)]
+        ys, dt = [], 0.0
+        for xb in chunks:
+            k = self.batch if xb is None else len(xb)
+            t0 = time.perf_counter()
+            try:
+                y = self.runner.run(np.zeros(shape, np.float32) if xb is None else
+                                    fill_batch(np.asarray(xb, np.float32), self.batch))
+            except OSError as e:  # a weight file gone or truncated since the bundle was loaded
+                raise ExecutorError(f"{self.spec.id}: {e}") from None
+            except InputError as e:
+                raise ExecutorError(f"{self.spec.id}: {e}") from None
+            dt += time.perf_counter() - t0
+            ys.append(y[:k])
         if slowdown > 1.0:
             spin(dt * (slowdown - 1.0))
             dt *= slowdown
-        return y[:n], dt * 1e3
+        self._last = np.concatenate(ys)
+        return self._last, dt * 1e3
+
+    def outputs(self, n: int) -> dict[str, np.ndarray]:
+        """A layer program has one output."""
+        return {"output": self._last[:n]}
 
     def close(self) -> None:
         if self.runner is not None:

@@ -10,6 +10,7 @@ pages of a file, and refuses a model whose non-constant tensors need more than a
 
 from __future__ import annotations
 
+import json
 import math
 import mmap
 import os
@@ -139,6 +140,106 @@ def _check_buffer(buf, *, file: Any, limit: int) -> int:
     return total
 
 
+#: The metadata entry of a .tflite file with several inputs that says how to feed them
+#: (written by ``workbench models add``): JSON ``{"data": NAME, "feeds": {NAME: NUMBER}}``, NAME
+#: an input's signature key (else its tensor name). So the file alone says how to run it, on the
+#: host and on a device, as an ONNX file's metadata does (:mod:`.ort`).
+INPUTS_KEY = "workbench.inputs"
+
+
+def read_input_plan(model: str | os.PathLike | bytes) -> dict | None:
+    """The input plan a .tflite file's metadata holds (None: it has none).
+
+    Raises:
+        InputError: The entry is there but is not such a plan.
+    """
+    from ai_edge_litert.schema_py_generated import Model
+
+    def plan_of(buf) -> dict | None:
+        try:
+            m = Model.GetRootAs(buf, 0)
+            for i in range(m.MetadataLength()):
+                md = m.Metadata(i)
+                if md.Name() == INPUTS_KEY.encode():
+                    raw = m.Buffers(md.Buffer()).DataAsNumpy()
+                    plan = json.loads(bytes(raw) if not isinstance(raw, int) else b"")
+                    break
+            else:
+                return None
+        except (struct.error, IndexError, ValueError, TypeError, OverflowError):
+            plan = None
+        feeds = plan.get("feeds", {}) if isinstance(plan, dict) else None
+        if not (isinstance(plan, dict) and isinstance(plan.get("data"), (str, type(None)))
+                and isinstance(feeds, dict) and all(
+                    isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool)
+                    and math.isfinite(v) for k, v in feeds.items())):
+            raise InputError(f"its {INPUTS_KEY!r} metadata is not an input plan "
+                             '({"data": NAME, "feeds": {NAME: NUMBER}})', file=model
+                             if not isinstance(model, (bytes, bytearray, memoryview)) else None)
+        return plan
+
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        return plan_of(model)
+    with open(model, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+        return plan_of(buf)
+
+
+def input_names(it) -> dict[int, str]:
+    """Each input's tensor index -> the name a user knows it by: its serving-signature key (a
+    Keras model's input names) where the model has one signature, else its tensor name."""
+    names = {d["index"]: d["name"] for d in it.get_input_details()}
+    sigs = it.get_signature_list() or {}
+    if len(sigs) == 1:
+        try:
+            sig = it.get_signature_runner(next(iter(sigs))).get_input_details()
+        except (ValueError, KeyError, RuntimeError):
+            sig = {}
+        names.update({d["index"]: k for k, d in sig.items() if d["index"] in names})
+    return names
+
+
+class FedInterpreter:
+    """A LiteRT interpreter of a model with several inputs, as the workbench runs every model:
+    one input takes the data and is listed first; every other input is set after each
+    ``allocate_tensors`` to its feed (the file's input plan, :data:`INPUTS_KEY`) or else
+    :func:`placeholder`, and follows the data input's batch size. Everything else is the
+    interpreter's own."""
+
+    def __init__(self, it, plan: dict | None) -> None:
+        self._it = it
+        names = input_names(it)
+        by_name = {n: i for i, n in names.items()}
+        plan = plan or {}
+        first = it.get_input_details()[0]["index"]
+        self._data = by_name.get(plan.get("data"), first) if plan.get("data") else first
+        self._feeds = {by_name[n]: float(v) for n, v in (plan.get("feeds") or {}).items()
+                       if n in by_name}
+
+    def __getattr__(self, attr: str):
+        return getattr(self._it, attr)
+
+    def get_input_details(self) -> list[dict]:
+        return sorted(self._it.get_input_details(), key=lambda d: d["index"] != self._data)
+
+    def resize_tensor_input(self, index: int, shape, strict: bool = False) -> None:
+        before = {d["index"]: d["shape"] for d in self._it.get_input_details()}
+        self._it.resize_tensor_input(index, shape, strict=strict)
+        if index != self._data:
+            return
+        for i, old in before.items():
+            # Another input whose first dimension was the data's batch follows it.
+            if i != index and len(old) and old[0] == before[index][0] and old[0] != shape[0]:
+                self._it.resize_tensor_input(i, [shape[0], *old[1:]], strict=strict)
+
+    def allocate_tensors(self) -> None:
+        self._it.allocate_tensors()
+        for d in self._it.get_input_details():
+            if d["index"] != self._data:
+                v = self._feeds.get(d["index"])
+                self._it.set_tensor(d["index"], placeholder(d) if v is None else
+                                    to_input(np.full(d["shape"], v), d))
+
+
 def open_interpreter(model: str | os.PathLike | bytes, *, threads: int = 1,
                      xnnpack: bool | None = None, batch: int | None = None,
                      onnx: bool | None = None):
@@ -172,6 +273,8 @@ def open_interpreter(model: str | os.PathLike | bytes, *, threads: int = 1,
                 else OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
     source = {"model_content": model} if isinstance(model, bytes) else {"model_path": str(model)}
     it = Interpreter(**source, num_threads=threads, experimental_op_resolver_type=resolver)
+    if len(it.get_input_details()) > 1:
+        it = FedInterpreter(it, read_input_plan(model))
     if batch is not None:
         inp = it.get_input_details()[0]
         if batch != inp["shape"][0]:
@@ -210,6 +313,24 @@ def fill_batch(x: np.ndarray, batch: int) -> np.ndarray:
     """``x`` repeated (or cut) to exactly ``batch`` samples."""
     reps = int(np.ceil(batch / len(x)))
     return np.concatenate([x] * reps)[:batch]
+
+
+def output_names(it) -> list[tuple[str, dict]]:
+    """Every output, each with the name a user knows it by: the serving signature's keys (a
+    Keras model's outputs ``output_0``, ... or a SavedModel's own keys) where the model has one
+    signature that names them all, else the tensor names (an ONNX graph's output names)."""
+    details = it.get_output_details()
+    sigs = it.get_signature_list() or {}
+    if len(sigs) == 1:
+        try:
+            sig = it.get_signature_runner(next(iter(sigs))).get_output_details()
+        except (ValueError, KeyError, RuntimeError):
+            sig = {}
+        by_index = {d["index"]: d for d in details}
+        named = [(k, by_index[v["index"]]) for k, v in sig.items() if v["index"] in by_index]
+        if len(named) == len(details):
+            return named
+    return [(d["name"], d) for d in details]
 
 
 def output_detail(it, output: tuple[int, str | None, str | None] | None = None) -> dict:

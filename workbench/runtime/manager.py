@@ -50,6 +50,7 @@ class _Req:
     x: np.ndarray | None
     t: float
     future: Future
+    every: bool = False  # answer with every output of the model, by name
 
 
 class RuntimeManager:
@@ -179,13 +180,16 @@ class RuntimeManager:
         self.stop()
 
     # --- requests -------------------------------------------------------------------------
-    def submit(self, task: str, x: np.ndarray | None = None) -> Future:
+    def submit(self, task: str, x: np.ndarray | None = None, *,
+               every_output: bool = False) -> Future:
         """Queue one request for ``task`` (``x``: one or more samples; None = zeros). The future
-        resolves to the float32 outputs or raises :class:`Rejected`."""
+        resolves to the float32 output the task's metric reads (the bundle's ``output``), or
+        with ``every_output`` to a dict of every output of the model by name (signature keys
+        such as ``output_0``, or the ONNX graph's output names), or raises :class:`Rejected`."""
         fut: Future = Future()
         with self._lock:
             self.stats["submitted"] += 1
-        r = _Req(x, time.perf_counter(), fut)
+        r = _Req(x, time.perf_counter(), fut, every_output)
         if task not in self._queues:
             self._reject(r, f"unknown task {task!r}; the bundle has {', '.join(self.tasks)}")
         elif not self._accepting:
@@ -249,6 +253,7 @@ class RuntimeManager:
                     x = None if all(v is None for v in xs) else np.concatenate(
                         [np.zeros((1, *ex.input_shape), np.float32) if v is None else
                          np.asarray(v, np.float32).reshape(-1, *ex.input_shape) for v in xs])
+                    every = any(r.every for r in batch)
                     if isinstance(ex, MultiExitExecutor):
                         capped = ex.capped
                         y, ms = ex.run(x, slowdown=self.injector.slowdown(ex.cores),
@@ -257,7 +262,8 @@ class RuntimeManager:
                             with self._lock:
                                 self.stats["limited"]["capped"] += ex.capped - capped
                     else:
-                        y, ms = ex.run(x, slowdown=self.injector.slowdown(ex.cores))
+                        y, ms = ex.run(x, slowdown=self.injector.slowdown(ex.cores),
+                                       every=every)
                 except ExecutorError as e:
                     self._fail_config(ex.spec.id, str(e))
                     continue  # the policy fell back: retry the batch once on the new design
@@ -276,10 +282,12 @@ class RuntimeManager:
                 cur = self.current
                 self.served_log.append((self.now(), task, ms, cur.name if cur else None,
                                         len(batch)))
+                outs = ex.outputs(len(y)) if every else {}
                 k = 0
                 for r in batch:
                     n = 1 if r.x is None else len(np.asarray(r.x).reshape(-1, *ex.input_shape))
-                    r.future.set_result(y[k:k + n])
+                    r.future.set_result({name: v[k:k + n] for name, v in outs.items()}
+                                        if r.every else y[k:k + n])
                     k += n
                 with self._lock:
                     self.stats["served"] += len(batch)

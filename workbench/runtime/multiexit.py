@@ -169,7 +169,7 @@ class MultiExitExecutor(Executor):
         return p, k
 
     def run(self, x: np.ndarray | None, slowdown: float = 1.0,
-            cap_ms: float = float("inf")) -> tuple[np.ndarray, float]:
+            cap_ms: float = float("inf"), *, every: bool = False) -> tuple[np.ndarray, float]:
         """Answer each sample at its exit; ``cap_ms`` (a limiter's remaining budget for the
         whole batch) makes a sample exit before a segment that would go past it."""
         if not self.sessions:
@@ -193,7 +193,12 @@ class MultiExitExecutor(Executor):
             dt *= slowdown
         self.last_exits = exits
         self.exits.update(exits)
-        return np.stack(out), dt * 1e3
+        self._last = np.stack(out)
+        return self._last, dt * 1e3
+
+    def outputs(self, n: int) -> dict[str, np.ndarray]:
+        """A multi-exit point answers with one output: its exit's."""
+        return {"output": self._last[:n]}
 
     def close(self) -> None:
         self.sessions = []  # the cache keeps them for the other points of the stored model
