@@ -65,6 +65,12 @@ def test_an_a_on_too_few_samples_for_an_interval_ties_instead_of_ranking():
     d0 = rass(DiscreteProblem(prof, "max A; max TP")).d0
     assert d0.configs == ("b",) and "by lower workload W" in d0.tie
     assert d0.value_text("A") == "97.1 ±?"
+    # When no row's A has an interval, A's differences are unknown: latency decides, even
+    # where the latencies do not tie (the outside check found A still ranking here).
+    prof = make_profile([{**_row("a", 97.3, 12.0, 1e9), **few},
+                         {**_row("b", 97.1, 10.0, 1e9), **few}])
+    assert rass(DiscreteProblem(prof, "max A; max TP", point_estimates=True)).d0.configs == ("a",)
+    assert rass(DiscreteProblem(prof, "max A; max TP")).d0.configs == ("b",)
     # A precise row is not pulled into a tie by a vague one: its own interval decides.
     prof = make_profile([{**_row("a", 99.0, 10.0, 1e9, half=0.5)},
                          {**_row("b", 97.0, 10.0, 5e8), **few}])

@@ -125,6 +125,8 @@ def show(args: argparse.Namespace) -> int:
     print(f"{_p(r.name)}: task {_p(r.task)}, {r.kind} from {_p(r.source)} (added {_p(r.added)})")
     print(f"  input {'x'.join(map(str, r.input_shape))} {r.input_dtype}; output "
           f"{'x'.join(map(str, r.output_shape)) or 'scalar'}")
+    for note in r.notes:  # what add changed or chose (unrolled layers, what each input gets)
+        print(f"  note: {_p(note)}")
     for k, o in enumerate(r.outputs):
         shape = "x".join("?" if d is None else str(d) for d in o.shape) or "scalar"
         print(f"  output {k}: {_p(o.name)} {shape}" + ("  <- A reads this one" if k == r.output

@@ -114,7 +114,8 @@ def solve(args: argparse.Namespace) -> int:
             print(f"  nearest: {' + '.join(v.labels)}: breaks {broken}")
         return 0
     names = problem.objective_names
-    rows = [[role, " + ".join(d.labels), optimality_text(d.optimality, ".4g", infinity="inf")]
+    rows = [[role, " + ".join(d.labels), optimality_text(d.optimality, ".4g", infinity="inf",
+                                                      tied=d.tie is not None)]
             + [d.value_text(n, fmt) for n in names] for role, d in res.designs.items()]
     print(table(rows, ["role", "design", "optimality"] + names))
     if problem.noisy:
@@ -143,7 +144,8 @@ def solve(args: argparse.Namespace) -> int:
         print(f"\nthe front {res.solver.upper()} found ({len(front)} designs, best optimality "
               "first):")
         print(table([[d.role, " + ".join(d.labels),
-                      optimality_text(d.optimality, ".4g", infinity="inf")]
+                      optimality_text(d.optimality, ".4g", infinity="inf",
+                                      tied=d.tie is not None)]
                      + [fmt(d.objectives[n]) for n in names] for d in front],
                     ["", "design", "optimality"] + names))
     for k, v in res.extra.items():

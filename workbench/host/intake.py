@@ -323,35 +323,47 @@ class Output:
     shape: tuple[int | None, ...]
 
 
-def check_feeds(feeds: dict[str, float], others: dict[str, str], path: Path) -> None:
+def check_feeds(feeds: dict[str, float], others: dict[str, str], path: Path,
+                data: str | None = None) -> None:
     """``--feed`` values against the inputs the data does not feed (name -> numpy dtype): each
-    must name one, and fit its type."""
+    must name one, and fit its type. ``data``: the input the data feeds."""
     for name, value in feeds.items():
+        if name == data:
+            raise InputError(f"{name!r} is the input the data feeds; --feed sets the other "
+                             "inputs: " + (", ".join(sorted(others)) or "none"),
+                             file=shown(path), where="--feed", value=name)
         if name not in others:
-            raise InputError("not an input the data does not feed; the model's other inputs: "
-                             + (", ".join(sorted(others)) or "none"), file=shown(path),
-                             where="--feed", value=name)
+            raise InputError("no input of that name; the inputs --feed can set: "
+                             + (", ".join(sorted(others)) or "none (the model has one input)"),
+                             file=shown(path), where="--feed", value=name)
         dtype = np.dtype(others[name])
         info = np.iinfo(dtype) if dtype.kind in "iu" else np.finfo(dtype) \
             if dtype.kind == "f" else None
         if dtype.kind in "iu" and value != int(value) or info is not None and not (
                 info.min <= value <= info.max):
+            span = (f"{int(info.min)}..{int(info.max)}" if dtype.kind in "iu"
+                    else f"{info.min:g}..{info.max:g}")
             raise InputError(f"input {name!r} is {dtype}: the value must be "
                              + ("a whole number " if dtype.kind in "iu" else "")
-                             + f"in {info.min:g}..{info.max:g}", file=shown(path),
+                             + f"in {span}", file=shown(path),
                              where="--feed", value=f"{name}={value:g}")
 
 
-def feed_note(data: str, others: Sequence[tuple[str, tuple]], feeds: dict[str, float], *,
+def _default_of(dtype: str) -> str:
+    # workbench.runtime.interpreter.placeholder's rule, in words.
+    return "ones (integer: 0 is usually padding)" if np.dtype(dtype).kind in "iu" else "zeros"
+
+
+def feed_note(data: str, others: Sequence[tuple[str, tuple, str]], feeds: dict[str, float], *,
               which: str = "the first input") -> str:
     """What ``models add`` says of a model with several inputs: which takes the data, and what
-    every other one gets at every run."""
-    fed = [f"{n!r} {feeds[n]:g}" for n, _ in others if n in feeds]
-    zero = [f"{n!r} {tuple(d)}" for n, d in others if n not in feeds]
+    every other one (name, dims, dtype) gets at every run."""
+    fed = [f"{n!r} {feeds[n]:g}" for n, _, _ in others if n in feeds]
+    rest = [f"{n!r} {tuple(d)} gets {_default_of(t)}" for n, d, t in others if n not in feeds]
     return (f"the data feeds {which} {data!r}; at every run " + "; ".join(
         ([f"{', '.join(fed)} (--feed)"] if fed else [])
-        + ([f"{', '.join(zero)} get zeros (ones if integer; a recurrent state starts from "
-            "zeros; --feed NAME=NUMBER sets a value)"] if zero else [])))
+        + ([f"{', '.join(rest)} (a recurrent state starts from zeros; --feed NAME=NUMBER sets "
+            "a value)"] if rest else [])))
 
 
 def _other_inputs(specs: Sequence[tuple[str, Sequence[int | None], str]], feeds: dict[str, float],
@@ -359,14 +371,14 @@ def _other_inputs(specs: Sequence[tuple[str, Sequence[int | None], str]], feeds:
     """The input plan of a LiteRT-format model with several inputs, and the note saying it.
     ``specs``: (name, dims without the batch, dtype) per input, the data's first. The other
     inputs need fixed dimensions: only the data's are given (--input-shape)."""
-    check_feeds(feeds, {n: d for n, _, d in specs[1:]}, path)
+    check_feeds(feeds, {n: d for n, _, d in specs[1:]}, path, specs[0][0])
     for name, dims, _ in specs[1:]:
         if any(d is None for d in dims):
             raise InputError(f"input {name!r} {_show(dims)} has free dimensions: --input-shape "
                              "fixes only the first input's (the one the data feeds); save the "
                              "model with the others fixed", file=shown(path))
     plan = {"data": specs[0][0], "feeds": dict(feeds)}
-    return plan, [feed_note(specs[0][0], [(n, tuple(d)) for n, d, _ in specs[1:]], feeds,
+    return plan, [feed_note(specs[0][0], [(n, tuple(d), t) for n, d, t in specs[1:]], feeds,
                             which=which)]
 
 
@@ -482,6 +494,11 @@ def _inspect_keras(path: Path, shape: tuple[int, ...] | None, custom: Path | Non
                             model(new_in if len(new_in) > 1 else new_in[0]), name=model.name)
     model, more = _unrolled(model, keras, path)
     notes += more
+    if isinstance(getattr(model, "output", None), dict):
+        # Outputs given as a dict: model.export() keys the signature by the dict's keys (and
+        # output_names sorts them, unlike model.outputs, so the two do not pair up).
+        outs = [Output(str(k), str(k), tuple(_dims(t.shape))) for k, t in model.output.items()]
+        return model, fixed, dtype, outs, notes, plan
     names = list(getattr(model, "output_names", None) or [])
     if len(names) != len(model.outputs):
         names = [getattr(o, "name", f"output_{k}") for k, o in enumerate(model.outputs)]
@@ -580,8 +597,10 @@ def _inspect_tflite(path: Path, shape: tuple[int, ...] | None,
         # input its x fits (the first such), else the first listed (or the one the file's own
         # plan names). Inputs go by signature key where the file has one signature.
         names = input_names(it)
-        fits = [d for d in ins if data_shape is not None
-                and tuple(int(v) for v in d["shape"][1:]) == tuple(data_shape)]
+        fit_all = [d for d in ins if data_shape is not None
+                   and tuple(int(v) for v in d["shape"][1:]) == tuple(data_shape)]
+        # Of several that x fits, one a --feed sets is not the data's.
+        fits = [d for d in fit_all if names[d["index"]] not in (feeds or {})] or fit_all
         which = "the first input"
         if fits and fits[0] is not ins[0]:
             ins = [fits[0], *(d for d in ins if d is not fits[0])]
@@ -589,6 +608,11 @@ def _inspect_tflite(path: Path, shape: tuple[int, ...] | None,
         plan, notes = _other_inputs([(names[d["index"]], [int(x) for x in d["shape"][1:]],
                                       np.dtype(d["dtype"]).name) for d in ins], feeds or {}, path,
                                     which)
+        if len(fit_all) > 1:
+            notes.append(f"x fits {len(fit_all)} inputs ("
+                         + ", ".join(repr(names[d["index"]]) for d in fit_all)
+                         + "); a .tflite file does not keep the source's input order: to send "
+                         "the data to another, --feed the one it should not go to")
     dims = [int(d) for d in ins[0]["shape"][1:]]
     _fixed(dims, shape, path)
     dtype = np.dtype(ins[0]["dtype"])
@@ -635,9 +659,10 @@ def _inspect_onnx(path: Path, shape: tuple[int, ...] | None, feeds: dict[str, fl
         raise InputError(f"the first input {ins[0].name!r} has ONNX element type {elem}, which "
                          "the workbench does not feed", file=shown(path))
     fixed = _fixed([d if isinstance(d, int) else None for d in dims0[1:]], shape, path)
-    check_feeds(feeds, {i.name: np.dtype(ELEMENT_TYPES.get(i.type.tensor_type.elem_type,
-                                                           "float32")).name
-                        for i in ins[1:]}, path)
+    def dtype_of(i) -> str:
+        return np.dtype(ELEMENT_TYPES.get(i.type.tensor_type.elem_type, "float32")).name
+
+    check_feeds(feeds, {i.name: dtype_of(i) for i in ins[1:]}, path, ins[0].name)
     try:
         open_interpreter(path)
     except ImportError as exc:
@@ -647,8 +672,8 @@ def _inspect_onnx(path: Path, shape: tuple[int, ...] | None, feeds: dict[str, fl
                          file=shown(path)) from None
     outs = [Output(o.name, None, tuple(d if isinstance(d, int) else None for d in dims_of(o)[1:]))
             for o in model.graph.output]
-    notes = [feed_note(ins[0].name, [(i.name, tuple(dims_of(i))) for i in ins[1:]], feeds)] \
-        if len(ins) > 1 else []
+    notes = [feed_note(ins[0].name, [(i.name, tuple(dims_of(i)), dtype_of(i)) for i in ins[1:]],
+                       feeds)] if len(ins) > 1 else []
     # The plan of an ONNX model travels in its variants' ONNX metadata (workbench.runtime.ort).
     return None, fixed, ELEMENT_TYPES[elem], outs, notes, None
 
@@ -762,17 +787,20 @@ def parse_feeds(feeds) -> dict[str, float]:
     value that is no finite number is an InputError naming it."""
     if not feeds:
         return {}
-    items = feeds.items() if isinstance(feeds, dict) else (
-        tuple(str(f).partition("=")[::2]) for f in feeds)
+    items = [(k, v, f"{k}={v}") for k, v in feeds.items()] if isinstance(feeds, dict) else [
+        (*str(f).partition("=")[::2], str(f)) for f in feeds]
     out: dict[str, float] = {}
-    for name, value in items:
+    for name, value, typed in items:
         try:
             number = float(value)
         except (TypeError, ValueError):
-            number = math.nan
-        if not name or not math.isfinite(number) or name in out:
+            number = None
+        if not name or number is None or name in out:
             raise InputError("a feed is INPUT=NUMBER, each input once, e.g. --feed sr=16000",
-                             where="--feed", value=f"{name}={value}")
+                             where="--feed", value=typed)
+        if not math.isfinite(number):
+            raise InputError("a feed's value must be a finite number", where="--feed",
+                             value=typed)
         out[str(name)] = number
     return out
 

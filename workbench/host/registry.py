@@ -606,8 +606,8 @@ def _check_fp32(folder: Path, rec: ModelRecord, model, x_eval: np.ndarray) -> No
         want = model.predict(x, verbose=0)
     if isinstance(want, (list, tuple)):
         want = want[rec.output]
-    elif isinstance(want, dict):
-        want = list(want.values())[rec.output]
+    elif isinstance(want, dict):  # outputs given as a dict: by its key
+        want = want[rec.outputs[rec.output].name] if rec.outputs else next(iter(want.values()))
     want = np.asarray(want, np.float64).reshape(len(x), -1)
     got = np.asarray(q.predict(folder / v.file, x, batch=1, output=rec.output_ref),
                      np.float64).reshape(len(x), -1)

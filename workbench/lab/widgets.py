@@ -439,7 +439,7 @@ class Explorer:
             self.w_policy.value = ""
             return
         rows = [{"role": r, "design": " + ".join(d.labels),
-                 "optimality": optimality_text(d.optimality),
+                 "optimality": optimality_text(d.optimality, tied=d.tie is not None),
                  **{k: d.value_text(k) for k in d.objectives}}
                 for r, d in e.result.designs.items()]
         if e.oodin is not None:

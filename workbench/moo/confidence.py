@@ -39,12 +39,16 @@ import numpy as np
 def noise_floor(H: np.ndarray) -> np.ndarray:
     """Per objective, the least scale an objective may have: its mean finite half-width over
     the rows (0 where no row has an interval). Infinite half-widths (an A on too few samples
-    for an interval) are left out: one such row must not flatten the objective for all."""
-    H = np.asarray(H, dtype=float)
+    for an interval) are left out of the mean: one such row must not flatten the objective for
+    all. Where every row's is infinite, the floor is infinite: no difference in that objective
+    is known, so it does not rank (:func:`workbench.moo.optimality.optimality` drops it)."""
+    H = np.nan_to_num(np.asarray(H, dtype=float), nan=0.0, posinf=np.inf)
     if H.size == 0:
         return np.zeros(H.shape[1] if H.ndim == 2 else 0)
-    H = np.where(np.isfinite(H), H, 0.0)
-    return H.mean(axis=0)
+    finite = np.isfinite(H)
+    n = finite.sum(axis=0)
+    mean = np.where(finite, H, 0.0).sum(axis=0) / np.maximum(n, 1)
+    return np.where(n == 0, np.inf, mean)
 
 
 def tied(F: np.ndarray, H: np.ndarray, pos: int, rows: np.ndarray | None = None) -> np.ndarray:

@@ -72,15 +72,19 @@ def _ratio(F: np.ndarray, utopia: np.ndarray, scale: np.ndarray, w: np.ndarray,
         return np.where(d > 0, d_max / np.where(d > 0, d, 1.0), np.inf)
 
 
-def optimality_text(value: float | None, spec: str = ".3g", *, infinity: str = "∞") -> str:
+def optimality_text(value: float | None, spec: str = ".3g", *, infinity: str = "∞",
+                    tied: bool = False) -> str:
     """An optimality for people: formatted with ``spec``, ``-`` when missing, and the utopia
     point's infinite value spelt out (a design best in every objective that varies among the
     feasible ones has distance 0, so ``d_max / d`` has no finite value). ``infinity="inf"``
-    for text that must stay ASCII (a terminal's encoding is not known)."""
+    for text that must stay ASCII (a terminal's encoding is not known). ``tied``: the design
+    ties with others within the values' 95% intervals, so "best" holds for the point values
+    only."""
     if value is None or value != value:
         return "-"
     if np.isinf(value):
-        return f"{infinity} (best in every objective)"
+        return (f"{infinity} (best on the values alone; tied within their intervals)" if tied
+                else f"{infinity} (best in every objective)")
     return format(value, spec)
 
 
@@ -110,7 +114,8 @@ def optimality(F: np.ndarray, maximise: np.ndarray | list[bool], *,
             workload, then lower memory); the final tie-break is the input order.
         floor: Per objective, the least scale s_i (its measurement noise, see
             :func:`workbench.moo.confidence.noise_floor`): a spread below the noise is not
-            amplified into the ranking. Default: none.
+            amplified into the ranking; infinite: the objective does not rank at all.
+            Default: none.
 
     Returns:
         OptimalityResult with the feasible rows sorted best first.
@@ -139,7 +144,10 @@ def optimality(F: np.ndarray, maximise: np.ndarray | list[bool], *,
     m = _power_of_two(np.maximum(np.abs(hi), np.abs(lo)))
     s = (Fx / m).std(axis=0) * m  # std <= max |f|: finite whenever F is
     if floor is not None:
-        s = np.where(s > 0, np.maximum(s, np.asarray(floor, dtype=float)), s)
+        f = np.asarray(floor, dtype=float)
+        # An infinite floor: the objective is known only to within unbounded intervals (too
+        # few samples), so none of its differences is known: it does not rank (spread 0).
+        s = np.where(np.isinf(f), 0.0, np.where(s > 0, np.maximum(s, f), s))
     use = s > 0
     m = _power_of_two(np.maximum(np.abs(up), s))[use]  # as _ratio scales
     d_max = float(np.sqrt((((hi[use] / m - lo[use] / m) / (s[use] / m) * w[use]) ** 2).sum()))

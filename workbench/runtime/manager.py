@@ -190,8 +190,10 @@ class RuntimeManager:
         with self._lock:
             self.stats["submitted"] += 1
         r = _Req(x, time.perf_counter(), fut, every_output)
-        if task not in self._queues:
+        if not isinstance(task, str) or task not in self._queues:
             self._reject(r, f"unknown task {task!r}; the bundle has {', '.join(self.tasks)}")
+        elif x is not None and np.size(x) == 0:
+            self._reject(r, "bad input: no samples")
         elif not self._accepting:
             self._reject(r, "runtime not running")
         elif self._queues[task].qsize() >= self.options.max_queue:
