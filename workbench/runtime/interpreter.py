@@ -184,17 +184,25 @@ def read_input_plan(model: str | os.PathLike | bytes) -> dict | None:
         return plan_of(buf)
 
 
+def _signature(it, io: str) -> dict[str, dict]:
+    """The details of the inputs (``io="input"``) or outputs of a model's serving signature, by
+    key; empty unless the model has exactly one signature."""
+    sigs = it.get_signature_list() or {}
+    if len(sigs) != 1:
+        return {}
+    try:
+        runner = it.get_signature_runner(next(iter(sigs)))
+        return runner.get_input_details() if io == "input" else runner.get_output_details()
+    except (ValueError, KeyError, RuntimeError):
+        return {}
+
+
 def input_names(it) -> dict[int, str]:
     """Each input's tensor index -> the name a user knows it by: its serving-signature key (a
     Keras model's input names) where the model has one signature, else its tensor name."""
     names = {d["index"]: d["name"] for d in it.get_input_details()}
-    sigs = it.get_signature_list() or {}
-    if len(sigs) == 1:
-        try:
-            sig = it.get_signature_runner(next(iter(sigs))).get_input_details()
-        except (ValueError, KeyError, RuntimeError):
-            sig = {}
-        names.update({d["index"]: k for k, d in sig.items() if d["index"] in names})
+    names.update({d["index"]: k for k, d in _signature(it, "input").items()
+                  if d["index"] in names})
     return names
 
 
@@ -320,17 +328,10 @@ def output_names(it) -> list[tuple[str, dict]]:
     Keras model's outputs ``output_0``, ... or a SavedModel's own keys) where the model has one
     signature that names them all, else the tensor names (an ONNX graph's output names)."""
     details = it.get_output_details()
-    sigs = it.get_signature_list() or {}
-    if len(sigs) == 1:
-        try:
-            sig = it.get_signature_runner(next(iter(sigs))).get_output_details()
-        except (ValueError, KeyError, RuntimeError):
-            sig = {}
-        by_index = {d["index"]: d for d in details}
-        named = [(k, by_index[v["index"]]) for k, v in sig.items() if v["index"] in by_index]
-        if len(named) == len(details):
-            return named
-    return [(d["name"], d) for d in details]
+    by_index = {d["index"]: d for d in details}
+    named = [(k, by_index[v["index"]]) for k, v in _signature(it, "output").items()
+             if v["index"] in by_index]
+    return named if named and len(named) == len(details) else [(d["name"], d) for d in details]
 
 
 def output_detail(it, output: tuple[int, str | None, str | None] | None = None) -> dict:
@@ -346,12 +347,7 @@ def output_detail(it, output: tuple[int, str | None, str | None] | None = None) 
         return details[0]
     k, key, name = output
     if key is not None:
-        sigs = it.get_signature_list() or {}
-        try:
-            sig = it.get_signature_runner(next(iter(sigs))).get_output_details() \
-                if len(sigs) == 1 else {}
-        except (ValueError, KeyError, RuntimeError):
-            sig = {}
+        sig = _signature(it, "output")
         if key in sig:
             want = sig[key]["index"]
             return next(d for d in details if d["index"] == want)
