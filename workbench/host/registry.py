@@ -757,12 +757,11 @@ def _quantise_in(folder: Path, rec: ModelRecord, schemes: tuple[str, ...], *, pr
                 except onnxgraph.OnnxError as exc:
                     raise q.ConversionError(str(exc)) from None
         else:
-            others = _other_samples(folder, rec) if rec.input_plan else None
-
             def convert(prec: str) -> bytes:
-                calibrated = others is not None and prec in ("FX8", "FFX8")
+                calibrated = rec.input_plan is not None and prec in ("FX8", "FFX8")
                 blob = q.convert(source, prec, calib.astype(rec.input_dtype),
-                                 others=(rec.data_input, others()) if calibrated else None)
+                                 others=(rec.data_input, _other_samples(folder, rec))
+                                 if calibrated else None)
                 return q.with_input_plan(blob, rec.input_plan) if rec.input_plan else blob
         for prec in todo:
             if bar is not None:
@@ -794,23 +793,19 @@ def _quantise_in(folder: Path, rec: ModelRecord, schemes: tuple[str, ...], *, pr
     return rec
 
 
-def _other_samples(folder: Path, rec: ModelRecord):
-    """For int8 calibration of a model with several inputs: a function giving one sample of
-    each input the data does not feed (by signature key), as the runtime feeds them, read from
-    the FP32 variant (converted first)."""
-    def samples() -> dict[str, np.ndarray]:
-        from ..runtime.interpreter import FedInterpreter, input_names, open_interpreter
+def _other_samples(folder: Path, rec: ModelRecord) -> dict[str, np.ndarray]:
+    """For int8 calibration of a model with several inputs: one sample of each input the data
+    does not feed (by signature key), as the runtime feeds them, read from the FP32 variant
+    (converted first)."""
+    from ..runtime.interpreter import input_names, open_interpreter
 
-        fp32 = rec.variant("FP32")
-        if fp32 is None or not fp32.file:
-            raise InputError("int8 calibration of a model with several inputs needs its FP32 "
-                             "variant: quantise FP32 first", file=shown(folder))
-        it = open_interpreter(folder / fp32.file, batch=1)
-        assert isinstance(it, FedInterpreter)
-        names = input_names(it)
-        return {names[d["index"]]: it.get_tensor(d["index"])
-                for d in it.get_input_details()[1:]}
-    return samples
+    fp32 = rec.variant("FP32")
+    if fp32 is None or not fp32.file:
+        raise InputError("int8 calibration of a model with several inputs needs its FP32 "
+                         "variant: quantise FP32 first", file=shown(folder))
+    it = open_interpreter(folder / fp32.file, batch=1)
+    names = input_names(it)
+    return {names[d["index"]]: it.get_tensor(d["index"]) for d in it.get_input_details()[1:]}
 
 
 def _unavailable(precision: str, reason: str) -> VariantRecord:

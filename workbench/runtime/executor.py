@@ -20,6 +20,11 @@ from .bundle import ConfigSpec, cores_of
 from .interpreter import fill_batch, from_output, open_interpreter, output_detail, output_names, to_input
 
 
+def _batches(x: np.ndarray | None, batch: int) -> list[np.ndarray | None]:
+    """``x`` cut into runs of at most ``batch`` samples (None: one batch of zeros)."""
+    return [None] if x is None else [x[i:i + batch] for i in range(0, len(x), batch)]
+
+
 class Pinned:
     """Pin the calling thread (and the threads it starts, e.g. LiteRT's pool) to some cores."""
 
@@ -103,8 +108,7 @@ class Executor:
         it = self.it
         if it is None:
             raise ExecutorError(f"{self.spec.id}: not loaded")
-        chunks = [None] if x is None else [x[i:i + self.batch]
-                                           for i in range(0, len(x), self.batch)]
+        chunks = _batches(x, self.batch)
         ys, alls, dt = [], [], 0.0
         for xb in chunks:
             k = self.batch if xb is None else len(xb)
@@ -190,8 +194,7 @@ class ProgramExecutor(Executor):
         if self.runner is None:
             raise ExecutorError(f"{self.spec.id}: not loaded")
         shape = (self.batch, *self.prog.input_shape)
-        chunks = [None] if x is None else [x[i:i + self.batch]
-                                           for i in range(0, len(x), self.batch)]
+        chunks = _batches(x, self.batch)
         ys, dt = [], 0.0
         for xb in chunks:
             k = self.batch if xb is None else len(xb)
