@@ -39,3 +39,30 @@ def alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def rollup_rss_kb(pid: int) -> int | None:
+    """Process ``pid``'s resident set in kB as ``pmap -x`` totals it: the sum of every mapping's
+    ``Rss`` (``/proc/PID/smaps_rollup``, which the kernel sums for us: one read, no fork). None
+    once the process is gone."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as fh:
+            for line in fh:
+                if line.startswith("Rss:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def read_bytes() -> int | None:
+    """Bytes this process has caused to be read from storage (``read_bytes`` of
+    ``/proc/self/io``: block-layer reads, not reads served by the page cache). None where the
+    kernel does not account I/O."""
+    try:
+        for line in Path("/proc/self/io").read_text().splitlines():
+            if line.startswith("read_bytes:"):
+                return int(line.split()[1])
+    except (OSError, ValueError):
+        return None
+    return None

@@ -18,8 +18,8 @@ def plan(args: argparse.Namespace) -> int:
     budget = int(args.budget * 1e6)
     print(f"{g.name}: {len(g.layers)} layers, weights {g.weight_bytes / 1e6:.3f} MB, bulk peak "
           f"{g.bulk_peak_bytes() / 1e6:.3f} MB, {g.flops / 1e6:.1f} MFLOPs")
-    s = F.slice_graph(g, budget)  # CannotFit says the minimum feasible budget
-    p = F.plan(s, budget)
+    p = F.slice_and_plan(g, budget)  # CannotFit says the minimum feasible budget
+    s = p.slicing
     p.check()
     rows = [[r["layer"], r["op"], r["kernel"], str(r["weight_slices"]),
              str(r["band_rows"] or "-"), f"{r['max_weight_bytes'] / 1e3:.1f}",

@@ -1,9 +1,14 @@
 """One measured inference of a stored layer graph, in this fresh process (see ``measure``).
 
 Usage: ``python -m workbench.memory._probe ROOT bulk|on-demand|BUDGET_MB REPS PRELOAD(0|1)
-SLICED(0|1)``.
+SLICED(0|1) [KERNEL WARMUP IDLE_S]``.
 Prints one JSON line with the fields of :class:`workbench.memory.measure.Measurement`. Imports
 numpy and the layer executor only.
+
+Phases, each stamped with ``time.time()`` so that a parent sampling this process's resident set
+can tell them apart: start-up and warm-up; ``IDLE_S`` seconds asleep (the idle reading FlexNN's
+scripts subtract); loading; ``WARMUP`` untimed inferences (the first is ``first_ms``); ``REPS``
+timed ones.
 """
 
 import json
@@ -13,12 +18,15 @@ import sys
 import time
 from pathlib import Path
 
-from workbench.procfs import status_kb
+from workbench.procfs import read_bytes, status_kb
 
 
 def main(argv: list[str]) -> int:
     root, mode, reps, preload = Path(argv[0]), argv[1], int(argv[2]), argv[3] == "1"
     sliced = len(argv) < 5 or argv[4] == "1"
+    kernel = argv[5] if len(argv) > 5 else "im2col"
+    warmup = int(argv[6]) if len(argv) > 6 else 1
+    idle_s = float(argv[7]) if len(argv) > 7 else 0.0
     import numpy as np
 
     from workbench.memory.graph import read_weights
@@ -38,18 +46,22 @@ def main(argv: list[str]) -> int:
     # The plan is made before the baseline: FlexNN plans offline and the device loads the plan.
     budget = None if mode in ("bulk", "on-demand") else float(mode)
     p = None if budget is None else F.plan_within(g, int(budget * 1e6), sliced=sliced)
+    t_idle = time.time()
+    if idle_s:
+        time.sleep(idle_s)
+    t_load = time.time()
     # Reset the kernel's peak counter so that it covers the model alone (Linux: "5").
     try:
         Path("/proc/self/clear_refs").write_text("5")
     except OSError:
         pass
     base, code0 = status_kb("VmRSS"), status_kb("RssFile")
-    t_load = time.perf_counter()
+    t_load_pc = time.perf_counter()
     if mode == "bulk":
         for ly in g.layers:
             if ly.weights:
                 ly.weights = read_weights(root, ly)
-        run, planned = g.run, g.bulk_peak_bytes()
+        run, planned = (lambda x: g.run(x, kernel=kernel)), g.bulk_peak_bytes()
     elif mode == "on-demand":  # each layer's weights read just before it runs, freed after
         run, planned = (lambda x: F.run_on_demand(g, root, x)), F.on_demand_peak_bytes(g)
     else:
@@ -59,11 +71,16 @@ def main(argv: list[str]) -> int:
     t1 = time.perf_counter()
     run(x)  # the first inference reads every streamed weight (cold if the cache was dropped)
     t2 = time.perf_counter()
+    for _ in range(warmup - 1):
+        run(x)
+    t_timed = time.time()
+    io0 = read_bytes()
     ts = []
     for _ in range(reps):
         t0 = time.perf_counter()
         run(x)
         ts.append((time.perf_counter() - t0) * 1e3)
+    io1 = read_bytes()
     peak = max(status_kb("VmHWM"), status_kb("VmRSS"))
     # Library code run for the first time is mapped in then (file pages, 64 KB fault-around
     # chunks: 0 or 64 KB a run here whatever the model, more on another machine's page cache):
@@ -80,7 +97,11 @@ def main(argv: list[str]) -> int:
         "planned_mb": planned / 1e6,
         "within_budget": None if budget is None else model_mb <= budget, "preload": preload,
         "sliced": sliced,
-        "load_ms": (t1 - t_load) * 1e3, "first_ms": (t2 - t1) * 1e3}))
+        "load_ms": (t1 - t_load_pc) * 1e3, "first_ms": (t2 - t1) * 1e3,
+        "kernel": kernel, "warmup": warmup, "idle_s": idle_s,
+        "phases": {"idle": t_idle, "load": t_load, "timed": t_timed, "end": time.time()},
+        "read_mb_per_inference": None if io0 is None or io1 is None
+        else (io1 - io0) / reps / 1e6}))
     return 0
 
 

@@ -124,8 +124,10 @@ class LayerGraph:
                    + (ly.weight_bytes if weights else 0)
                    for a, ly in zip(self.live_activation_bytes(batch), self.layers))
 
-    def run(self, x: np.ndarray) -> np.ndarray:
-        """Bulk execution with every weight resident: the reference output."""
+    def run(self, x: np.ndarray, *, kernel: str = "im2col") -> np.ndarray:
+        """Bulk execution with every weight resident: the reference output. ``kernel="direct"``
+        runs every convolution with the direct kernel (no im2col matrix: FlexNN's
+        "NCNN-Direct" baseline)."""
         x = np.ascontiguousarray(x, dtype=np.float32)
         if tuple(x.shape[1:]) != tuple(self.input_shape):
             raise InputError(f"input shape {tuple(x.shape[1:])} does not match the model's "
@@ -134,7 +136,7 @@ class LayerGraph:
         acts = {"input": x}
         for i, ly in enumerate(self.layers):
             out = np.empty((x.shape[0],) + ly.shape, np.float32)
-            ly.compute([acts[s] for s in ly.inputs], out)
+            ly.compute([acts[s] for s in ly.inputs], out, kernel=kernel)
             acts[ly.name] = out
             for src in set(ly.inputs):
                 if last[src] == i:
@@ -282,6 +284,11 @@ def from_keras(model, *, name: str | None = None) -> LayerGraph:
             if len(ins) != 2:
                 raise InputError("Add of more than two inputs is not supported", where=kl.name)
             ly = Layer(kl.name, "add", ins, shape, {"act": None})
+        elif cls == "Concatenate":
+            if kl.get_config()["axis"] not in (-1, len(shape)):
+                raise InputError("Concatenate along another axis than the channels is not "
+                                 "supported", where=kl.name)
+            ly = Layer(kl.name, "concat", ins, shape)
         else:
             raise InputError(f"layer type {cls} is not supported by the layer executor",
                              where=kl.name)

@@ -59,13 +59,28 @@ class Measurement:
         load_ms: Reading the weights before the first inference (bulk: all of them; planned:
             the pinned ones) and setting up.
         first_ms: The first inference (reads every streamed weight; cold when ``cold``).
-        cold: Whether the page cache was dropped before the run (weights read from disk).
+        cold: Whether the page cache was dropped before the run (weights read from disk);
+            ``"weights"``: only the weight files' pages were.
         limit_mb: The memory cgroup's limit the run was held to (None: no limit).
         swap_mb: Swap the run could use (0: none).
         group_peak_mb: The group's peak charge (anonymous memory and page cache, as the kernel
             counts it against the limit; None without a limit).
         major_faults: Page faults the run waited on disk or swap for (None without a limit).
         swapped_mb: Memory written to swap during the run (machine-wide counter).
+        kernel: Bulk runs: the convolution kernel (``im2col``, or ``direct``: no im2col matrix).
+        warmup: Untimed inferences before the timed ones (the first is ``first_ms``).
+        idle_s: Seconds the process slept after start-up, before loading (its idle reading).
+        phases: ``time.time()`` stamps of the run's phases (idle, load, timed, end).
+        read_mb_per_inference: MB each timed inference read from storage (the block layer,
+            ``/proc/self/io``; reads the page cache served are not counted).
+        sampled_peak_mb: With ``sample_ms``: the largest resident set sampled from outside
+            (``pmap -x``'s total, from ``/proc/PID/smaps_rollup``) from the idle phase to the
+            end of the last inference.
+        idle_mb: With ``sample_ms``: the largest sample of the idle phase.
+        pmap_mb: ``sampled_peak_mb - idle_mb``: FlexNN's own measure of a run's memory.
+        samples: How many samples were taken.
+        pmap_check_kb: ``pmap -x``'s total minus the rollup read just after it, once per run
+            (None without ``pmap``): what shows the two readings are the same quantity.
     """
 
     model: str
@@ -83,12 +98,22 @@ class Measurement:
     sliced: bool = True
     load_ms: float = 0.0
     first_ms: float = 0.0
-    cold: bool = False
+    cold: bool | str = False
     limit_mb: float | None = None
     swap_mb: float = 0.0
     group_peak_mb: float | None = None
     major_faults: int | None = None
     swapped_mb: float | None = None
+    kernel: str = "im2col"
+    warmup: int = 1
+    idle_s: float = 0.0
+    phases: dict[str, float] | None = None
+    read_mb_per_inference: float | None = None
+    sampled_peak_mb: float | None = None
+    idle_mb: float | None = None
+    pmap_mb: float | None = None
+    samples: int | None = None
+    pmap_check_kb: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -145,8 +170,10 @@ def prepare(graph: LayerGraph, root: str | Path, *, budget_mb: float | None = No
 
 def measure(graph: LayerGraph, *, budget_mb: float | None = None, reps: int = 5,
             preload: bool = True, root: str | Path | None = None, limit_mb: float | None = None,
-            swap_mb: float = 0.0, cold: bool = False, on_demand: bool = False,
-            sliced: bool = True, timeout: float = 600.0) -> Measurement:
+            swap_mb: float = 0.0, cold: bool | str = False, on_demand: bool = False,
+            sliced: bool = True, timeout: float = 600.0, kernel: str = "im2col",
+            warmup: int = 1, idle_s: float = 0.0,
+            sample_ms: float | None = None) -> Measurement:
     """One measured run of ``graph`` in a fresh process (see the module docstring).
 
     Args:
@@ -159,10 +186,19 @@ def measure(graph: LayerGraph, *, budget_mb: float | None = None, reps: int = 5,
             reclaims page cache, swaps or kills). Needs root and a memory cgroup.
         swap_mb: With ``limit_mb``: a swap file of this size is on for the run and the group may
             use it (0: no swap, a run over the limit is killed).
-        cold: Drop the page cache before the run, so the weights are read from disk.
+        cold: Drop the page cache before the run, so the weights are read from disk;
+            ``"weights"`` drops only the weight files' pages (the interpreter's and libraries'
+            stay cached, as an app's code does on a device).
         on_demand: Without a budget: load each layer's weights just before it runs and free
             them after (FlexNN's On-Demand baseline) instead of holding all of them.
         sliced: Planned runs: False keeps every layer whole (FlexNN "w.o. slicing").
+        kernel: Bulk runs: ``direct`` convolves without the im2col matrix (FlexNN's
+            "NCNN-Direct" baseline).
+        warmup: Untimed inferences before the ``reps`` timed ones (FlexNN's scripts: 4, then 8).
+        idle_s: Seconds the process sleeps before loading, so its idle memory can be read.
+        sample_ms: Without a limit: sample the process's resident set from outside every so
+            many ms, as FlexNN's ``measure-mem.sh`` samples ``pmap -x`` every 10 ms (fills
+            ``sampled_peak_mb``, ``idle_mb``, ``pmap_mb``; give ``idle_s`` too).
 
     Raises:
         CannotFit: The budget is below the plan's minimum (says the minimum).
@@ -182,6 +218,23 @@ def measure(graph: LayerGraph, *, budget_mb: float | None = None, reps: int = 5,
     if on_demand and budget_mb is not None:
         raise InputError("on-demand loading has no budget: give one or the other",
                          value=budget_mb)
+    if kernel not in ("im2col", "direct"):
+        raise InputError("the kernel must be 'im2col' or 'direct'", value=kernel)
+    if kernel == "direct" and (budget_mb is not None or on_demand):
+        raise InputError("the direct kernel is a bulk run's option (a plan picks its own)",
+                         value=kernel)
+    if not isinstance(warmup, int) or isinstance(warmup, bool) or not 1 <= warmup <= 1000:
+        raise InputError("warmup must be a whole number 1..1000", value=warmup)
+    if not (isinstance(idle_s, (int, float)) and 0 <= idle_s <= 60):
+        raise InputError("idle_s must be 0..60 seconds", value=idle_s)
+    if sample_ms is not None:
+        if not (isinstance(sample_ms, (int, float)) and 1 <= sample_ms <= 1000):
+            raise InputError("sample_ms must be 1..1000 ms", value=sample_ms)
+        if limit_mb is not None:
+            raise InputError("sampling from outside is for runs without a limit (a limited "
+                             "run reports its group's peak)", value=sample_ms)
+    if cold not in (False, True, "weights"):
+        raise InputError("cold is True, False or 'weights'", value=cold)
     if swap_mb and limit_mb is None:
         raise InputError("swap matters only under a memory limit: give limit_mb too",
                          value=swap_mb)
@@ -194,7 +247,8 @@ def measure(graph: LayerGraph, *, budget_mb: float | None = None, reps: int = 5,
         mode = "on-demand" if on_demand else "bulk"
         cmd = [sys.executable, "-m", "workbench.memory._probe", str(root),
                mode if budget_mb is None else repr(float(budget_mb)), str(reps),
-               "1" if preload else "0", "1" if sliced else "0"]
+               "1" if preload else "0", "1" if sliced else "0", kernel, str(warmup),
+               repr(float(idle_s))]
         # One BLAS thread, as the executor's timings elsewhere: the peak is the model's, not a
         # thread pool's.
         env = blas_threads_env(1)
@@ -202,9 +256,12 @@ def measure(graph: LayerGraph, *, budget_mb: float | None = None, reps: int = 5,
             if swap_mb:
                 stack.enter_context(pressure.swap_file(int(swap_mb * 1e6)))
             if cold:
-                pressure.drop_page_cache(sorted(Path(root).glob("*.bin")))
-            seen = None
-            if limit_mb is None:
+                pressure.drop_page_cache(sorted(Path(root).glob("*.bin")),
+                                         only=cold == "weights")
+            seen = sampled = None
+            if limit_mb is None and sample_ms is not None:
+                code, stdout, stderr, sampled = _run_sampled(cmd, env, timeout, sample_ms / 1e3)
+            elif limit_mb is None:
                 r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
                 code, stdout, stderr = r.returncode, r.stdout, r.stderr
             else:
@@ -231,4 +288,80 @@ def measure(graph: LayerGraph, *, budget_mb: float | None = None, reps: int = 5,
         out.update(limit_mb=limit_mb, swap_mb=float(swap_mb), major_faults=seen.major_faults,
                    group_peak_mb=None if seen.peak_bytes is None else seen.peak_bytes / 1e6,
                    swapped_mb=seen.swapped_out_pages * os.sysconf("SC_PAGE_SIZE") / 1e6)
+    if sampled is not None:
+        out.update(_sampled_fields(sampled, out["phases"]))
     return Measurement(**out, cold=cold)
+
+
+@dataclass
+class _Samples:
+    rss: list[tuple[float, int]]  # (time.time(), kB)
+    pmap_check_kb: int | None = None
+
+
+def _pmap_total_kb(pid: int) -> int | None:
+    """The RSS column of ``pmap -x PID``'s total line (procps), None without pmap."""
+    import shutil
+
+    if shutil.which("pmap") is None:
+        return None
+    r = subprocess.run(["pmap", "-x", str(pid)], capture_output=True, text=True)
+    last = r.stdout.strip().splitlines()[-1:] if r.returncode == 0 else []
+    parts = last[0].split() if last else []
+    return int(parts[3]) if len(parts) >= 4 and parts[3].isdigit() else None
+
+
+def _run_sampled(cmd: list[str], env: dict[str, str], timeout: float,
+                 period: float) -> tuple[int, str, str, _Samples]:
+    """Run ``cmd`` and sample its resident set from outside every ``period`` s until it exits
+    (FlexNN's measure-mem.sh). Once, half a second in, ``pmap -x`` is read beside the rollup."""
+    import threading
+    import time as _time
+
+    from ..procfs import rollup_rss_kb
+
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    got = _Samples([])
+    stop = threading.Event()
+
+    def sample() -> None:
+        t_check: float | None = _time.time() + 0.5
+        while not stop.is_set():
+            kb = rollup_rss_kb(p.pid)
+            if kb is None:
+                return
+            got.rss.append((_time.time(), kb))
+            if t_check is not None and _time.time() >= t_check:
+                t_check = None
+                total, after = _pmap_total_kb(p.pid), rollup_rss_kb(p.pid)
+                if total is not None and after is not None:
+                    got.pmap_check_kb = total - after
+            stop.wait(period)
+
+    th = threading.Thread(target=sample, daemon=True)
+    th.start()
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        raise
+    finally:
+        stop.set()
+        th.join()
+    return p.returncode, out, err, got
+
+
+def _sampled_fields(got: _Samples, phases: dict[str, float]) -> dict[str, Any]:
+    """FlexNN's reading of a sampled run: the largest sample from the idle phase to the last
+    inference's end (not the exit's teardown), less the largest of the idle phase (its scripts
+    take the first 3 s of the run as idle)."""
+    mb = 1024 / 1e6
+    idle = [kb for t, kb in got.rss if phases["idle"] <= t < phases["load"]]
+    after = [kb for t, kb in got.rss if phases["idle"] <= t <= phases["end"]]
+    if not idle or not after:
+        raise WorkbenchError("the run ended before its idle phase was sampled: give idle_s of "
+                             "several sampling periods")
+    return {"sampled_peak_mb": max(after) * mb, "idle_mb": max(idle) * mb,
+            "pmap_mb": (max(after) - max(idle)) * mb, "samples": len(got.rss),
+            "pmap_check_kb": got.pmap_check_kb}

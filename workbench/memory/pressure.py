@@ -302,11 +302,12 @@ def swap_file(size_bytes: int, *, folder: str | Path = "/var/tmp") -> Iterator[P
             os.unlink(path)
 
 
-def drop_page_cache(files: Iterable[str | Path] = ()) -> str:
+def drop_page_cache(files: Iterable[str | Path] = (), *, only: bool = False) -> str:
     """Make the next read of ``files`` cold. As root, the whole page cache goes (``sync`` then
-    ``drop_caches``): returns ``"drop_caches"``; otherwise each named file's cached pages are
-    dropped with ``posix_fadvise(DONTNEED)``: returns ``"fadvise"``."""
-    if support().drop_caches:
+    ``drop_caches``): returns ``"drop_caches"``; otherwise, or with ``only``, each named file's
+    cached pages are dropped with ``posix_fadvise(DONTNEED)`` and everything else stays cached:
+    returns ``"fadvise"``."""
+    if support().drop_caches and not only:
         os.sync()
         _write(Path("/proc/sys/vm/drop_caches"), "1")
         return "drop_caches"

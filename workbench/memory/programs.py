@@ -89,11 +89,11 @@ def program_for(graph: LayerGraph, mode: str, budget_mb: float, *, batch: int = 
         CannotFit: the budget is too small (says the smallest that fits).
         InputError: an unknown mode.
     """
-    from .flexnn.planning import plan, slice_graph
+    from .flexnn.planning import slice_and_plan
 
     b = round(budget_mb * 1e6)
     if mode == "planned":
-        return planned_program(plan(slice_graph(graph, b, batch=batch), b))
+        return planned_program(slice_and_plan(graph, b, batch=batch))
     if mode == "streamed":
         return streamed_program(graph, b, batch=batch)
     raise InputError("a memory mode with a program is 'planned' or 'streamed'", where="memory_mode",

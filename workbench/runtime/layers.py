@@ -19,7 +19,8 @@ from . import kernels as K
 
 F32 = 4
 #: Every op the kernels run; a program naming another is refused when it is read.
-OPS = ("conv", "dwconv", "dense", "pool", "gap", "flatten", "zeropad", "add", "affine", "act")
+OPS = ("conv", "dwconv", "dense", "pool", "gap", "flatten", "zeropad", "add", "concat", "affine",
+       "act")
 
 
 class LayerOps:
@@ -150,6 +151,8 @@ class LayerOps:
             K.padded(xs[0], a["pads"], out)
         elif self.op == "add":
             K.add(xs[0], xs[1], act=a.get("act"), out=out)
+        elif self.op == "concat":  # channels last: SqueezeNet's fire modules
+            np.concatenate(xs, axis=-1, out=out)
         elif self.op == "affine":
             K.affine(xs[0], w["scale"], w["shift"], act=a.get("act"), out=out)
         elif self.op == "act":

@@ -54,7 +54,7 @@ def tradeoff(graph: LayerGraph, *, fracs=(0.05, 0.08, 0.1, 0.15, 0.2, 0.3, 0.5, 
     mb = F.min_budget(graph)
     budgets = sorted({max(mb, int(bulk_b * f)) for f in fracs})
     lt = F.measure_layer_times(graph, root)
-    plans = {b: F.plan(F.slice_graph(graph, b), b) for b in budgets}
+    plans = {b: F.slice_and_plan(graph, b) for b in budgets}
     runners = {b: F.FlexRunner(p, root) for b, p in plans.items()}
     ref = graph.run(x)
     modes = {"bulk": graph.run, "on-demand": lambda z: F.run_on_demand(graph, root, z)}
@@ -201,9 +201,42 @@ def adaptation(graph: LayerGraph, *, fracs=(0.5, 0.15, 0.3, 1.0), loops: int = 1
 
 # --- measured in fresh processes (issue 16): full-size networks, real memory pressure ----------
 
-#: Full-size networks of FlexNN's and MASA's evaluations, built by keras.applications without
-#: pretrained weights: their latency and memory are the architecture's; accuracy is not measured.
-FULL_SIZE = ("VGG-16", "ResNet-50", "MobileNetV2")
+#: Full-size networks of FlexNN's and MASA's evaluations, built without pretrained weights: their
+#: latency and memory are the architecture's; accuracy is not measured. keras.applications builds
+#: all but SqueezeNet, which :func:`squeezenet` builds (v1.1, the version NCNN's model zoo ships).
+FULL_SIZE = ("VGG-16", "VGG-19", "ResNet-50", "ResNet-152", "MobileNetV2", "SqueezeNet")
+
+
+def squeezenet(*, size: int = 224, classes: int = 1000):
+    """SqueezeNet v1.1 (Iandola et al. 2016; the torchvision/NCNN layout) as a Keras model with
+    random weights: eight fire modules (a 1x1 squeeze, then 1x1 and 3x3 expands concatenated)."""
+    from ...host import zoo
+
+    keras = zoo._keras()
+    L = keras.layers
+    x = inp = keras.Input((size, size, 3))
+    x = L.Conv2D(64, 3, strides=2, activation="relu", name="conv1")(x)
+    x = L.MaxPooling2D(3, 2, name="pool1")(x)
+
+    def fire(x, n, squeeze, expand):
+        s = L.Conv2D(squeeze, 1, activation="relu", name=f"fire{n}_squeeze")(x)
+        a = L.Conv2D(expand, 1, activation="relu", name=f"fire{n}_expand1x1")(s)
+        b = L.Conv2D(expand, 3, padding="same", activation="relu", name=f"fire{n}_expand3x3")(s)
+        return L.Concatenate(name=f"fire{n}_concat")([a, b])
+
+    x = fire(x, 2, 16, 64)
+    x = fire(x, 3, 16, 64)
+    x = L.MaxPooling2D(3, 2, name="pool3")(x)
+    x = fire(x, 4, 32, 128)
+    x = fire(x, 5, 32, 128)
+    x = L.MaxPooling2D(3, 2, name="pool5")(x)
+    for n, (sq, ex) in zip(range(6, 10), ((48, 192), (48, 192), (64, 256), (64, 256))):
+        x = fire(x, n, sq, ex)
+    x = L.Dropout(0.5)(x)
+    x = L.Conv2D(classes, 1, activation="relu", name="conv10")(x)
+    x = L.GlobalAveragePooling2D(name="gap")(x)
+    x = L.Activation("softmax", name="softmax")(x)
+    return keras.Model(inp, x, name="squeezenet1_1")
 
 
 def full_size_graph(name: str, *, size: int = 224) -> LayerGraph:
@@ -212,9 +245,16 @@ def full_size_graph(name: str, *, size: int = 224) -> LayerGraph:
     from ...host import zoo
     from ...memory.graph import from_keras
 
+    if name not in FULL_SIZE:
+        from ...errors import InputError
+
+        raise InputError(f"no full-size network {name!r}: one of {', '.join(FULL_SIZE)}",
+                         value=name)
+    if name == "SqueezeNet":
+        return from_keras(squeezenet(size=size), name=name)
     apps = zoo._keras().applications
-    ctor = {"VGG-16": apps.VGG16, "ResNet-50": apps.ResNet50,
-            "MobileNetV2": apps.MobileNetV2}[name]
+    ctor = {"VGG-16": apps.VGG16, "VGG-19": apps.VGG19, "ResNet-50": apps.ResNet50,
+            "ResNet-152": apps.ResNet152, "MobileNetV2": apps.MobileNetV2}[name]
     return from_keras(ctor(weights=None, input_shape=(size, size, 3)), name=name)
 
 
@@ -379,6 +419,104 @@ def load_measured(path: str | Path | None = None) -> MeasuredStudy | None:
     except (KeyError, TypeError) as e:
         raise InputError(f"the benchmark's 'measured' section does not match this version: {e}",
                          file=path or "reports/bench/memory.json") from None
+
+
+# --- Figure 10 on the paper's terms, and under a limit that counts the page cache --------------
+
+@dataclass(frozen=True)
+class Fig10Point:
+    """One mode of one model in ``benchmarks/bench_flexnn_fig10.py``: memory as FlexNN's artifact
+    reads it (the largest sampled resident set less the idle one; the largest over rounds),
+    latency the median over rounds of the artifact's trimmed mean of 8 inferences, and the
+    median over rounds of the latency over Default's in the same round."""
+
+    model: str
+    mode: str  # default | direct | on-demand | flexnn
+    budget_mb: float | None
+    rounds: int
+    pmap_mb: float
+    latency_ms: float
+    latency_vs_default_pct: float
+    within_budget: bool | None
+
+
+@dataclass(frozen=True)
+class Fig10Comparison:
+    """The paper's two readings against one baseline: FlexNN's memory cut at its smallest
+    budget, and its latency cut at no more memory than the baseline's (paired per round)."""
+
+    model: str
+    baseline: str
+    baseline_mb: float
+    baseline_ms: float
+    flexnn_min_budget_mb: float
+    flexnn_min_mb: float
+    memory_cut_pct: float
+    flexnn_at_min_vs_baseline_pct: float
+    same_memory_budget_mb: float | None
+    same_memory_mb: float | None
+    latency_cut_pct: float | None
+
+
+@dataclass(frozen=True)
+class PageCachePoint:
+    """FlexNN at its smallest budget under one condition of the page-cache study: the latency
+    added over the unlimited warm run of the same round, the MB read from storage per inference,
+    and what reading that many MB costs at the disk's measured cold speed."""
+
+    model: str
+    condition: str
+    runs: int
+    ran: int
+    budget_mb: float | None = None
+    limit_mb: float | None = None
+    latency_ms: float | None = None
+    latency_vs_unlimited_pct: float | None = None
+    added_ms: float | None = None
+    read_mb_per_inference: float | None = None
+    reread_ms_at_disk_speed: float | None = None
+    first_ms: float | None = None
+    group_peak_mb: float | None = None
+    major_faults: float | None = None
+
+
+@dataclass(frozen=True)
+class Fig10Study:
+    """``reports/bench/flexnn_fig10.json`` read back typed."""
+
+    cpu: str
+    source: str
+    method: dict
+    not_measured: dict[str, str]
+    points: list[Fig10Point]
+    comparisons: list[Fig10Comparison]
+    pagecache: list[PageCachePoint]
+    disk: dict[str, dict]
+
+
+def _typed(cls, row: dict):
+    names = set(cls.__dataclass_fields__)
+    return cls(**{k: v for k, v in row.items() if k in names})
+
+
+def load_fig10(path: str | Path | None = None) -> Fig10Study | None:
+    """The committed Figure 10 measurements (``benchmarks/bench_flexnn_fig10.py``), or None
+    when the benchmark has not run."""
+    from ...errors import InputError
+    from ..bench import bench_section
+
+    d = bench_section("flexnn_fig10.json", None, path)
+    if d is None:
+        return None
+    try:
+        return Fig10Study(d["cpu"], d["source"], d["method"], d.get("not_measured", {}),
+                          [_typed(Fig10Point, r) for r in d.get("points", [])],
+                          [_typed(Fig10Comparison, r) for r in d.get("comparisons", [])],
+                          [_typed(PageCachePoint, r) for r in d.get("pagecache_points", [])],
+                          d.get("disk", {}))
+    except (KeyError, TypeError) as e:
+        raise InputError(f"the Figure 10 benchmark's output does not match this version: {e}",
+                         file=path or "reports/bench/flexnn_fig10.json") from None
 
 
 # --- FlexNN "w.o. mem" (Fig. 13): the plan without its static buffer ---------------------------

@@ -108,7 +108,7 @@ def simulator_speed(nets: Nets, graph: LayerGraph, *, root: Path | None = None) 
 
     def whatif(frac: float) -> None:
         bb = max(mb, int(graph.bulk_peak_bytes() * frac))
-        F.simulate(F.plan(F.slice_graph(graph, bb), bb), lt)
+        F.simulate(F.slice_and_plan(graph, bb), lt)
 
     tf = [samples_ms(whatif, frac, runs=1)[0] for frac in (0.1, 0.2, 0.4, 0.8)]
     return WhatIfSpeed(statistics.median(ts), max(ts), statistics.median(tf), max(tf))

@@ -25,7 +25,7 @@ import numpy as np
 
 from ...errors import InputError
 from ..graph import LayerGraph
-from .planning import Plan, Tensor, min_budget, plan, slice_graph, tensors_of
+from .planning import Plan, Tensor, min_budget, plan, slice_and_plan, slice_graph, tensors_of
 from .runner import EXECUTOR_RESERVE, FlexRunner, on_demand_peak_bytes, plan_within, run_on_demand, warm_up
 from .simulator import LayerTimes, measure_layer_times, simulate, step_seconds
 from .slicing import ALIGN, BAND_TARGET, MIN_COLS, CannotFit, Slicing, Step, lower_bound
@@ -33,7 +33,7 @@ from .slicing import ALIGN, BAND_TARGET, MIN_COLS, CannotFit, Slicing, Step, low
 __all__ = ["ALIGN", "BAND_TARGET", "EXECUTOR_RESERVE", "MIN_COLS", "Adaptation", "CannotFit",
            "FlexNN", "FlexRunner", "LayerTimes", "Plan", "Slicing", "Step", "Tensor",
            "lower_bound", "measure_layer_times", "min_budget", "on_demand_peak_bytes", "plan",
-           "plan_within", "run_on_demand", "simulate", "slice_graph", "step_seconds",
+           "plan_within", "run_on_demand", "simulate", "slice_and_plan", "slice_graph", "step_seconds",
            "tensors_of", "warm_up"]
 
 
@@ -77,11 +77,10 @@ class FlexNN:
                 p = None
         slice_ms = 0.0
         if p is None:
-            s = slice_graph(self.graph, budget, batch=self.batch)
-            slice_ms = (time.perf_counter() - ts) * 1e3
-            p = plan(s, budget)
+            p = slice_and_plan(self.graph, budget, batch=self.batch)
+            slice_ms = (time.perf_counter() - ts) * 1e3 - p.seconds * 1e3
             resliced = True
-            self.slicing = s
+            self.slicing = p.slicing
         plan_ms = p.seconds * 1e3
         t1 = time.perf_counter()
         if self.runner is not None:

@@ -24,7 +24,7 @@ def min_budget(graph: LayerGraph, *, batch: int = 1, tol: float = 0.01,
     (``sliced=False``: with every layer whole)."""
     def ok(b):
         try:
-            _plan(_slice(graph, b, batch=batch, sliced=sliced), b)
+            _slice_and_plan(graph, b, batch=batch, sliced=sliced)
             return True
         except CannotFit:
             return False
@@ -80,6 +80,45 @@ def plan(slicing: Slicing, budget: int | None = None, *, preload: bool = True) -
     return _with_min_budget(slicing.graph, slicing.batch,
                             lambda: _plan(slicing, budget, preload=preload), slicing.sliced)
 
+
+
+#: When the slicing chosen for a budget does not plan in it, finer slicings are tried: those
+#: chosen for the budget times 0.85, 0.85^2, ... down to the model's lower bound.
+FINER = 0.85
+
+
+def _slice_and_plan(graph: LayerGraph, budget: int, *, batch: int = 1, sliced: bool = True,
+                    preload: bool = True) -> Plan:
+    try:
+        return _plan(_slice(graph, budget, batch=batch, sliced=sliced), budget, preload=preload)
+    except CannotFit as first:
+        # The slicing picks, per layer, the fastest option that fits the budget on its own; the
+        # plan must then place every step's tensors beside the live activations, and a larger
+        # budget can pick larger options that no longer place (ResNet-152 plans at 9.7 and 16
+        # MB but not at 13 with its own slicing). A finer slicing (one chosen for less memory)
+        # placed in the whole budget then fits.
+        floor = lower_bound(graph, batch=batch, sliced=sliced)
+        b = int(budget * FINER)
+        while b >= floor:
+            try:
+                return _plan(_slice(graph, b, batch=batch, sliced=sliced), budget,
+                             preload=preload)
+            except CannotFit:
+                b = int(b * FINER)
+        raise first
+
+
+def slice_and_plan(graph: LayerGraph, budget: int, *, batch: int = 1, sliced: bool = True,
+                   preload: bool = True) -> Plan:
+    """:func:`slice_graph` then :func:`plan` in ``budget`` bytes; when the slicing chosen for
+    ``budget`` does not place, a finer one (chosen for less memory) is planned in the whole
+    budget, so every budget at or above :func:`min_budget` plans.
+
+    Raises:
+        CannotFit: no slicing plans in ``budget`` (says the minimum budget).
+    """
+    return _with_min_budget(graph, batch, lambda: _slice_and_plan(
+        graph, budget, batch=batch, sliced=sliced, preload=preload), sliced)
 
 
 @dataclass

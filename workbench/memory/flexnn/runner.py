@@ -13,7 +13,7 @@ import numpy as np
 from ...runtime import kernels
 from ...runtime.programs import PlanRunner
 from ..graph import LayerGraph, weight_file
-from .planning import Plan, min_budget, plan, slice_graph
+from .planning import Plan, min_budget, slice_and_plan
 from .slicing import CannotFit
 
 # What the executor holds outside the plan's buffer while it runs: the step loop's objects, the
@@ -45,7 +45,7 @@ def plan_within(graph: LayerGraph, budget: int, *, batch: int = 1, sliced: bool 
             raise CannotFit("the executor alone needs the reserve", budget=budget,
                             min_budget=None)
         tensors = budget - EXECUTOR_RESERVE
-        return plan(slice_graph(graph, tensors, batch=batch, sliced=sliced), tensors)
+        return slice_and_plan(graph, tensors, batch=batch, sliced=sliced)
     except CannotFit as e:
         need = (e.min_budget or min_budget(graph, batch=batch, sliced=sliced)) + EXECUTOR_RESERVE
         raise CannotFit(f"the plan's buffer and the executor's {EXECUTOR_RESERVE / 1e6:.3f} MB "
