@@ -9,9 +9,10 @@ thread (workbench.memory.flexnn).
   the bytes of its inputs, output, weights and intermediates (the full im2col matrix, the
   executor's fastest kernel) from the graph: exact byte counts of the structure, no timing.
 - ``table2``, FlexNN Table 2 (offline overheads) on ResNet-152 and VGG-19 at the paper's 100 MB
-  budget: layer slicing (``slice_graph``, then writing the sliced weight files, as FlexNN's model
-  writer does), profiling (FlexNN's profile is every tensor's size and lifecycle: here read from
-  the graph, ``table``, ``last_use``, ``live_activation_bytes``), memory planning (``plan``: Alg. 1
+  budget and ViT-B/16 at 384x384 at its 300 MB: layer slicing (``slice_graph``, then writing
+  the sliced weight files, as FlexNN's model writer does), profiling (FlexNN's profile is every
+  tensor's size and lifecycle: here read from the graph, ``table``, ``last_use``,
+  ``live_activation_bytes``), memory planning (``plan``: Alg. 1
   with weight pinning) and the bytes of the sliced weight files on disk against the Keras model's
   parameters.
 - ``fig13``, FlexNN Figure 13 (ablation) on ResNet-50 and VGG-16 at 10% and 20% of the bulk peak
@@ -101,6 +102,11 @@ def build(name: str):
     from workbench.host import zoo
     from workbench.memory.graph import from_keras
 
+    if name == "ViT":  # built as a layer graph: its parameters are its weights
+        from workbench.lab.experiments.flexnn import vit_graph
+
+        g = vit_graph()
+        return g, g.weight_bytes // 4
     apps = zoo._keras().applications
     ctor = {"ResNet-152": apps.ResNet152, "VGG-19": apps.VGG19, "ResNet-50": apps.ResNet50,
             "VGG-16": apps.VGG16}[name]
@@ -477,7 +483,14 @@ def main(argv: list[str] | None = None) -> int:
     secs: dict = result.get("seconds", {})
     t_all = time.perf_counter()
 
+    # The machine changes from day to day and a run may measure only some sections: each
+    # section records the CPU it ran on (sections from before this was kept ran on the CPU the
+    # file named then).
+    cpus: dict = result.get("cpu_by_section") or {
+        s: result["cpu"] for s in SECTIONS if s in secs and "cpu" in result}
+
     def timed(name, fn):
+        cpus[name] = _cpu_model()
         wait_quiet(name, load, give_up=args.max_wait)
         t0 = time.perf_counter()
         fn()
@@ -511,8 +524,9 @@ def main(argv: list[str] | None = None) -> int:
         timed("fig1", fig1)
     if "table2" in only:
         def table2():
-            result["table2"] = [overheads(*graph(name), 100.0, args.reps)
-                                for name in ("VGG-19", "ResNet-152")]
+            result["table2"] = [overheads(*graph(name), budget, args.reps)
+                                for name, budget in (("VGG-19", 100.0), ("ResNet-152", 100.0),
+                                                     ("ViT", 300.0))]
         timed("table2", table2)
     graphs.pop("ResNet-152", None)
     if "fig14" in only:
@@ -545,8 +559,9 @@ def main(argv: list[str] | None = None) -> int:
 
     secs["this_run_total"] = round(time.perf_counter() - t_all, 1)
     result.update({
-        "source": ("measured on this machine: full-size keras.applications networks at 224x224 "
-                   "with random weights (latency and memory only) run by the workbench's NumPy "
+        "source": ("measured on this machine: full-size networks (keras.applications at "
+                   "224x224; ViT-B/16 at 384x384 built as a layer graph) with random weights "
+                   "(latency and memory only) run by the workbench's NumPy "
                    "layer executor (one compute thread, one loader thread); memory of fresh "
                    "processes is their peak resident set (VmHWM) over the baseline before the "
                    "model; timings are medians with quartiles over the stated repetitions"),
@@ -555,10 +570,10 @@ def main(argv: list[str] | None = None) -> int:
                         "intermediates (float32), not a timing or a process reading"),
         "what": ("FlexNN (MobiCom '24) items that had no number: Figure 1 (layer-wise memory of "
                  "ResNet-152 and VGG-19), Table 2 (slicing, profiling and planning time, storage "
-                 "of the sliced weights, at 100 MB), Figure 13 (w.o. mem, w.o. preload, w.o. "
+                 "of the sliced weights, at 100 MB and ViT's 300 MB), Figure 13 (w.o. mem, w.o. preload, w.o. "
                  "both), Figure 14 (VGG-19 under four budgets in turn), Figure 11 (one FC and "
                  "one 3x3 Conv sliced) and Figure 2 (im2col vs direct kernel)"),
-        "cpu": _cpu_model(), "load": load, "seconds": secs,
+        "cpu": _cpu_model(), "cpu_by_section": cpus, "load": load, "seconds": secs,
         "fig14_budgets_mb": list(FIG14_BUDGETS), "ablation_modes": list(ABLATION),
     })
     atomic_write_text(out_path, dumps_json(result, row_lists=ROW_LISTS) + "\n")

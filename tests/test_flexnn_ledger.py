@@ -31,6 +31,7 @@ def test_the_file_says_what_it_is(data):
     assert data["cpu"] and data["what"]
     for section in ("fig1", "table2", "fig13", "fig14", "fig11", "fig2"):
         assert section in data["load"] and section in data["seconds"]
+        assert data["cpu_by_section"][section]  # the machine changes: each section says its CPU
         assert data["load"][section]["gave_up"] == (data["load"][section]["load1_at_start"]
                                                     >= 1.3)
 
@@ -54,7 +55,7 @@ def test_fig1_shares_are_the_counts_of_the_layer_rows(data):
 
 
 def test_table2_derived_numbers_equal_their_inputs(data):
-    assert {r["model"] for r in data["table2"]} == {"VGG-19", "ResNet-152"}
+    assert {r["model"] for r in data["table2"]} == {"VGG-19", "ResNet-152", "ViT"}
     for r in data["table2"]:
         assert close(r["storage_ratio"], r["storage_mb"] / r["original_mb"])
         assert close(r["slicing_ms"], r["slice_decision_ms"]["median"]

@@ -9,6 +9,7 @@ weights to a file of its own, the layout MASA's and FlexNN's executors load from
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ from ..errors import InputError
 from ..fileio import atomic_write_json
 from ..runtime.layers import LayerOps, last_use, live_activation_bytes
 
-WEIGHTED = ("conv", "dwconv", "dense", "affine")
+WEIGHTED = ("conv", "dwconv", "dense", "affine", "cls_pos", "embed", "layernorm")
 
 
 @dataclass
@@ -57,8 +58,11 @@ class Layer(LayerOps):
         if self.op == "dwconv":
             k = self.attrs["k"]
             return 2 * self.out_elems * k[0] * k[1]
-        if self.op == "dense":
-            return 2 * self.weights["w"].size
+        if self.op == "dense":  # per token when the output has tokens
+            return 2 * self.weights["w"].size * math.prod(self.shape[:-1])
+        if self.op == "attention":  # q k^T and the weighted sum of v, over every head
+            t, d = self.shape
+            return 4 * t * t * d
         return self.out_elems
 
     def weight_slice(self, c0: int, c1: int) -> list[np.ndarray]:
@@ -123,6 +127,16 @@ class LayerGraph:
         return max(a + (ly.scratch_bytes(batch) if with_scratch else 0)
                    + (ly.weight_bytes if weights else 0)
                    for a, ly in zip(self.live_activation_bytes(batch), self.layers))
+
+    def sample_input(self, batch: int = 1, *, seed: int = 0) -> np.ndarray:
+        """A random input the model accepts: token ids below the vocabulary for a model that
+        starts with an embedding, else standard normal values."""
+        rng = np.random.default_rng(seed)
+        first = self.layers[0]
+        shape = (batch,) + tuple(self.input_shape)
+        if first.op == "embed":
+            return rng.integers(0, first.weight_shapes["wte"][0], size=shape).astype(np.float32)
+        return rng.normal(size=shape).astype(np.float32)
 
     def run(self, x: np.ndarray, *, kernel: str = "im2col") -> np.ndarray:
         """Bulk execution with every weight resident: the reference output. ``kernel="direct"``

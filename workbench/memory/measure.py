@@ -43,7 +43,7 @@ class Measurement:
         mode: ``bulk`` (every weight resident), ``planned`` (FlexNN at ``budget_mb``) or
             ``on-demand`` (each layer's weights read just before it runs: FlexNN's baseline).
         budget_mb: The budget of a planned run (None for bulk).
-        latency_ms: Median latency of the ``reps`` inferences after one warm-up.
+        latency_ms: Median latency of the ``reps`` inferences after ``warmup`` untimed ones.
         latency_samples_ms: Every timed inference.
         base_mb: Resident set before the model is loaded (interpreter, numpy, BLAS warmed up).
         peak_mb: The process's peak resident set (whole process, as ``pmap`` reports).
@@ -80,7 +80,8 @@ class Measurement:
         pmap_mb: ``sampled_peak_mb - idle_mb``: FlexNN's own measure of a run's memory.
         samples: How many samples were taken.
         pmap_check_kb: ``pmap -x``'s total minus the rollup read just after it, once per run
-            (None without ``pmap``): what shows the two readings are the same quantity.
+            when the resident set first holds still (None without ``pmap``): what shows the
+            two readings are the same quantity.
     """
 
     model: str
@@ -314,7 +315,8 @@ def _pmap_total_kb(pid: int) -> int | None:
 def _run_sampled(cmd: list[str], env: dict[str, str], timeout: float,
                  period: float) -> tuple[int, str, str, _Samples]:
     """Run ``cmd`` and sample its resident set from outside every ``period`` s until it exits
-    (FlexNN's measure-mem.sh). Once, half a second in, ``pmap -x`` is read beside the rollup."""
+    (FlexNN's measure-mem.sh). Once, when the resident set first holds still, ``pmap -x`` is
+    read beside the rollup."""
     import threading
     import time as _time
 
@@ -325,14 +327,16 @@ def _run_sampled(cmd: list[str], env: dict[str, str], timeout: float,
     stop = threading.Event()
 
     def sample() -> None:
-        t_check: float | None = _time.time() + 0.5
+        # pmap -x is read once while the resident set holds still (5 equal samples in a row,
+        # as in the idle phase), so that the two readings are of the same moment.
+        checked = False
         while not stop.is_set():
             kb = rollup_rss_kb(p.pid)
             if kb is None:
                 return
             got.rss.append((_time.time(), kb))
-            if t_check is not None and _time.time() >= t_check:
-                t_check = None
+            if not checked and len(got.rss) >= 5 and len({k for _, k in got.rss[-5:]}) == 1:
+                checked = True
                 total, after = _pmap_total_kb(p.pid), rollup_rss_kb(p.pid)
                 if total is not None and after is not None:
                     got.pmap_check_kb = total - after

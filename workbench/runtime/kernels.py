@@ -8,6 +8,8 @@ matrix; *input slicing* builds the im2col matrix a band of output rows at a time
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 F32 = np.dtype(np.float32)
@@ -46,8 +48,74 @@ def activate(o: np.ndarray, act: str | None) -> None:
         o -= o.max(axis=-1, keepdims=True)
         np.exp(o, out=o)
         o /= o.sum(axis=-1, keepdims=True)
+    elif act == "gelu":
+        _gelu(o)
     else:  # pragma: no cover - graph construction rejects unknown activations
         raise ValueError(f"unknown activation {act!r}")
+
+
+#: GELU works through a row block at a time so that its temporary stays small (its bytes are
+#: at most this many rows of the output).
+GELU_ROWS = 16
+
+
+def _gelu(o: np.ndarray) -> None:
+    """GELU in place, the tanh approximation (GPT-2's; ViT's exact erf form differs by < 1e-3):
+    0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+    flat = o.reshape(-1, o.shape[-1]) if o.ndim > 1 else o.reshape(1, -1)
+    c = np.float32(math.sqrt(2 / math.pi))
+    for r in range(0, flat.shape[0], GELU_ROWS):
+        x = flat[r:r + GELU_ROWS]
+        t = x * x
+        t *= np.float32(0.044715)
+        t += 1
+        t *= x
+        t *= c
+        np.tanh(t, out=t)
+        t += 1
+        t *= 0.5
+        x *= t
+
+
+def layernorm(x, gamma, beta, *, eps, out) -> None:
+    """Layer normalisation over the last axis into ``out`` (no temporary of ``x``'s size)."""
+    d = x.shape[-1]
+    np.subtract(x, x.mean(axis=-1, keepdims=True), out=out)
+    var = np.einsum("...d,...d->...", out, out) / d
+    out *= (1 / np.sqrt(var + eps))[..., None].astype(np.float32)
+    out *= gamma
+    out += beta
+
+
+def attention(x, *, heads: int, causal: bool, out, tmp) -> None:
+    """Multi-head self-attention of packed ``x`` = [q | k | v] (batch, tokens, 3 d) into ``out``
+    (batch, tokens, d): per sample and head, softmax(q k^T / sqrt(d_h)) v, the scores in ``tmp``
+    (tokens x tokens floats: one head at a time)."""
+    n, t, d3 = x.shape
+    d = d3 // 3
+    dh = d // heads
+    s = tmp[: t * t].reshape(t, t)
+    scale = np.float32(1 / math.sqrt(dh))
+    upper = np.triu_indices(t, 1) if causal else None
+    for b in range(n):
+        for h in range(heads):
+            q = x[b, :, h * dh:(h + 1) * dh]
+            k = x[b, :, d + h * dh:d + (h + 1) * dh]
+            v = x[b, :, 2 * d + h * dh:2 * d + (h + 1) * dh]
+            np.matmul(q, k.T, out=s)
+            s *= scale
+            if upper is not None:
+                s[upper] = -np.inf
+            s -= s.max(axis=-1, keepdims=True)
+            np.exp(s, out=s)
+            s /= s.sum(axis=-1, keepdims=True)
+            np.matmul(s, v, out=out[b, :, h * dh:(h + 1) * dh])
+
+
+def embed(ids, wte, wpe, *, out) -> None:
+    """Token and position embeddings: ``wte[ids] + wpe[:tokens]`` (ids given as floats)."""
+    np.take(wte, ids.astype(np.int64), axis=0, out=out)
+    out += wpe[: ids.shape[-1]]
 
 
 def padded(x: np.ndarray, pads, scratch: np.ndarray | None) -> np.ndarray:

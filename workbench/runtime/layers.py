@@ -20,7 +20,11 @@ from . import kernels as K
 F32 = 4
 #: Every op the kernels run; a program naming another is refused when it is read.
 OPS = ("conv", "dwconv", "dense", "pool", "gap", "flatten", "zeropad", "add", "concat", "affine",
-       "act")
+       "act", "tokens", "cls_pos", "embed", "layernorm", "attention", "token")
+#: Ops of transformers (ViT, GPT-2): an image's patches as tokens, a class token with position
+#: embeddings, token and position embeddings, layer norm, multi-head self-attention (packed
+#: q|k|v input, causal for GPT-2) and one token picked out; ``dense`` applies per token.
+TRANSFORMER_OPS = ("tokens", "cls_pos", "embed", "layernorm", "attention", "token")
 
 
 class LayerOps:
@@ -81,6 +85,8 @@ class LayerOps:
             return self.pad_bytes(batch) + self.band_bytes(rows, batch)
         if self.op == "dwconv":
             return self.pad_bytes(batch) + self.out_bytes(batch)
+        if self.op == "attention":  # one head's scores at a time
+            return self.shape[0] * self.shape[0] * F32
         return 0
 
     def slice_bytes(self, c0: int, c1: int) -> int:
@@ -137,10 +143,13 @@ class LayerOps:
             K.dwconv(xs[0], w["w"], w.get("b"), k=a["k"], s=a["s"], padding=a["padding"],
                      act=a.get("act"), out=out, tmp=rest, pad=pad)
         elif self.op == "dense":
-            K.dense(xs[0].reshape(batch, -1), w["w"], w.get("b"), act=a.get("act"), out=out,
-                    cols=cols)
+            if len(self.shape) > 1:  # per token: (batch, tokens, d) as (batch * tokens, d)
+                x2, o2 = xs[0].reshape(-1, xs[0].shape[-1]), out.reshape(-1, self.cout)
+            else:
+                x2, o2 = xs[0].reshape(batch, -1), out
+            K.dense(x2, w["w"], w.get("b"), act=a.get("act"), out=o2, cols=cols)
             if a.get("act") == "softmax" and (cols is None or cols[1] == self.cout):
-                K.activate(out, "softmax")
+                K.activate(o2, "softmax")
         elif self.op == "pool":
             K.pool(xs[0], kind=a["kind"], k=a["k"], s=a["s"], padding=a["padding"], out=out)
         elif self.op == "gap":
@@ -158,6 +167,21 @@ class LayerOps:
         elif self.op == "act":
             np.copyto(out, xs[0])
             K.activate(out, a.get("act"))
+        elif self.op == "tokens":  # (h, w, c) patches -> (h * w, c) tokens
+            np.copyto(out, xs[0].reshape(out.shape))
+        elif self.op == "cls_pos":  # prepend the class token, add position embeddings
+            out[:, 0] = w["cls"]
+            out[:, 1:] = xs[0]
+            out += w["pos"]
+        elif self.op == "embed":
+            K.embed(xs[0], w["wte"], w["wpe"], out=out)
+        elif self.op == "layernorm":
+            K.layernorm(xs[0], w["gamma"], w["beta"], eps=a.get("eps", 1e-6), out=out)
+        elif self.op == "attention":
+            K.attention(xs[0], heads=a["heads"], causal=bool(a.get("causal")), out=out,
+                        tmp=rest)
+        elif self.op == "token":
+            np.copyto(out, xs[0][:, a.get("index", 0)])
         else:  # pragma: no cover - graphs and programs refuse unknown ops
             raise ValueError(self.op)
 

@@ -148,6 +148,25 @@ def _plain_name(v: Any) -> bool:
             and not v.startswith(".") and not any(c in v for c in "/\\\0"))
 
 
+def _check_transformer_attrs(spec: LayerSpec) -> None:
+    """ValueError when a transformer op's attributes or weights do not fit its shapes."""
+    a, sh, ins, w = spec.attrs, spec.shape, spec.in_shapes, spec.weight_shapes
+    ok = True
+    if spec.op == "attention":
+        h = a["heads"]
+        ok = (isinstance(h, int) and h > 0 and len(sh) == 2 and sh[-1] % h == 0
+              and tuple(ins[0]) == (sh[0], 3 * sh[-1]))
+    elif spec.op == "token":
+        ok = isinstance(a.get("index", 0), int) and 0 <= a.get("index", 0) < ins[0][0]
+    elif spec.op == "embed":
+        ok = (len(sh) == 2 and w["wte"][1] == sh[1] and w["wpe"][1] == sh[1]
+              and w["wpe"][0] >= sh[0])
+    elif spec.op in ("layernorm", "cls_pos"):
+        ok = all(s[-1] == sh[-1] for s in w.values())
+    if not ok:
+        raise ValueError(spec.op)
+
+
 def _read(d: Any, file) -> Program:
     if not isinstance(d, dict) or d.get("format") != FORMAT:
         raise _bad(f"not a {FORMAT}", file, "format",
@@ -186,6 +205,7 @@ def _read(d: Any, file) -> Program:
             spec = LayerSpec.from_spec(ly)
             if spec.op in ("conv", "dwconv", "pool"):
                 spec.geometry()  # k, s and padding present and sane
+            _check_transformer_attrs(spec)
         except (KeyError, TypeError, ValueError, IndexError):
             raise _bad("attributes do not fit the op", file, f"{w}.attrs",
                        ly.get("attrs")) from None
