@@ -20,8 +20,6 @@ from ..errors import InputError
 from ..fileio import atomic_write_json
 from ..runtime.layers import LayerOps, last_use, live_activation_bytes
 
-WEIGHTED = ("conv", "dwconv", "dense", "affine", "cls_pos", "embed", "layernorm")
-
 
 @dataclass
 class Layer(LayerOps):

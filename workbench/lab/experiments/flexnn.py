@@ -252,11 +252,12 @@ def _transformer_blocks(layers: list, x: str, *, tokens: int, dim: int, depth: i
     def z(n):
         return np.zeros(n, np.float32)
 
+    shapes = {ly.name: ly.shape for ly in layers}
+
     def add(name, op, ins, shape, attrs=None, weights=None):
-        ly = Layer(name, op, ins, shape, attrs or {}, weights or {},
-                   [next(p.shape for p in layers if p.name == s) if s != "input" else None
-                    for s in ins])
-        layers.append(ly)
+        layers.append(Layer(name, op, ins, shape, attrs or {}, weights or {},
+                            [shapes[s] for s in ins]))
+        shapes[name] = shape
         return name
 
     t, d = tokens, dim
