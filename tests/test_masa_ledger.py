@@ -148,6 +148,21 @@ def test_layer_sizes_reads_every_layer():
     assert all(r["rss_peak_bytes"] >= 0 for r in rows)
 
 
+def test_googlenet_runs_as_keras_does():
+    """Table 1's fifth architecture: nine inception modules (concatenated branches), 7.0M
+    parameters as in Szegedy et al. without the auxiliary heads; the layer executor that MASA's
+    runs use gives Keras's output."""
+    import numpy as np
+
+    m = mp.table1_model("GoogLeNet")
+    assert m.count_params() == 6_998_552
+    g = mp.table1_graph("GoogLeNet")
+    assert sum(ly.kind == "conv" for ly in g.layers) == 57
+    x = np.random.default_rng(0).standard_normal((1, 224, 224, 3)).astype(np.float32)
+    ref = m(x).numpy()
+    np.testing.assert_allclose(g.run(x), ref, rtol=1e-3, atol=1e-3 * np.abs(ref).max())
+
+
 def test_run_instances_in_one_cgroup():
     from workbench.memory import pressure
 

@@ -2,11 +2,11 @@
 (notebook 16_masa, ``benchmarks/bench_memory.py --only masa``).
 
 The architectures are the paper's (Levi-Hassner for AgeNet and GenderNet, AlexNet for FaceNet,
-SoS, MemNet and SceneNet, VGG-S for EmotionNet, Tiny YOLO v2 for TinyYOLO), built with Keras at
-their input sizes with random weights: latency and memory only. GoogleNet is left out (the layer
-executor has no Concatenate). Local response normalisation is left out (no weights, a few
-percent of the time). Each role gets its own weight files, as the paper's networks are separate
-files.
+SoS, MemNet and SceneNet, VGG-S for EmotionNet, Tiny YOLO v2 for TinyYOLO, GoogLeNet for
+GoogleNet), built with Keras at their input sizes with random weights: latency and memory only.
+GoogLeNet is Szegedy et al.'s 2014 network without its two auxiliary classifiers (training-only
+heads). Local response normalisation is left out (no weights, a few percent of the time).
+Each role gets its own weight files, as the paper's networks are separate files.
 
 Every run is a fresh process (``python -m workbench.memory.masa._run``) in a memory cgroup whose
 limit is the scheduler's budget plus :data:`ALLOWANCE_MB` for the interpreter, with a swap file:
@@ -40,7 +40,7 @@ from .memory import PAPER_BUDGETS_MB, PAPER_MEMORY_MB, Nets
 # Paper role -> architecture built here.
 TABLE1 = {"AgeNet": "Levi-Hassner-8", "GenderNet": "Levi-Hassner-2", "FaceNet": "AlexNet",
           "SoS": "AlexNet", "MemNet": "AlexNet", "SceneNet": "AlexNet", "EmotionNet": "VGG-S",
-          "TinyYOLO": "TinyYOLOv2"}
+          "TinyYOLO": "TinyYOLOv2", "GoogleNet": "GoogLeNet"}
 ALLOWANCE_MB = 64.0  # the interpreter, numpy and the runner beside the scheduler's budget
 POLICIES = ("bulk", "deepeye", "masa", "masa-idle")
 
@@ -76,6 +76,8 @@ def table1_model(arch: str):
             body += [conv(n, 3), L.MaxPooling2D(2, 2)]
         body += [conv(512, 3), conv(1024, 3), conv(1024, 3), L.Conv2D(125, 1)]
         head = []
+    elif arch == "GoogLeNet":
+        return _googlenet(keras)
     else:
         raise KeyError(arch)
     x = inp = keras.Input((size, size, 3))
@@ -86,6 +88,36 @@ def table1_model(arch: str):
         for i, n in enumerate(head):
             x = L.Dense(n, activation="relu" if i < len(head) - 1 else None)(x)
     return keras.Model(inp, x, name=arch)
+
+
+# GoogLeNet's nine inception modules (Szegedy et al. 2014, Table 1): 1x1, 3x3 reduce, 3x3,
+# 5x5 reduce, 5x5, pool projection; "M" is a 3x3/2 max pooling between stages.
+_INCEPTION = ((64, 96, 128, 16, 32, 32), (128, 128, 192, 32, 96, 64), "M",
+              (192, 96, 208, 16, 48, 64), (160, 112, 224, 24, 64, 64),
+              (128, 128, 256, 24, 64, 64), (112, 144, 288, 32, 64, 64),
+              (256, 160, 320, 32, 128, 128), "M", (256, 160, 320, 32, 128, 128),
+              (384, 192, 384, 48, 128, 128))
+
+
+def _googlenet(keras):
+    L = keras.layers
+
+    def conv(x, n, k, s=1):
+        return L.Conv2D(n, k, strides=s, padding="same", activation="relu")(x)
+
+    x = inp = keras.Input((224, 224, 3))
+    x = L.MaxPooling2D(3, 2, padding="same")(conv(x, 64, 7, 2))
+    x = L.MaxPooling2D(3, 2, padding="same")(conv(conv(x, 64, 1), 192, 3))
+    for m in _INCEPTION:
+        if m == "M":
+            x = L.MaxPooling2D(3, 2, padding="same")(x)
+            continue
+        a, b3r, b3, b5r, b5, pp = m
+        x = L.Concatenate()([conv(x, a, 1), conv(conv(x, b3r, 1), b3, 3),
+                             conv(conv(x, b5r, 1), b5, 5),
+                             conv(L.MaxPooling2D(3, 1, padding="same")(x), pp, 1)])
+    x = L.Dense(1000)(L.GlobalAveragePooling2D()(x))
+    return keras.Model(inp, x, name="GoogLeNet")
 
 
 def layer_sizes(arch: str, root: str | Path, *, repeats: int = 2) -> list[dict]:
@@ -173,14 +205,21 @@ class PressureRun:
     swapped_mb: float | None
     base_mb: float | None
     overcommitted_tasks: int | None
+    # The workload (:func:`jobs_for`): older runs recorded none of these and were scenario I at
+    # intensity 1.2 with the fit's ``n`` jobs.
+    intensity: float = 1.2
+    scenario: int = 1
+    jobs: int | None = None
 
 
 def run_limited(nets: Nets, jobs: list[M.Job], variant: str, *, budget: int, swap_mb: float,
                 workers: int = 2, timeout: float = 300.0, scaling: str = "",
-                paper_budget_mb: int = 0, round: int = 0, workdir: Path) -> PressureRun:
+                paper_budget_mb: int = 0, round: int = 0, workdir: Path,
+                intensity: float = 1.2, scenario: int = 1) -> PressureRun:
     """One real run of ``variant`` (see :func:`~.masa.scheduler_of`) in a fresh process held
     to ``budget`` + :data:`ALLOWANCE_MB` by a memory cgroup that may use ``swap_mb`` of swap
-    (the swap file must be on)."""
+    (the swap file must be on). ``intensity`` and ``scenario`` label the row: they say how
+    ``jobs`` were made (:func:`jobs_for`), so a fit can remake them."""
     from ...memory import pressure
 
     policy, admission = scheduler_of(variant)
@@ -193,13 +232,14 @@ def run_limited(nets: Nets, jobs: list[M.Job], variant: str, *, budget: int, swa
     env = blas_threads_env(1)
     cmd = [sys.executable, "-m", "workbench.memory.masa._run", str(spec)]
     row = (scaling, paper_budget_mb, budget / 1e6, limit_mb, float(swap_mb), variant, round)
+    load = {"intensity": intensity, "scenario": scenario, "jobs": len(jobs)}
     try:
         seen = pressure.run_limited(cmd, limit_bytes=int(limit_mb * 1e6),
                                     swap_bytes=int(swap_mb * 1e6), env=env, timeout=timeout)
     except subprocess.TimeoutExpired:
         return PressureRun(*row, finished=False, mean_response_ms=None, makespan_s=None,
                            wall_s=timeout, group_peak_mb=None, major_faults=None,
-                           swapped_mb=None, base_mb=None, overcommitted_tasks=None)
+                           swapped_mb=None, base_mb=None, overcommitted_tasks=None, **load)
     finally:
         spec.unlink(missing_ok=True)
     swapped = seen.swapped_out_pages * os.sysconf("SC_PAGE_SIZE") / 1e6
@@ -207,12 +247,13 @@ def run_limited(nets: Nets, jobs: list[M.Job], variant: str, *, budget: int, swa
     if seen.returncode != 0:
         return PressureRun(*row, finished=False, mean_response_ms=None, makespan_s=None,
                            wall_s=seen.wall_s, group_peak_mb=peak, major_faults=seen.major_faults,
-                           swapped_mb=swapped, base_mb=None, overcommitted_tasks=None)
+                           swapped_mb=swapped, base_mb=None, overcommitted_tasks=None, **load)
     out = json.loads(seen.stdout.strip().splitlines()[-1])
     return PressureRun(*row, finished=True, mean_response_ms=out["mean_response_s"] * 1e3,
                        makespan_s=out["makespan_s"], wall_s=out["wall_s"], group_peak_mb=peak,
                        major_faults=seen.major_faults, swapped_mb=swapped,
-                       base_mb=out["base_mb"], overcommitted_tasks=out["overcommitted_tasks"])
+                       base_mb=out["base_mb"], overcommitted_tasks=out["overcommitted_tasks"],
+                       **load)
 
 
 @dataclass(frozen=True)
@@ -324,7 +365,8 @@ def under_pressure(nets: Nets, *, n: int = 30, intensity: float = 1.2, swap_mb: 
                 for pol in policies:
                     row = run_limited(nets, jobs, pol, budget=b, swap_mb=swap_mb,
                                       timeout=timeout, scaling=scaling,
-                                      paper_budget_mb=paper_budget_mb, round=r, workdir=work)
+                                      paper_budget_mb=paper_budget_mb, round=r, workdir=work,
+                                      intensity=intensity, scenario=scenario)
                     rows.append(row)
                     if progress:
                         progress(row)
@@ -367,6 +409,10 @@ class FitRow:
     # rounds, measured) against what the simulator's paging model pages out (modelled).
     measured_swapped_mb: float | None = None
     simulated_paged_out_mb: float | None = None
+    # The configuration's memory and workload (see :class:`PressureRun`).
+    paper_budget_mb: int = 512
+    intensity: float = 1.2
+    scenario: int = 1
 
 
 #: The grid the fit searches (each axis a parameter of :class:`Paging`).
@@ -375,29 +421,37 @@ PAGING_GRID = {"swap_mb_per_s": tuple(float(v) for v in np.round(np.geomspace(50
                "anon_share": (0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0)}
 
 
-def fit_paging(nets: Nets, rows: list[PressureRun], *, n: int = 30, intensity: float = 1.2,
-               grid: dict | None = None, fitted_on: str = "all",
+def fit_paging(nets: Nets, rows: list[PressureRun], *, n: int = 30, grid: dict | None = None,
+               fitted_on: str = "all", fit_on: Callable[[PressureRun], bool] | None = None,
                only: Paging | None = None) -> list[FitRow]:
-    """The simulator against the finished runs of ``rows``, one row per (scaling, policy), at
-    the paging parameters that best match the runs of ``fitted_on`` ("all" or one scaling):
-    least sum of squared log ratios of simulated to measured (median over rounds). ``only``
-    skips the search. The memory a real limit leaves beside the budget (limit - baseline -
-    budget) is measured per run and given to the simulator, not fitted."""
+    """The simulator against the finished runs of ``rows``, one row per configuration (scenario,
+    scaling, memory, intensity and policy), at the paging parameters that best match the runs
+    of ``fitted_on`` ("all" or one scaling), or, when ``fit_on`` is given, the runs it accepts
+    (``fitted_on`` then only names them): least sum of squared log ratios of simulated to
+    measured (median over rounds). ``only`` skips the search. Each run's jobs are remade from
+    its workload (``n`` jobs when it recorded none). The memory a real limit leaves beside the
+    budget (limit - baseline - budget) is measured per run and given to the simulator, not
+    fitted."""
     import statistics
 
     from ...timing import Stopwatch
     from .masa import run
 
-    jobs = jobs_for(nets, n=n, intensity=intensity)
-    done: dict[tuple[str, str], list[PressureRun]] = {}
-    responses: dict[tuple[str, str], list[float]] = {}
+    done: dict[tuple, list[PressureRun]] = {}
     for r in rows:
         if r.finished and r.mean_response_ms:
-            done.setdefault((r.scaling, r.policy), []).append(r)
-            responses.setdefault((r.scaling, r.policy), []).append(r.mean_response_ms)
+            key = (r.scenario, r.scaling, r.paper_budget_mb, r.intensity, r.policy)
+            done.setdefault(key, []).append(r)
     if not done:
         return []
     grid = {**PAGING_GRID, **(grid or {})}
+    workloads: dict[tuple, list[M.Job]] = {}
+
+    def jobs(r: PressureRun) -> list[M.Job]:
+        w = (r.jobs or n, r.intensity, r.scenario)
+        if w not in workloads:
+            workloads[w] = jobs_for(nets, n=w[0], intensity=w[1], scenario=w[2])
+        return workloads[w]
 
     def slack(rs: list[PressureRun]) -> int:
         return int(statistics.median(r.limit_mb - (r.base_mb or 0.0) - r.budget_mb for r in rs)
@@ -405,15 +459,18 @@ def fit_paging(nets: Nets, rows: list[PressureRun], *, n: int = 30, intensity: f
 
     def simulate(rs: list[PressureRun], p: Paging):
         r = rs[0]
-        return run(nets.profiles, jobs, r.policy, budget=int(r.budget_mb * 1e6),
+        return run(nets.profiles, jobs(r), r.policy, budget=int(r.budget_mb * 1e6),
                    swap_bps=p.swap_mb_per_s * 1e6, cache_factor=p.cache_factor,
                    anon_share=p.anon_share, slack_bytes=slack(rs))
 
     def sim(rs: list[PressureRun], p: Paging) -> float:
         return simulate(rs, p).mean_response * 1e3
 
-    measured = {k: statistics.median(v) for k, v in responses.items()}
-    fit_keys = [k for k in done if fitted_on == "all" or k[0] == fitted_on]
+    measured = {k: statistics.median(r.mean_response_ms for r in rs) for k, rs in done.items()}
+    if fit_on is not None:
+        fit_keys = [k for k, rs in done.items() if fit_on(rs[0])]
+    else:
+        fit_keys = [k for k in done if fitted_on == "all" or k[1] == fitted_on]
 
     def loss(p: Paging) -> float:
         return sum(np.log(sim(done[k], p) / measured[k]) ** 2 for k in fit_keys)
@@ -429,13 +486,14 @@ def fit_paging(nets: Nets, rows: list[PressureRun], *, n: int = 30, intensity: f
         with Stopwatch() as sw:
             res = simulate(rs, best)
         ms = res.mean_response * 1e3
-        ms_r = responses[k]
+        ms_r = [r.mean_response_ms for r in rs]
         swapped = [r.swapped_mb for r in rs if r.swapped_mb is not None]
-        out.append(FitRow(k[0], k[1], len(rs), measured[k], min(ms_r), max(ms_r), ms,
+        out.append(FitRow(k[1], k[4], len(rs), measured[k], min(ms_r), max(ms_r), ms,
                           100 * (ms / measured[k] - 1), fitted_on, best.swap_mb_per_s,
                           best.cache_factor, best.anon_share, slack(rs) / 1e6, sw.ms,
                           statistics.median(swapped) if swapped else None,
-                          res.paged_out_bytes / 1e6))
+                          res.paged_out_bytes / 1e6, paper_budget_mb=k[2], intensity=k[3],
+                          scenario=k[0]))
     return out
 
 
