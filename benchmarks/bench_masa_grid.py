@@ -14,7 +14,8 @@ Here every cell of that grid is one real run per policy and round:
   file; paging is the kernel's;
 - scaling of the workload, so a cell takes seconds to a minute: scenario I has ``--jobs-1``
   images (default 16; the paper: 150), scenario II ``--jobs-2`` images of 1-9 networks
-  (default 6); the same jobs for every policy of a cell;
+  (default 5); the same jobs for every policy of a cell and round; each round draws its own
+  (seed = round), so rounds differ in networks as well as in noise;
 - order: the policies of a cell run back to back in an order rotated per cell (this machine
   drifts); before each (scenario, memory) block the script waits for the 1-minute load to fall
   below 1.3 (at most 2 minutes) and records it.
@@ -24,10 +25,13 @@ cells at intensities 0.8 and 1.2 and asked to predict the intensity-1.0 cells it
 (held out, chosen before the runs); its in-sample fit on every cell is reported beside.
 
 Rows are merged into the JSON after every cell, so a stopped run loses nothing; ``--resume``
-skips the cells already there. About 30 minutes on 2 cores at one round.
+skips the runs already there and retries the unfinished ones. ``--resume`` and ``--fit-only``
+profile the networks again: the fit remakes each run's jobs and simulates from the profiles of
+the invocation that fits, so a refit differs from the first fit by the profiles' run-to-run
+noise. About 30 minutes on 2 cores at one round, and 8 for the fit.
 
-Usage: python benchmarks/bench_masa_grid.py [--rounds 1] [--jobs-1 16] [--jobs-2 6]
-       [--resume] [--fit-only] [--quick]
+Usage: python benchmarks/bench_masa_grid.py [--rounds 1] [--jobs-1 16] [--jobs-2 5]
+       [--resume] [--fit-only] [--derive-only] [--quick]
 """
 
 from __future__ import annotations
@@ -60,6 +64,30 @@ INTENSITIES = (0.8, 1.0, 1.2)
 HELD_OUT_INTENSITY = 1.0
 SWAP_MB = 6144  # MASA admits every network on arrival: 2 GB of swap was not enough (OOM)
 TIMEOUT_S = 300.0
+# The fit's search: the paging grid of masa_pressure at half its bandwidth steps, and the
+# layer-time scale (a run's two workers share 2 cores; layers are profiled alone): the
+# no-paging cells measured 1.3-2x the simulator's unscaled times.
+FIT_GRID = {"swap_mb_per_s": tuple(float(v) for v in mp.PAGING_GRID["swap_mb_per_s"][::2]),
+            "anon_share": (0.05, 0.2, 0.5, 1.0),
+            "exec_scale": (1.0, 1.5, 1.75, 2.0)}
+
+
+def _wkey(scenario: int, intensity: float, seed: int) -> str:
+    return f"{scenario}/{intensity}/{seed}"
+
+
+def workload(out: dict, nets, *, scenario: int, intensity: float, seed: int, n: int) -> list:
+    """The jobs of one (scenario, intensity, draw): made once and stored in ``out`` so that a
+    resumed run and a refit use the very jobs the other policies ran (the arrival gaps follow
+    the profiled service times, which a new invocation measures again)."""
+    from workbench.memory import masa as M
+
+    store = out.setdefault("workloads", {})
+    key = _wkey(scenario, intensity, seed)
+    if key not in store:
+        jobs = mp.jobs_for(nets, n=n, intensity=intensity, scenario=scenario, seed=seed)
+        store[key] = [[j.arrival, list(j.nets)] for j in jobs]
+    return [M.Job(i, a, list(ns)) for i, (a, ns) in enumerate(store[key])]
 
 
 def _key(r: dict) -> tuple:
@@ -110,15 +138,69 @@ def summarise(rows: list[dict]) -> list[dict]:
     return cells
 
 
-def fit(nets, rows: list[dict]) -> dict:
+def derive(cells: list[dict]) -> dict:
+    """The readings the reproduction ledger compares (None where a cell is missing):
+
+    - ``s1_best_saving_vs_best_other_512_1024_pct``: scenario I, MASA's largest saving against
+      the better of Bulk and DeepEye over the 512 MB and 1 GB cells (the paper: "up to 90%");
+    - ``s1_2048_i0.8_saving_vs_best_other_pct``: scenario I at 2 GB, intensity 0.8 (the paper:
+      "slightly worse, especially for the lighter traffic");
+    - ``s{1,2}_masa_fastest_cells`` of ``s{1,2}_cells``: cells where MASA is the fastest;
+    - ``s2_masa_512_over_2048_i1.0``: scenario II, MASA's response at 512 MB over 2 GB at
+      intensity 1.0 (the paper: 3 s to 30 s);
+    - ``s1_masa_512_over_2048_i1.2``: the same for scenario I at intensity 1.2 (the paper: 5 s
+      to 60 s, no intensity given);
+    - ``s1_saving_512_minus_2048_i1.2_pct``: scenario I at intensity 1.2, MASA's saving against
+      the second best at 512 MB less its saving at 2 GB (the paper: gains larger at low memory);
+    - ``s2_order_1024_i1.2``: scenario II at 1 GB, intensity 1.2, the policies fastest first
+      (the paper: MASA, then DeepEye, then Bulk).
+    """
+    def cell(sc, mb, it):
+        return next((c for c in cells if (c["scenario"], c["paper_budget_mb"], c["intensity"])
+                     == (sc, mb, it)), None)
+
+    tight = [c["masa_saving_vs_best_other_pct"] for c in cells if c["scenario"] == 1
+             and c["paper_budget_mb"] in (512, 1024)
+             and c["masa_saving_vs_best_other_pct"] is not None]
+    light = cell(1, 2048, 0.8)
+    def masa_ratio(sc, it):
+        ms = [None if c is None else c["policies"]["masa"]["median_ms"]
+              for c in (cell(sc, 512, it), cell(sc, 2048, it))]
+        return None if None in ms or not ms[1] else ms[0] / ms[1]
+
+    tight12, loose12 = cell(1, 512, 1.2), cell(1, 2048, 1.2)
+    gains = [None if c is None else c["masa_saving_vs_best_other_pct"] for c in (tight12, loose12)]
+    mid = cell(2, 1024, 1.2)
+    out = {"s1_best_saving_vs_best_other_512_1024_pct": max(tight) if tight else None,
+           "s1_2048_i0.8_saving_vs_best_other_pct":
+               None if light is None else light["masa_saving_vs_best_other_pct"],
+           "s2_masa_512_over_2048_i1.0": masa_ratio(2, 1.0),
+           "s1_masa_512_over_2048_i1.2": masa_ratio(1, 1.2),
+           "s1_saving_512_minus_2048_i1.2_pct": None if None in gains else gains[0] - gains[1],
+           "s2_order_1024_i1.2": None if mid is None else mid["order_fastest_first"]}
+    for sc in (1, 2):
+        mine = [c for c in cells if c["scenario"] == sc and len(c["order_fastest_first"]) == 3]
+        out[f"s{sc}_cells"] = len(mine)
+        out[f"s{sc}_masa_fastest_cells"] = sum(c["order_fastest_first"][0] == "masa"
+                                               for c in mine)
+    return out
+
+
+def fit(nets, rows: list[dict], out: dict) -> dict:
     """The simulator's paging parameters fitted on the cells at intensities other than
     :data:`HELD_OUT_INTENSITY`, checked on those it did not see; and fitted on every cell."""
     runs = [mp.PressureRun(**{k: v for k, v in r.items()
                               if k in mp.PressureRun.__dataclass_fields__}) for r in rows]
+
+    def jobs_of(r: mp.PressureRun) -> list:
+        return workload(out, nets, scenario=r.scenario, intensity=r.intensity, seed=r.seed,
+                        n=r.jobs or 0)
+
     t0 = time.monotonic()
-    seen = mp.fit_paging(nets, runs, fitted_on="intensities 0.8 and 1.2",
-                         fit_on=lambda r: r.intensity != HELD_OUT_INTENSITY)
-    every = mp.fit_paging(nets, runs, fitted_on="every cell")
+    seen = mp.fit_paging(nets, runs, fitted_on="intensities 0.8 and 1.2", grid=FIT_GRID,
+                         fit_on=lambda r: r.intensity != HELD_OUT_INTENSITY, jobs_of=jobs_of)
+    every = mp.fit_paging(nets, runs, fitted_on="every cell", grid=FIT_GRID,
+                          fit_on=lambda r: True, jobs_of=jobs_of)
     held = [asdict(f) for f in seen if f.intensity == HELD_OUT_INTENSITY]
     errs = [abs(f["error_pct"]) for f in held]
     all_errs = [abs(f.error_pct) for f in every]
@@ -145,13 +227,16 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--jobs-1", type=int, default=16, help="images per scenario I run")
-    ap.add_argument("--jobs-2", type=int, default=6, help="images per scenario II run")
+    ap.add_argument("--jobs-2", type=int, default=5, help="images per scenario II run")
     ap.add_argument("--scenarios", default="1,2")
     ap.add_argument("--budgets", default=",".join(map(str, PAPER_BUDGETS_MB)),
                     help="the paper's memory sizes in MB (scaled by total)")
     ap.add_argument("--intensities", default=",".join(map(str, INTENSITIES)))
-    ap.add_argument("--resume", action="store_true", help="skip the runs already recorded")
+    ap.add_argument("--resume", action="store_true",
+                    help="skip the runs already recorded (unfinished ones run again)")
     ap.add_argument("--fit-only", action="store_true", help="refit on the recorded runs")
+    ap.add_argument("--derive-only", action="store_true",
+                    help="recompute the cells and readings from the recorded runs")
     ap.add_argument("--quick", action="store_true", help="smoke test: tiny jobs, no waiting")
     ap.add_argument("-o", "--output", default=str(OUT))
     a = ap.parse_args(argv)
@@ -161,10 +246,18 @@ def main(argv: list[str] | None = None) -> int:
     else:
         WAIT["give_up"] = 120.0
     out_path = Path(a.output)
+    if a.derive_only:
+        out = json.loads(out_path.read_text())
+        out["cells"] = summarise(out["rows"])
+        out["derived"] = derive(out["cells"])
+        _write(out_path, out)
+        return 0
     out = json.loads(out_path.read_text()) if (a.resume or a.fit_only) and out_path.exists() \
         else {}
+    # A resumed run keeps every row and tries again what did not finish (the failed row stays,
+    # with its reason: a cell's "runs" counts it, its median does not).
     rows: list[dict] = out.get("rows", [])
-    done = {_key(r) for r in rows}
+    done = {_key(r) for r in rows if r["finished"]}
     scenarios = [int(s) for s in a.scenarios.split(",")]
     mbs = [int(b) for b in a.budgets.split(",")]
     intensities = [float(i) for i in a.intensities.split(",")]
@@ -204,8 +297,8 @@ def main(argv: list[str] | None = None) -> int:
                         out["loads"].append({"before": f"round {rnd}, scenario {sc}, {mb} MB",
                                              **wait_quiet()})
                         for it in intensities:
-                            jobs = mp.jobs_for(nets, n=a.jobs_1 if sc == 1 else a.jobs_2,
-                                               intensity=it, scenario=sc)
+                            jobs = workload(out, nets, scenario=sc, intensity=it, seed=rnd,
+                                            n=a.jobs_1 if sc == 1 else a.jobs_2)
                             k = cell_no % len(POLICIES)
                             cell_no += 1
                             for pol in POLICIES[k:] + POLICIES[:k]:
@@ -215,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
                                                    swap_mb=SWAP_MB, timeout=TIMEOUT_S,
                                                    scaling="by total", paper_budget_mb=mb,
                                                    round=rnd, workdir=work, intensity=it,
-                                                   scenario=sc)
+                                                   scenario=sc, seed=rnd)
                                 rows.append({**asdict(r), "load_1min_after": _load()})
                                 print(f"  round {rnd} scenario {sc} {mb} MB intensity {it} "
                                       f"{pol}: {r.mean_response_ms or float('nan'):.0f} ms, "
@@ -223,11 +316,13 @@ def main(argv: list[str] | None = None) -> int:
                                       f"{r.wall_s:.0f} s", flush=True)
                             out["rows"] = rows
                             out["cells"] = summarise(rows)
+                            out["derived"] = derive(out["cells"])
                             _write(out_path, out)
         out["rows"] = rows
         out["cells"] = summarise(rows)
+        out["derived"] = derive(out["cells"])
         print("fitting the simulator", flush=True)
-        out["fit"] = fit(nets, rows)
+        out["fit"] = fit(nets, rows, out)
     out["seconds_last_invocation"] = time.monotonic() - t_start
     _write(out_path, out)
     f = out["fit"]

@@ -10,7 +10,7 @@ the same cgroup + swap machinery as the Fig. 7 pressure runs (``bench_memory.py 
   and the workbench's MASA-idle, each a fresh process in a memory cgroup (budget + 64 MB) with
   a swap file, rounds back to back; then intensity 1.0 at 2 GB (the three paper policies) and at
   512 MB (MASA) for the paper's 512 MB / 2 GB ratio.
-- ``fig2`` (about 1 minute): each layer of the four distinct architectures: kind, weight bytes
+- ``fig2`` (about 1 minute): each layer of the five distinct architectures: kind, weight bytes
   and the peak resident-set growth while it loads and runs (MASA's profiler), in a fresh
   process per architecture whose allocator maps every array.
 - ``fig3b`` (about 2 minutes): one Bulk SceneNet (AlexNet) image alone in a cgroup at the
@@ -21,10 +21,20 @@ the same cgroup + swap machinery as the Fig. 7 pressure runs (``bench_memory.py 
   interpreter running at a time), started at once and pinned to one core each (no coordination) or one after the
   other; each instance runs 3 images back to back, execution time per image.
 
+- ``fig13b`` (about 3 minutes): MASA's sensitivity to its memory estimates (section 5.7): every
+  AgeNet layer's estimate x0.5 / 0.75 / 1 / 1.25 / 1.5, six AgeNets per image, 20 periodic
+  images (intensity 1: one image per six AgeNets' bulk time), at the paper's 512 MB scaled by
+  six AgeNets' total, factors interleaved, 3 rounds, each a fresh process in a memory cgroup
+  with swap (the weights read are the real ones: only the scheduler's estimates change).
+- ``fig12`` (about 3 minutes): MASA on AgeNet + GenderNet (the paper's two-network task) at the
+  paper's 1 GB scaled by those networks' total, batches of 1-32 images (each layer loaded once,
+  executed on the batch) against as many individual images arriving at once, 3 rounds, each
+  run a fresh process in a memory cgroup with swap.
+
 Before each part (and each round of fig8) the harness waits until the 1-minute load is below 1.3
 (polling every 10 s, giving up after 10 minutes) and records the load it ran under.
 
-Run: ``python benchmarks/bench_masa_ledger.py [--only fig8,fig2,fig3b,fig3c] [--quick]``; each
+Run: ``python benchmarks/bench_masa_ledger.py [--only fig8,fig2,fig3b,fig3c,fig12] [--quick]``; each
 part is merged into the JSON as it finishes, so a partial run loses nothing.
 """
 
@@ -49,10 +59,11 @@ from workbench.lab.experiments.memory import PAPER_MEMORY_MB, Nets  # noqa: E402
 from workbench.lab.notebook_format import round_floats  # noqa: E402
 
 OUT = ROOT / "reports" / "bench" / "masa_ledger.json"
-PARTS = ("fig8", "fig2", "fig3b", "fig3c")
-# Table 1's four distinct architectures, each with the role whose name the paper gives it.
+PARTS = ("fig8", "fig2", "fig3b", "fig3c", "fig12", "fig13b")
+# Table 1's five distinct architectures, each with the role whose name the paper gives it.
 ARCHS = {"Levi-Hassner-8": "AgeNet", "AlexNet": "FaceNet", "VGG-S": "EmotionNet",
-         "TinyYOLOv2": "TinyYOLO"}
+         "TinyYOLOv2": "TinyYOLO", "GoogLeNet": "GoogleNet"}
+PAGE_MB = 4096 / 1e6  # a resident-set reading's grain: a layer that grows it less reads as one
 PAPER_POLICIES = ("bulk", "deepeye", "masa")
 WAIT = {"give_up": 600.0}  # --no-wait (smoke tests) sets 0
 
@@ -237,7 +248,7 @@ def layer_summary(layers: list[dict]) -> dict:
         "fc_over_conv_median_rss": med(fc) / med(conv) if fc and conv else None,
         "fc_over_conv_median_weights": med(fcw) / med(convw) if fcw and convw else None,
         "largest_rss_mb": max(both), "smallest_rss_mb": min(both),
-        "largest_over_smallest_rss": max(both) / min(both),
+        "largest_over_smallest_rss": max(both) / max(min(both), PAGE_MB),
     }
 
 
@@ -360,6 +371,116 @@ def fig3c_derived(summary: list[dict]) -> dict:
     return out
 
 
+# --- Fig. 12: batching against individual arrivals ----------------------------------------------
+FIG12_SIZES = (1, 2, 4, 8, 16, 32)
+
+
+def fig12(quick: bool) -> dict:
+    from workbench.memory import pressure
+
+    sizes, rounds = ((1, 4), 1) if quick else (FIG12_SIZES, 3)
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="wb-masa-ledger-") as root:
+        nets = _prepare(root, ("AgeNet", "GenderNet"), quick)
+        with pressure.swap_file(int(FIG3_SWAP_MB * 1e6)), \
+                tempfile.TemporaryDirectory(prefix="wb-masa-w-") as work:
+            start = wait_quiet()
+
+            def keep(r: mp.BatchRun) -> None:
+                rows.append(asdict(r))
+                print(f"  batch {r.batch} {r.mode}: {r.ms_per_input or float('nan'):.1f} ms "
+                      f"per input, {r.swapped_mb or 0:.0f} MB swapped", flush=True)
+
+            mp.batching_real(nets, sizes=sizes, rounds=rounds, swap_mb=FIG3_SWAP_MB,
+                             workdir=Path(work), progress=keep)
+    summary = []
+    for size in sizes:
+        for mode in ("batched", "individual"):
+            rs = [r for r in rows if (r["batch"], r["mode"]) == (size, mode)]
+            s = spread([r["ms_per_input"] for r in rs if r["finished"]])
+            summary.append({"batch": size, "mode": mode, "runs": len(rs), "finished": s["n"],
+                            "median_ms_per_input": s["median"], "q1": s["q1"], "q3": s["q3"],
+                            "group_peak_mb": max((r["group_peak_mb"] or 0) for r in rs)})
+    return {
+        "source": "measured on this machine: MASA (two workers) on AgeNet and GenderNet "
+                  "(Levi-Hassner, random weights), each run a fresh process in a memory cgroup "
+                  "at the paper's 1 GB scaled by those networks' total memory, with a swap "
+                  "file; batched: each layer loaded once and executed on the whole batch; "
+                  "individual: that many images arriving at once; per-input time = makespan "
+                  "over the images",
+        "load": start, "budget_mb": rows[0]["budget_mb"], "limit_mb": rows[0]["limit_mb"],
+        "rounds": rounds, "rows": rows, "summary": summary, "derived": fig12_derived(summary),
+    }
+
+
+def fig12_derived(summary: list[dict]) -> dict:
+    """The batch size with the least batched per-input time, batch 8's saving against 32, and
+    at each size batched's saving against individual arrivals (None where missing)."""
+    med = {(s["batch"], s["mode"]): s["median_ms_per_input"] for s in summary}
+
+    def saving(a, b):
+        return None if a is None or not b else 100 * (1 - a / b)
+
+    batched = {b: v for (b, m), v in med.items() if m == "batched" and v is not None}
+    return {
+        "best_batch": min(batched, key=batched.get) if batched else None,
+        "b8_saving_vs_b32_pct": saving(med.get((8, "batched")), med.get((32, "batched"))),
+        "batched_saving_vs_individual_pct": {
+            str(b): saving(med.get((b, "batched")), med.get((b, "individual")))
+            for b in sorted({b for b, _ in med})},
+    }
+
+
+# --- Fig. 13(b): sensitivity to the memory estimates --------------------------------------------
+FIG13B_FACTORS = (0.5, 0.75, 1.0, 1.25, 1.5)
+
+
+def fig13b(quick: bool) -> dict:
+    from workbench.memory import masa as M
+    from workbench.memory import pressure
+
+    factors, rounds, images = ((0.5, 1.0), 1, 4) if quick else (FIG13B_FACTORS, 3, 20)
+    role, copies = "AgeNet", 6
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="wb-masa-ledger-") as root:
+        nets = _only(_prepare(root, (role,), quick), role)
+        prof = nets.profiles[role]
+        budget = mp.budgets(nets, [role], (512,))["by total"][512]
+        jobs = M.periodic_jobs([role] * copies, n=images, interval=copies * prof.bulk_seconds)
+        with pressure.swap_file(int(FIG3_SWAP_MB * 1e6)), \
+                tempfile.TemporaryDirectory(prefix="wb-masa-w-") as work:
+            start = wait_quiet()
+            for rnd in range(rounds):
+                order = factors if rnd % 2 == 0 else factors[::-1]
+                for f in order:
+                    wrong = Nets({}, nets.roots, {role: prof.misestimated(f)}, trained=False)
+                    r = mp.run_limited(wrong, jobs, "masa", budget=budget, swap_mb=FIG3_SWAP_MB,
+                                       timeout=120.0, scaling="by total", paper_budget_mb=512,
+                                       round=rnd, workdir=Path(work), intensity=1.0)
+                    rows.append({**asdict(r), "estimate_factor": f})
+                    print(f"  x{f}: {r.mean_response_ms or float('nan'):.0f} ms, "
+                          f"{r.swapped_mb or 0:.0f} MB swapped", flush=True)
+    summary = []
+    for f in factors:
+        rs = [r for r in rows if r["estimate_factor"] == f]
+        s = spread([r["mean_response_ms"] for r in rs if r["finished"]])
+        summary.append({"estimate_factor": f, "runs": len(rs), "finished": s["n"],
+                        "median_ms": s["median"], "q1_ms": s["q1"], "q3_ms": s["q3"],
+                        "swapped_mb": statistics.median([r["swapped_mb"] or 0 for r in rs])})
+    med = {s["estimate_factor"]: s["median_ms"] for s in summary}
+    return {
+        "source": "measured on this machine: MASA (two workers) on six AgeNets (Levi-Hassner, "
+                  "random weights) per image, 20 periodic images, each run a fresh process in a "
+                  "memory cgroup with a swap file; the scheduler plans with every layer's "
+                  "memory estimate multiplied by the factor, the weights read are the real ones",
+        "load": start, "budget_mb": budget / 1e6, "copies": copies, "images": images,
+        "interval_ms": copies * prof.bulk_seconds * 1e3, "rounds": rounds, "rows": rows,
+        "summary": summary,
+        "derived": {f"x{f}_over_x1": None if med.get(f) is None or not med.get(1.0)
+                    else med[f] / med[1.0] for f in factors},
+    }
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default=",".join(PARTS),
@@ -384,10 +505,11 @@ def main(argv=None) -> int:
         res["seconds"] = time.monotonic() - t0
         res["quick"] = a.quick
         out.update({
-            "what": "MASA (Cox et al. 2022) Figs. 2, 3(a)-(c) and 8 on the Table 1 networks as "
-                    "built here (random weights): per-layer memory, one network under "
-                    "shrinking memory, two instances with and without coordination, and "
-                    "scenario II under a real memory limit",
+            "what": "MASA (Cox et al. 2022) Figs. 2, 3(a)-(c), 8, 12 and 13(b) on the Table 1 "
+                    "networks as built here (random weights): per-layer memory, one network "
+                    "under shrinking memory, two instances with and without coordination, "
+                    "scenario II under a real memory limit, batching, and wrong memory "
+                    "estimates",
             "source": "measured on this machine: every number is a reading of real runs (memory "
                       "cgroups with swap, resident-set growth, wall-clock times); each part's "
                       "own 'source' says what and how",

@@ -321,6 +321,26 @@ def test_real_masa_run_matches_bulk_outputs(models, x, tmp_path):
         _check_invariants(r, profs)
 
 
+def test_a_batched_masa_run_answers_every_image_of_the_batch(models, tmp_path):
+    """MASA Fig. 12 runs for real: each layer executes on the whole batch, with the scheduler
+    planning on batched estimates (activations and time x the batch, weights once)."""
+    g = from_keras(models["conv"])
+    root = tmp_path / "conv"
+    prof = M.profile_network(g, root, repeats=1)
+    xb = np.random.default_rng(2).normal(size=(3, 32, 32, 1)).astype(np.float32)
+    b3 = prof.batched(3)
+    assert b3.weight_bytes == prof.weight_bytes
+    assert [ly.out_bytes for ly in b3.layers] == [3 * ly.out_bytes for ly in prof.layers]
+    r = M.run_real({"conv": g}, {"conv": root}, [M.Job(0, 0.0, ["conv"])], policy="masa",
+                   budget=b3.layer_peak_bytes * 2, nets={"conv": b3}, x=xb)
+    out = r.jobs[0].outputs[0]
+    assert out.shape[0] == 3
+    np.testing.assert_allclose(out, g.run(xb), atol=1e-6)
+    wrong = prof.misestimated(0.5)
+    assert wrong.weight_bytes == sum(int(ly.weight_bytes * 0.5) for ly in prof.layers)
+    assert [ly.exec_s for ly in wrong.layers] == [ly.exec_s for ly in prof.layers]
+
+
 # --- memory modes in the optimiser ---------------------------------------------------------------
 
 def test_memory_mode_rows_let_dm_keep_the_accurate_model(models, tmp_path):
@@ -709,6 +729,10 @@ def test_masa_runs_for_real_in_a_memory_group(tmp_path):
         assert r.limit_mb == pytest.approx(budget / 1e6 + mp.ALLOWANCE_MB)
         assert r.group_peak_mb is not None and 0 < r.group_peak_mb <= r.limit_mb
         assert r.base_mb > 0
+        assert (r.failure, r.jobs, r.scenario) == (None, 3, 1)
+    late = mp.run_limited(nets, jobs, "bulk", budget=budget, swap_mb=0, workdir=tmp_path,
+                          timeout=0.05)
+    assert not late.finished and late.failure == "timeout"  # the row says why
     assert not list(tmp_path.glob("spec-*"))  # the job file is removed
 
 

@@ -193,10 +193,7 @@ def batching(nets: Nets, *, sizes=(1, 2, 4, 8, 16, 32), workers: int = 2,
     b = budgets_for(nets, names)[budget_mb]
     rows = []
     for size in sizes:
-        batched = {f"{x}": M.NetProfile(x, [M.LayerCost(
-            ly.name, ly.kind, ly.inputs, ly.weight_bytes, ly.out_bytes * size,
-            ly.scratch_bytes * size, ly.load_s, ly.exec_s * size) for ly in nets.profiles[x].layers])
-            for x in names}
+        batched = {x: nets.profiles[x].batched(size) for x in names}
         rb = M.simulate(batched, [M.Job(0, 0.0, names)], policy="masa", budget=b, workers=workers)
         ri = M.simulate(nets.profiles, M.periodic_jobs(names, n=size, interval=0.0),
                         policy="masa", budget=b, workers=workers)

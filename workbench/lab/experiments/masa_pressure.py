@@ -18,6 +18,7 @@ The simulator's paging model (``workbench.memory.masa.paging``) is then *fitted*
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import pickle
@@ -210,44 +211,58 @@ class PressureRun:
     intensity: float = 1.2
     scenario: int = 1
     jobs: int | None = None
+    seed: int = 0  # the workload's random draw (:func:`jobs_for`)
+    # Why an unfinished run stopped: "timeout", "killed for the memory limit" or the last line
+    # the runner wrote to stderr (None when it finished).
+    failure: str | None = None
 
 
 def run_limited(nets: Nets, jobs: list[M.Job], variant: str, *, budget: int, swap_mb: float,
                 workers: int = 2, timeout: float = 300.0, scaling: str = "",
                 paper_budget_mb: int = 0, round: int = 0, workdir: Path,
-                intensity: float = 1.2, scenario: int = 1) -> PressureRun:
+                intensity: float = 1.2, scenario: int = 1, seed: int = 0,
+                batch: int = 1) -> PressureRun:
     """One real run of ``variant`` (see :func:`~.masa.scheduler_of`) in a fresh process held
     to ``budget`` + :data:`ALLOWANCE_MB` by a memory cgroup that may use ``swap_mb`` of swap
     (the swap file must be on). ``intensity`` and ``scenario`` label the row: they say how
-    ``jobs`` were made (:func:`jobs_for`), so a fit can remake them."""
+    ``jobs`` were made (:func:`jobs_for`), so a fit can remake them (``seed`` too). ``batch`` runs every
+    network on that many images at once (MASA Fig. 12): the scheduler plans with each layer's
+    activations and execution time scaled by it (:meth:`~workbench.memory.masa.NetProfile.
+    batched`), and each layer really executes on the whole batch."""
     from ...memory import pressure
 
     policy, admission = scheduler_of(variant)
     spec = workdir / f"spec-{os.getpid()}.pkl"
     with open(spec, "wb") as fh:
         pickle.dump({"roots": {k: str(v) for k, v in nets.roots.items()}, "jobs": jobs,
-                     "profiles": nets.profiles, "policy": policy, "admission": admission,
-                     "budget": budget, "workers": workers}, fh)
+                     "profiles": {k: p.batched(batch) for k, p in nets.profiles.items()},
+                     "policy": policy, "admission": admission, "budget": budget,
+                     "workers": workers, "batch": batch}, fh)
     limit_mb = budget / 1e6 + ALLOWANCE_MB
     env = blas_threads_env(1)
     cmd = [sys.executable, "-m", "workbench.memory.masa._run", str(spec)]
     row = (scaling, paper_budget_mb, budget / 1e6, limit_mb, float(swap_mb), variant, round)
-    load = {"intensity": intensity, "scenario": scenario, "jobs": len(jobs)}
+    load = {"intensity": intensity, "scenario": scenario, "jobs": len(jobs), "seed": seed}
     try:
         seen = pressure.run_limited(cmd, limit_bytes=int(limit_mb * 1e6),
                                     swap_bytes=int(swap_mb * 1e6), env=env, timeout=timeout)
     except subprocess.TimeoutExpired:
         return PressureRun(*row, finished=False, mean_response_ms=None, makespan_s=None,
                            wall_s=timeout, group_peak_mb=None, major_faults=None,
-                           swapped_mb=None, base_mb=None, overcommitted_tasks=None, **load)
+                           swapped_mb=None, base_mb=None, overcommitted_tasks=None,
+                           failure="timeout", **load)
     finally:
         spec.unlink(missing_ok=True)
     swapped = seen.swapped_out_pages * os.sysconf("SC_PAGE_SIZE") / 1e6
     peak = None if seen.peak_bytes is None else seen.peak_bytes / 1e6
     if seen.returncode != 0:
+        tail = (seen.stderr or "").strip().splitlines()
+        why = ("killed for the memory limit" if seen.oom_killed
+               else tail[-1][:300] if tail else f"exit status {seen.returncode}")
         return PressureRun(*row, finished=False, mean_response_ms=None, makespan_s=None,
                            wall_s=seen.wall_s, group_peak_mb=peak, major_faults=seen.major_faults,
-                           swapped_mb=swapped, base_mb=None, overcommitted_tasks=None, **load)
+                           swapped_mb=swapped, base_mb=None, overcommitted_tasks=None,
+                           failure=why, **load)
     out = json.loads(seen.stdout.strip().splitlines()[-1])
     return PressureRun(*row, finished=True, mean_response_ms=out["mean_response_s"] * 1e3,
                        makespan_s=out["makespan_s"], wall_s=out["wall_s"], group_peak_mb=peak,
@@ -327,6 +342,64 @@ def run_instances(nets: Nets, role: str, *, limit_mb: float, swap_mb: float,
                         swapped_mb=seen.swapped_out_pages * os.sysconf("SC_PAGE_SIZE") / 1e6)
 
 
+@dataclass(frozen=True)
+class BatchRun:
+    """MASA Fig. 12 measured: ``batch`` images of a multi-network task run as one batch
+    (``batched``: each layer loaded once and executed on all of them) or as that many
+    individual images arriving at once (``individual``), in one memory cgroup. ``ms_per_input``
+    is the makespan over the images (the paper's per-input time)."""
+
+    batch: int
+    mode: str
+    round: int
+    finished: bool
+    ms_per_input: float | None
+    makespan_s: float | None
+    group_peak_mb: float | None
+    swapped_mb: float | None
+    major_faults: int | None
+    budget_mb: float
+    limit_mb: float
+
+
+def batching_real(nets: Nets, *, roles=("AgeNet", "GenderNet"), sizes=(1, 2, 4, 8, 16, 32),
+                  paper_budget_mb: int = 1024, rounds: int = 1, swap_mb: float = 2048,
+                  timeout: float = 300.0, workdir: Path,
+                  progress: Callable[[BatchRun], None] | None = None) -> list[BatchRun]:
+    """MASA Fig. 12 for real: the paper's two-network task (AgeNet and GenderNet) by MASA with
+    two workers at the paper's 1 GB scaled by total memory (those networks' bulk memory here
+    over Table 1's), batched against individual arrivals, each run a fresh process in a memory
+    cgroup with ``swap_mb`` of swap (the swap file must be on). Modes alternate within a size
+    and their order flips each round (this machine drifts)."""
+    pool = list(roles)
+    sub = Nets({k: nets.graphs[k] for k in pool if k in nets.graphs},
+               {k: nets.roots[k] for k in pool}, {k: nets.profiles[k] for k in pool},
+               trained=False)
+    budget = budgets(sub, pool, (paper_budget_mb,))["by total"][paper_budget_mb]
+    rows = []
+    for r in range(rounds):
+        for size in sizes:
+            modes = ("batched", "individual") if (r + size) % 2 == 0 else ("individual",
+                                                                            "batched")
+            for mode in modes:
+                if mode == "batched":
+                    jobs, b = [M.Job(0, 0.0, pool)], size
+                else:
+                    jobs, b = [M.Job(i, 0.0, pool) for i in range(size)], 1
+                pr = run_limited(sub, jobs, "masa", budget=budget, swap_mb=swap_mb,
+                                 timeout=timeout, scaling="by total",
+                                 paper_budget_mb=paper_budget_mb, round=r, workdir=workdir,
+                                 batch=b)
+                row = BatchRun(size, mode, r, pr.finished,
+                               None if pr.makespan_s is None else pr.makespan_s * 1e3 / size,
+                               pr.makespan_s, pr.group_peak_mb, pr.swapped_mb, pr.major_faults,
+                               pr.budget_mb, pr.limit_mb)
+                rows.append(row)
+                if progress:
+                    progress(row)
+    return rows
+
+
 def jobs_for(nets: Nets, *, n: int, intensity: float = 1.2, seed: int = 0,
              scenario: int = 1) -> list[M.Job]:
     """MASA 5.3 scenario I (or II: periodic images, a random set of networks each) over the
@@ -377,11 +450,14 @@ def under_pressure(nets: Nets, *, n: int = 30, intensity: float = 1.2, swap_mb: 
 class Paging:
     """The simulator's paging parameters (modelled, see ``workbench.memory.masa.paging``):
     page-out + page-in bandwidth, page cache charged per weight byte a load reads, and the share
-    of reclaim taken from anonymous memory while page cache remains."""
+    of reclaim taken from anonymous memory while page cache remains; and ``exec_scale``, the
+    real runs' layer times over the profiled ones (two workers share the cores and the memory
+    bus in a run; each layer is profiled alone)."""
 
     swap_mb_per_s: float
     cache_factor: float
     anon_share: float
+    exec_scale: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -413,23 +489,26 @@ class FitRow:
     paper_budget_mb: int = 512
     intensity: float = 1.2
     scenario: int = 1
+    exec_scale: float = 1.0
 
 
 #: The grid the fit searches (each axis a parameter of :class:`Paging`).
 PAGING_GRID = {"swap_mb_per_s": tuple(float(v) for v in np.round(np.geomspace(50, 3200, 13))),
                "cache_factor": (0.0, 0.5, 1.0),
-               "anon_share": (0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0)}
+               "anon_share": (0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0),
+               "exec_scale": (1.0,)}
 
 
 def fit_paging(nets: Nets, rows: list[PressureRun], *, n: int = 30, grid: dict | None = None,
                fitted_on: str = "all", fit_on: Callable[[PressureRun], bool] | None = None,
-               only: Paging | None = None) -> list[FitRow]:
+               only: Paging | None = None,
+               jobs_of: Callable[[PressureRun], list[M.Job]] | None = None) -> list[FitRow]:
     """The simulator against the finished runs of ``rows``, one row per configuration (scenario,
     scaling, memory, intensity and policy), at the paging parameters that best match the runs
     of ``fitted_on`` ("all" or one scaling), or, when ``fit_on`` is given, the runs it accepts
     (``fitted_on`` then only names them): least sum of squared log ratios of simulated to
-    measured (median over rounds). ``only`` skips the search. Each run's jobs are remade from
-    its workload (``n`` jobs when it recorded none). The memory a real limit leaves beside the
+    measured (median over rounds). ``only`` skips the search. Each run's jobs are ``jobs_of``
+    it, or remade from its workload (``n`` jobs when it recorded none). The memory a real limit leaves beside the
     budget (limit - baseline - budget) is measured per run and given to the simulator, not
     fitted."""
     import statistics
@@ -448,23 +527,41 @@ def fit_paging(nets: Nets, rows: list[PressureRun], *, n: int = 30, grid: dict |
     workloads: dict[tuple, list[M.Job]] = {}
 
     def jobs(r: PressureRun) -> list[M.Job]:
-        w = (r.jobs or n, r.intensity, r.scenario)
+        if jobs_of is not None:
+            return jobs_of(r)
+        w = (r.jobs or n, r.intensity, r.scenario, r.seed)
         if w not in workloads:
-            workloads[w] = jobs_for(nets, n=w[0], intensity=w[1], scenario=w[2])
+            workloads[w] = jobs_for(nets, n=w[0], intensity=w[1], scenario=w[2], seed=w[3])
         return workloads[w]
 
     def slack(rs: list[PressureRun]) -> int:
         return int(statistics.median(r.limit_mb - (r.base_mb or 0.0) - r.budget_mb for r in rs)
                    * 1e6)
 
-    def simulate(rs: list[PressureRun], p: Paging):
-        r = rs[0]
-        return run(nets.profiles, jobs(r), r.policy, budget=int(r.budget_mb * 1e6),
-                   swap_bps=p.swap_mb_per_s * 1e6, cache_factor=p.cache_factor,
-                   anon_share=p.anon_share, slack_bytes=slack(rs))
+    scaled: dict[float, dict] = {}
+
+    def profiles(k: float) -> dict:
+        if k not in scaled:
+            scaled[k] = {n: M.NetProfile(n, [dataclasses.replace(x, exec_s=x.exec_s * k)
+                                             for x in p.layers])
+                         for n, p in nets.profiles.items()}
+        return scaled[k]
+
+    def simulate(rs: list[PressureRun], p: Paging) -> list:
+        """One simulation per run of ``rs`` (rounds with the same workload share one)."""
+        by_seed: dict[int, M.RunResult] = {}
+        for r in rs:
+            if r.seed not in by_seed:
+                by_seed[r.seed] = run(profiles(p.exec_scale), jobs(r), r.policy,
+                                      budget=int(r.budget_mb * 1e6),
+                                      swap_bps=p.swap_mb_per_s * 1e6,
+                                      cache_factor=p.cache_factor, anon_share=p.anon_share,
+                                      slack_bytes=slack(rs))
+        return [by_seed[r.seed] for r in rs]
 
     def sim(rs: list[PressureRun], p: Paging) -> float:
-        return simulate(rs, p).mean_response * 1e3
+        """The median over ``rs``'s runs of the simulated mean response, as ``measured``."""
+        return statistics.median(x.mean_response for x in simulate(rs, p)) * 1e3
 
     measured = {k: statistics.median(r.mean_response_ms for r in rs) for k, rs in done.items()}
     if fit_on is not None:
@@ -472,12 +569,17 @@ def fit_paging(nets: Nets, rows: list[PressureRun], *, n: int = 30, grid: dict |
     else:
         fit_keys = [k for k in done if fitted_on == "all" or k[1] == fitted_on]
 
+    if not fit_keys and only is None:
+        raise ValueError(f"no finished run to fit on: fitted_on={fitted_on!r} names no scaling "
+                         "and no fit_on was given")
+
     def loss(p: Paging) -> float:
         return sum(np.log(sim(done[k], p) / measured[k]) ** 2 for k in fit_keys)
 
     if only is None:
-        candidates = [Paging(b, c, a) for b in grid["swap_mb_per_s"]
-                      for c in grid["cache_factor"] for a in grid["anon_share"]]
+        candidates = [Paging(b, c, a, e) for b in grid["swap_mb_per_s"]
+                      for c in grid["cache_factor"] for a in grid["anon_share"]
+                      for e in grid["exec_scale"]]
         best = min(candidates, key=loss)
     else:
         best = only
@@ -485,15 +587,16 @@ def fit_paging(nets: Nets, rows: list[PressureRun], *, n: int = 30, grid: dict |
     for k, rs in done.items():
         with Stopwatch() as sw:
             res = simulate(rs, best)
-        ms = res.mean_response * 1e3
+        ms = statistics.median(x.mean_response for x in res) * 1e3
         ms_r = [r.mean_response_ms for r in rs]
         swapped = [r.swapped_mb for r in rs if r.swapped_mb is not None]
         out.append(FitRow(k[1], k[4], len(rs), measured[k], min(ms_r), max(ms_r), ms,
                           100 * (ms / measured[k] - 1), fitted_on, best.swap_mb_per_s,
                           best.cache_factor, best.anon_share, slack(rs) / 1e6, sw.ms,
                           statistics.median(swapped) if swapped else None,
-                          res.paged_out_bytes / 1e6, paper_budget_mb=k[2], intensity=k[3],
-                          scenario=k[0]))
+                          statistics.median(x.paged_out_bytes for x in res) / 1e6,
+                          paper_budget_mb=k[2], intensity=k[3],
+                          scenario=k[0], exec_scale=best.exec_scale))
     return out
 
 
@@ -543,3 +646,85 @@ def load_pressure(path: str | Path | None = None) -> PressureStudy | None:
     except (KeyError, TypeError) as e:
         raise InputError(f"the benchmark's 'masa_pressure' section does not match this version: "
                          f"{e}", file=path or "reports/bench/memory.json") from None
+
+
+@dataclass(frozen=True)
+class GridCell:
+    """One cell of Figs. 7-8's grid (measured): each policy's median mean response over its
+    rounds with quartiles and what the kernel paged (``policies[p]``: ``median_ms``, ``q1_ms``,
+    ``q3_ms``, ``runs``, ``finished``, ``swapped_mb``, ``major_faults``,
+    ``overcommitted_tasks``), MASA's savings and the order, fastest first."""
+
+    scenario: int
+    paper_budget_mb: int
+    intensity: float
+    budget_mb: float
+    policies: dict[str, dict]
+    masa_saving_vs_bulk_pct: float | None
+    masa_saving_vs_deepeye_pct: float | None
+    masa_saving_vs_best_other_pct: float | None
+    order_fastest_first: list[str]
+
+
+@dataclass(frozen=True)
+class GridStudy:
+    """What ``benchmarks/bench_masa_grid.py`` measured and fitted, read back typed: the cells,
+    the ledger's readings (``derived``) and the simulator refitted on the grid, with its
+    held-out rows (``held_out``, cells it did not see) and in-sample rows."""
+
+    cpu: str
+    source: str
+    jobs: dict[str, int]
+    budgets_mb: dict[str, float]
+    networks: list[dict]
+    cells: list[GridCell]
+    derived: dict[str, float | int | None]
+    fit_source: str
+    held_out_rule: str
+    held_out: list[FitRow]
+    in_sample: list[FitRow]
+
+
+def load_grid(path: str | Path | None = None) -> GridStudy | None:
+    """The grid committed in ``reports/bench/masa_grid.json``, or None when it has not run."""
+    from ...errors import InputError
+    from ..bench import bench_section
+
+    m = bench_section("masa_grid.json", None, path)
+    if m is None:
+        return None
+    try:
+        fit = m.get("fit", {})
+        return GridStudy(m["cpu"], m["source"], m["jobs"], m["budgets_mb"], m["networks"],
+                         [GridCell(**c) for c in m["cells"]], m.get("derived", {}),
+                         fit.get("source", ""), fit.get("held_out_rule", ""),
+                         [FitRow(**r) for r in fit.get("held_out", [])],
+                         [FitRow(**r) for r in fit.get("in_sample", [])])
+    except (KeyError, TypeError) as e:
+        raise InputError(f"masa_grid.json does not match this version: {e}",
+                         file=path or "reports/bench/masa_grid.json") from None
+
+
+def grid_figure(study: GridStudy, scenario: int):
+    """Grouped bars: each policy's median mean response per (memory, intensity) cell of one
+    scenario, quartiles as error bars, log scale (plotly; drawing only)."""
+    import plotly.graph_objects as go
+
+    cells = [c for c in study.cells if c.scenario == scenario]
+    fig = go.Figure()
+    for pol in ("bulk", "deepeye", "masa"):
+        xs, ys, lo, hi = [], [], [], []
+        for c in cells:
+            p = c.policies.get(pol, {})
+            if p.get("median_ms") is None:
+                continue
+            xs.append(f"{c.paper_budget_mb} MB, {c.intensity}")
+            ys.append(p["median_ms"])
+            lo.append(p["median_ms"] - p["q1_ms"])
+            hi.append(p["q3_ms"] - p["median_ms"])
+        fig.add_trace(go.Bar(name=f"{pol} (measured)", x=xs, y=ys, error_y=dict(
+            type="data", symmetric=False, array=hi, arrayminus=lo)))
+    fig.update_layout(barmode="group", yaxis_type="log", template="plotly_white",
+                      yaxis_title="mean response (ms)", xaxis_title="paper's memory, intensity",
+                      title=f"Scenario {'I' * scenario} under a real memory limit (measured)")
+    return fig

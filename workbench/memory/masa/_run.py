@@ -1,10 +1,10 @@
 """One real MASA run in this fresh process (see ``workbench.lab.experiments.masa_pressure``).
 
 Usage: ``python -m workbench.memory.masa._run SPEC.pkl``. SPEC holds each network's stored root
-(a skeleton and its per-layer weight files), the profiles the scheduler plans with, the jobs and
-the policy. The run's paging is whatever the kernel does to this process (its memory group), so
-no penalty is modelled: ``swap_bps`` is infinite. Prints one JSON line. Imports numpy and the
-layer executor only.
+(a skeleton and its per-layer weight files), the profiles the scheduler plans with, the jobs, the
+policy and the batch each network runs on. The run's paging is whatever the kernel does to this
+process (its memory group), so no penalty is modelled: ``swap_bps`` is infinite. Prints one JSON
+line. Imports numpy and the layer executor only.
 """
 
 import json
@@ -32,7 +32,9 @@ def main(argv: list[str]) -> int:
     (a @ a).sum()  # BLAS buffers before the baseline
     del a
     base = status_kb("VmRSS")
-    x = {role: np.zeros((1,) + tuple(g.input_shape), np.float32) for role, g in graphs.items()}
+    batch = spec.get("batch", 1)  # images each network runs on at once (MASA Fig. 12)
+    x = {role: np.zeros((batch,) + tuple(g.input_shape), np.float32)
+         for role, g in graphs.items()}
     r = run_real(graphs, {k: Path(v) for k, v in spec["roots"].items()}, spec["jobs"],
                  policy=spec["policy"], admission=spec["admission"], budget=spec["budget"],
                  workers=spec["workers"], nets=spec["profiles"], swap_bps=math.inf, x=x)

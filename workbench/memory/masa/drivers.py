@@ -116,7 +116,7 @@ def run_real(graphs: dict, roots: dict[str, Path], jobs: list[Job], *, policy: s
             ly = g.layers[k]
             xin = [st["a"][g.index[n]] if n != "input" else xs[t.job.nets[t.net]]
                    for n in ly.inputs]
-            out = np.empty((1,) + ly.shape, np.float32)
+            out = np.empty((xin[0].shape[0],) + ly.shape, np.float32)  # the batch (Fig. 12)
             ly.compute(xin, out, w=st["w"].get(k) if ly.weights else None)
             with lock:
                 st["a"][k] = out

@@ -76,6 +76,25 @@ class NetProfile:
         """Peak held by a Bulk run alone: all weights plus the largest layer's working set."""
         return self.weight_bytes + max(x.out_bytes * 2 + x.scratch_bytes for x in self.layers)
 
+    def batched(self, size: int) -> "NetProfile":
+        """This network run on ``size`` inputs at once (MASA Fig. 12), as its scheduler
+        estimates it: each layer's activations, scratch and execution time scale with the batch;
+        its weights and load time do not (loaded once)."""
+        if size == 1:
+            return self
+        return NetProfile(self.name, [LayerCost(
+            x.name, x.kind, x.inputs, x.weight_bytes, x.out_bytes * size, x.scratch_bytes * size,
+            x.load_s, x.exec_s * size) for x in self.layers])
+
+    def misestimated(self, factor: float) -> "NetProfile":
+        """This network with every layer's memory estimate (weights, activations, scratch)
+        multiplied by ``factor``, as a profiler that under- or over-estimates would give it
+        (MASA Fig. 13(b)); the weights really read and the times are unchanged."""
+        return NetProfile(self.name, [LayerCost(
+            x.name, x.kind, x.inputs, int(x.weight_bytes * factor), int(x.out_bytes * factor),
+            int(x.scratch_bytes * factor), x.load_s, x.exec_s, x.rss_peak_bytes)
+            for x in self.layers])
+
     @property
     def layer_peak_bytes(self) -> int:
         """The largest single layer (weights + output + scratch): MASA's unit of progress."""
