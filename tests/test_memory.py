@@ -336,6 +336,12 @@ def test_a_batched_masa_run_answers_every_image_of_the_batch(models, tmp_path):
     out = r.jobs[0].outputs[0]
     assert out.shape[0] == 3
     np.testing.assert_allclose(out, g.run(xb), atol=1e-6)
+    own = {(i, "conv"): xb[i:i + 1] for i in range(3)}  # each job its own image
+    r = M.run_real({"conv": g}, {"conv": root}, [M.Job(i, 0.0, ["conv"]) for i in range(3)],
+                   policy="masa", budget=prof.layer_peak_bytes * 2, nets={"conv": prof},
+                   x={"conv": xb[:1] * 0, **own})
+    for j in r.jobs:
+        np.testing.assert_allclose(j.outputs[0], g.run(xb[j.id:j.id + 1]), atol=1e-6)
     wrong = prof.misestimated(0.5)
     assert wrong.weight_bytes == sum(int(ly.weight_bytes * 0.5) for ly in prof.layers)
     assert [ly.exec_s for ly in wrong.layers] == [ly.exec_s for ly in prof.layers]

@@ -221,14 +221,15 @@ def run_limited(nets: Nets, jobs: list[M.Job], variant: str, *, budget: int, swa
                 workers: int = 2, timeout: float = 300.0, scaling: str = "",
                 paper_budget_mb: int = 0, round: int = 0, workdir: Path,
                 intensity: float = 1.2, scenario: int = 1, seed: int = 0,
-                batch: int = 1) -> PressureRun:
+                batch: int = 1, inputs_per_job: bool = False) -> PressureRun:
     """One real run of ``variant`` (see :func:`~.masa.scheduler_of`) in a fresh process held
     to ``budget`` + :data:`ALLOWANCE_MB` by a memory cgroup that may use ``swap_mb`` of swap
     (the swap file must be on). ``intensity`` and ``scenario`` label the row: they say how
     ``jobs`` were made (:func:`jobs_for`), so a fit can remake them (``seed`` too). ``batch`` runs every
     network on that many images at once (MASA Fig. 12): the scheduler plans with each layer's
     activations and execution time scaled by it (:meth:`~workbench.memory.masa.NetProfile.
-    batched`), and each layer really executes on the whole batch."""
+    batched`), and each layer really executes on the whole batch. ``inputs_per_job`` gives
+    every job its own input image (otherwise the jobs of a network share one)."""
     from ...memory import pressure
 
     policy, admission = scheduler_of(variant)
@@ -237,7 +238,8 @@ def run_limited(nets: Nets, jobs: list[M.Job], variant: str, *, budget: int, swa
         pickle.dump({"roots": {k: str(v) for k, v in nets.roots.items()}, "jobs": jobs,
                      "profiles": {k: p.batched(batch) for k, p in nets.profiles.items()},
                      "policy": policy, "admission": admission, "budget": budget,
-                     "workers": workers, "batch": batch}, fh)
+                     "workers": workers, "batch": batch, "inputs_per_job": inputs_per_job},
+                    fh)
     limit_mb = budget / 1e6 + ALLOWANCE_MB
     env = blas_threads_env(1)
     cmd = [sys.executable, "-m", "workbench.memory.masa._run", str(spec)]
@@ -369,7 +371,8 @@ def batching_real(nets: Nets, *, roles=("AgeNet", "GenderNet"), sizes=(1, 2, 4, 
     """MASA Fig. 12 for real: the paper's two-network task (AgeNet and GenderNet) by MASA with
     two workers at the paper's 1 GB scaled by total memory (those networks' bulk memory here
     over Table 1's), batched against individual arrivals, each run a fresh process in a memory
-    cgroup with ``swap_mb`` of swap (the swap file must be on). Modes alternate within a size
+    cgroup with ``swap_mb`` of swap (the swap file must be on). Both modes hold every image
+    apart (a batch its rows, individual arrivals one array each). Modes alternate within a size
     and their order flips each round (this machine drifts)."""
     pool = list(roles)
     sub = Nets({k: nets.graphs[k] for k in pool if k in nets.graphs},
@@ -389,7 +392,7 @@ def batching_real(nets: Nets, *, roles=("AgeNet", "GenderNet"), sizes=(1, 2, 4, 
                 pr = run_limited(sub, jobs, "masa", budget=budget, swap_mb=swap_mb,
                                  timeout=timeout, scaling="by total",
                                  paper_budget_mb=paper_budget_mb, round=r, workdir=workdir,
-                                 batch=b)
+                                 batch=b, inputs_per_job=True)
                 row = BatchRun(size, mode, r, pr.finished,
                                None if pr.makespan_s is None else pr.makespan_s * 1e3 / size,
                                pr.makespan_s, pr.group_peak_mb, pr.swapped_mb, pr.major_faults,

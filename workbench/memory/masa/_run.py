@@ -35,6 +35,10 @@ def main(argv: list[str]) -> int:
     batch = spec.get("batch", 1)  # images each network runs on at once (MASA Fig. 12)
     x = {role: np.zeros((batch,) + tuple(g.input_shape), np.float32)
          for role, g in graphs.items()}
+    if spec.get("inputs_per_job"):  # every image held apart, as a batch holds its images
+        x.update({(j.id, role): np.zeros((batch,) + tuple(graphs[role].input_shape),
+                                         np.float32)
+                  for j in spec["jobs"] for role in j.nets})
     r = run_real(graphs, {k: Path(v) for k, v in spec["roots"].items()}, spec["jobs"],
                  policy=spec["policy"], admission=spec["admission"], budget=spec["budget"],
                  workers=spec["workers"], nets=spec["profiles"], swap_bps=math.inf, x=x)

@@ -88,7 +88,8 @@ def run_real(graphs: dict, roots: dict[str, Path], jobs: list[Job], *, policy: s
     layers of ``graphs[net]`` (LayerGraph); the modelled paging penalty is slept (pass
     ``swap_bps=math.inf`` when the run's paging is real, under a memory limit). Arrival times
     are seconds from the start. ``x`` is the input of every network, or one per network name
-    (default: zeros of each network's input shape). Each job's network outputs are kept in
+    (default: zeros of each network's input shape), to which keys ``(job id, network)`` add a
+    job's own input. Each job's network outputs are kept in
     ``job.outputs``."""
     from ..graph import read_weights
 
@@ -114,7 +115,8 @@ def run_real(graphs: dict, roots: dict[str, Path], jobs: list[Job], *, policy: s
         else:
             k = t.layers[0]
             ly = g.layers[k]
-            xin = [st["a"][g.index[n]] if n != "input" else xs[t.job.nets[t.net]]
+            name = t.job.nets[t.net]
+            xin = [st["a"][g.index[n]] if n != "input" else xs.get((t.job.id, name), xs[name])
                    for n in ly.inputs]
             out = np.empty((xin[0].shape[0],) + ly.shape, np.float32)  # the batch (Fig. 12)
             ly.compute(xin, out, w=st["w"].get(k) if ly.weights else None)
@@ -142,6 +144,8 @@ def run_real(graphs: dict, roots: dict[str, Path], jobs: list[Job], *, policy: s
 
     xs = {k: (x[k] if isinstance(x, dict) else x) if x is not None
           else np.zeros((1,) + tuple(g.input_shape), np.float32) for k, g in graphs.items()}
+    if isinstance(x, dict):  # a job's own image for a network: key (job id, network)
+        xs.update({k: v for k, v in x.items() if isinstance(k, tuple)})
     threads = [threading.Thread(target=worker, args=(w,), daemon=True) for w in range(workers)]
     for th in threads:
         th.start()
