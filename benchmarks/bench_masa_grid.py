@@ -28,7 +28,7 @@ Rows are merged into the JSON after every cell, so a stopped run loses nothing; 
 skips the runs already there and retries the unfinished ones. ``--resume`` and ``--fit-only``
 profile the networks again: the fit remakes each run's jobs and simulates from the profiles of
 the invocation that fits, so a refit differs from the first fit by the profiles' run-to-run
-noise. About 30 minutes on 2 cores at one round, and 8 for the fit.
+noise. About 20 minutes on 2 cores a round, and 20 for the fit at two rounds.
 
 Usage: python benchmarks/bench_masa_grid.py [--rounds 1] [--jobs-1 16] [--jobs-2 5]
        [--resume] [--fit-only] [--derive-only] [--quick]

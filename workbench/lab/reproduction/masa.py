@@ -74,9 +74,9 @@ NOTE_FIG7 = (
     "(seed = round), medians; each policy a fresh process in a memory cgroup (budget + 64 MB) "
     "with a 6 GB swap file; the paper's sizes scaled by total memory (512 MB -> 162 MB, 1 GB -> "
     "324 MB, 2 GB -> 648 MB). MASA has the lowest median in all 9 cells. At 512 MB it answers "
-    "in 1.1-1.9 s against Bulk's and DeepEye's 10.7-12.1 s (84-90% less than the second best; "
-    "Bulk and DeepEye swap 1.6-1.7 GB per run, MASA 0.43-0.50 GB). At 1 GB and 2 GB almost "
-    "nothing swaps (DeepEye 33-176 MB in two 1 GB cells); MASA's medians are 17-31% below "
+    "in 1.1-1.9 s against Bulk's and DeepEye's 10.7-12.1 s (83-90% less than the second best; "
+    "single runs: Bulk and DeepEye swap 1.6-1.8 GB, MASA 0.41-0.53 GB). At 1 GB and 2 GB almost "
+    "nothing swaps (DeepEye did in two 1 GB cells, up to 353 MB in one run); MASA's medians are 17-31% below "
     "DeepEye's (90% in the 1 GB, intensity 1.0 cell, where DeepEye swapped) and 46-72% below "
     "Bulk's: with two workers it overlaps one network's loads with "
     "another's execution, which Bulk, one network at a time, cannot. Those margins are not far "
@@ -86,7 +86,7 @@ NOTE_FIG7 = (
     "reads weights from an SD card, where a greedy loader that recovers from paging can win; "
     "here weights come from the page cache and nothing pages at 2 GB. 'Gains larger at low "
     "memory' holds (62.7 points more at 512 MB than at 2 GB, intensity 1.2); 'larger at high "
-    "intensity' is not compared and does not hold at 512 MB (90% at 0.8, 84% at 1.2). The "
+    "intensity' is not compared and does not hold at 512 MB (90% at 0.8, 83% at 1.2). The "
     "earlier scenario I runs (bench_memory.py --only masa, eight networks, 30 jobs) predate a "
     "fix of the real runner and are no longer compared.")
 
@@ -106,8 +106,10 @@ NOTE_FIG12 = (
     "working set is the likely one). The best batch here is 4 (42 ms, quartiles 42-44), not the "
     "paper's 8 (46 ms, quartiles 40-47): the two are within each other's spread, and the check "
     "asks for 8 exactly, so it fails. Batch 1 batched and individual are the same work: their "
-    "runs span 72-124 ms, this machine's run-to-run noise. The 42% between batch 8 and 32 and "
-    "the 51% at 32 lie outside that spread. The paper's VM and Caffe are not here.")
+    "runs span 72-124 ms (1.7x), this machine's run-to-run noise, as wide as the gaps checked; "
+    "the checks hold on medians whose quartiles do not overlap (batch 8: 40-47 ms against "
+    "batch 32: 74-84 ms; at 32, individual 51-53 ms), not on single runs. The paper's VM and "
+    "Caffe are not here.")
 
 NOTE_FIG13B = (
     "(b) Measured (benchmarks/bench_masa_ledger.py --only fig13b): six AgeNets per image, 20 "
@@ -354,11 +356,11 @@ ITEMS: tuple[Item, ...] = (
              "18.6% against the second best, MASA 92% slower than Bulk at 2 GB and a 1.8x "
              "ratio. Over the whole grid (bench_masa_grid.py: nine networks with GoogLeNet, 5 "
              "images of 1-9 networks per run, two rounds of different draws, medians): MASA is "
-             "fastest at 512 MB (44-47% less than the second best; it swaps 2.3 GB per run, "
-             "Bulk and DeepEye 4.7 GB), but Bulk beats it at 1 GB at every intensity (13.4-13.9 "
+             "fastest at 512 MB (44-47% less than the second best; cell medians: it swaps "
+             "2.3 GB per run, Bulk and DeepEye 4.7-4.8 GB), but Bulk beats it at 1 GB at every intensity (13.4-13.9 "
              "vs 14.8-15.3 s) and DeepEye at 2 GB, intensity 1.2 (1.16 vs 1.43 s). The cause of "
-             "the 1 GB loss is measured: in round 1 (32 network runs on its 5 images, round "
-             "0 had 23) MASA, which admits every network on arrival (Alg. 1 read literally) and "
+             "the 1 GB loss is measured: in round 1 (32 network runs on its 5 images at "
+             "every intensity, round 0 had 23) MASA, which admits every network on arrival (Alg. 1 read literally) and "
              "starts a task over its budget when nothing fits and every worker is idle, started "
              "429-513 tasks over its budget and swapped 1.4-1.6 GB per run, Bulk 26 tasks and "
              "1.0-1.2 GB; in round 0 MASA won at 1 GB (12.3-12.4 s against Bulk's 15.2-16.2 s). "
