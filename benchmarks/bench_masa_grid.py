@@ -50,7 +50,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_masa_ledger import WAIT, _cpu, _load, _prepare, spread, wait_quiet  # noqa: E402
+from bench_masa_ledger import WAIT, _cpu, _load, _prepare, saving, spread, wait_quiet  # noqa: E402
 
 from workbench.fileio import atomic_write_text  # noqa: E402
 from workbench.lab.experiments import masa_pressure as mp  # noqa: E402
@@ -120,9 +120,6 @@ def summarise(rows: list[dict]) -> list[dict]:
                       "overcommitted_tasks": statistics.median(
                           [r["overcommitted_tasks"] for r in ok]) if ok else None}
         m = {p: v["median_ms"] for p, v in pol.items()}
-
-        def saving(a, b):
-            return None if a is None or not b else 100 * (1 - a / b)
 
         others = [m[p] for p in ("bulk", "deepeye")]
         best = None if None in others else min(others)

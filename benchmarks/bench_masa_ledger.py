@@ -20,7 +20,6 @@ the same cgroup + swap machinery as the Fig. 7 pressure runs (``bench_memory.py 
   2 GB / 1 GB / 512 MB scaled the same way (one instance's bulk memory over 880 MB; + 64 MB per
   interpreter running at a time), started at once and pinned to one core each (no coordination) or one after the
   other; each instance runs 3 images back to back, execution time per image.
-
 - ``fig13b`` (about 3 minutes): MASA's sensitivity to its memory estimates (section 5.7): every
   AgeNet layer's estimate x0.5 / 0.75 / 1 / 1.25 / 1.5, six AgeNets per image, 20 periodic
   images (intensity 1: one image per six AgeNets' bulk time), at the paper's 512 MB scaled by
@@ -34,8 +33,8 @@ the same cgroup + swap machinery as the Fig. 7 pressure runs (``bench_memory.py 
 Before each part (and each round of fig8) the harness waits until the 1-minute load is below 1.3
 (polling every 10 s, giving up after 10 minutes) and records the load it ran under.
 
-Run: ``python benchmarks/bench_masa_ledger.py [--only fig8,fig2,fig3b,fig3c,fig12] [--quick]``; each
-part is merged into the JSON as it finishes, so a partial run loses nothing.
+Run: ``python benchmarks/bench_masa_ledger.py [--only fig8,fig2,fig3b,fig3c,fig12,fig13b]
+[--quick]``; each part is merged into the JSON as it finishes, so a partial run loses nothing.
 """
 
 from __future__ import annotations
@@ -172,11 +171,13 @@ def _median(summary: list[dict], mb: int, intensity: float, policy: str) -> floa
     return None
 
 
+def saving(a: float | None, b: float | None) -> float | None:
+    """How much less ``a`` is than ``b``, in % of ``b`` (None where either is missing)."""
+    return None if a is None or not b else 100 * (1 - a / b)
+
+
 def fig8_derived(summary: list[dict]) -> dict:
     """Savings and ratios from the medians of ``summary`` (None where a median is missing)."""
-    def saving(a, b):
-        return None if a is None or not b else 100 * (1 - a / b)
-
     m = {p: _median(summary, 512, 1.2, p) for p in mp.POLICIES}
     others = [v for p, v in m.items() if p in ("bulk", "deepeye") and v is not None]
     best_other = min(others) if len(others) == 2 else None
@@ -417,9 +418,6 @@ def fig12_derived(summary: list[dict]) -> dict:
     """The batch size with the least batched per-input time, batch 8's saving against 32, and
     at each size batched's saving against individual arrivals (None where missing)."""
     med = {(s["batch"], s["mode"]): s["median_ms_per_input"] for s in summary}
-
-    def saving(a, b):
-        return None if a is None or not b else 100 * (1 - a / b)
 
     batched = {b: v for (b, m), v in med.items() if m == "batched" and v is not None}
     return {

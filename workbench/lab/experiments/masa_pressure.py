@@ -511,9 +511,9 @@ def fit_paging(nets: Nets, rows: list[PressureRun], *, n: int = 30, grid: dict |
     of ``fitted_on`` ("all" or one scaling), or, when ``fit_on`` is given, the runs it accepts
     (``fitted_on`` then only names them): least sum of squared log ratios of simulated to
     measured (median over rounds). ``only`` skips the search. Each run's jobs are ``jobs_of``
-    it, or remade from its workload (``n`` jobs when it recorded none). The memory a real limit leaves beside the
-    budget (limit - baseline - budget) is measured per run and given to the simulator, not
-    fitted."""
+    it, or remade from its workload (``n`` jobs when it recorded none). The memory a real limit
+    leaves beside the budget (limit - baseline - budget) is measured per run and given to the
+    simulator, not fitted."""
     import statistics
 
     from ...timing import Stopwatch

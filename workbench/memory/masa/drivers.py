@@ -89,8 +89,7 @@ def run_real(graphs: dict, roots: dict[str, Path], jobs: list[Job], *, policy: s
     ``swap_bps=math.inf`` when the run's paging is real, under a memory limit). Arrival times
     are seconds from the start. ``x`` is the input of every network, or one per network name
     (default: zeros of each network's input shape), to which keys ``(job id, network)`` add a
-    job's own input. Each job's network outputs are kept in
-    ``job.outputs``."""
+    job's own input. Each job's network outputs are kept in ``job.outputs``."""
     from ..graph import read_weights
 
     jobs = [_fresh(j) for j in jobs]
