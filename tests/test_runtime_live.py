@@ -213,3 +213,56 @@ def test_runtime_notebook_runs_both_managers_without_losing_requests(quick_zoo, 
     assert m["paper"]["oodin"]["throttling"]["detection_ms"] == [800, 1150]
     table10 = [r for r in m["storage_modelled"] if r["status"] == "ok"]
     assert len(table10) == 12 and all(r["reduction"] > 1 and r["paper_reduction"] for r in table10)
+
+
+def _drive(rm, task, seconds, x=None):
+    """Back-to-back requests of ``task`` (closed loop) for ``seconds``; their futures."""
+    import time as _t
+
+    futs, end = [], _t.monotonic() + seconds
+    while _t.monotonic() < end:
+        f = rm.submit(task, x)
+        f.exception()
+        futs.append(f)
+    return futs
+
+
+def _busy_fraction(rm, task, t0, t1):
+    """The share of [t0, t1] (runtime seconds) ``task``'s served batches kept the device busy."""
+    return sum(ms / 1e3 for t, k, ms, *_ in rm.served_log if k == task and t0 <= t < t1) / (t1 - t0)
+
+
+def test_work_conserving_shares_lend_an_idle_tasks_share_and_take_it_back(quick_profile, quick_zoo,
+                                                                          tmp_path):
+    """Two tasks limited to 0.15 each: with one idle, ``fixed`` keeps the busy one at its limit;
+    ``work-conserving`` lends it the idle one's share (it runs at about twice its limit), and
+    the idle one takes its share back the moment it has requests again. Nothing is lost."""
+    prof, _ = quick_profile
+    pb = DiscreteProblem(prof, "max A[h3-vision]; max A[h3-audio]; max STP",
+                         tasks=["h3-vision", "h3-audio"])
+    make_bundle(rass(pb), pb, tmp_path / "h3", models=quick_zoo[0])
+    b = load_bundle(tmp_path / "h3")
+    limits = {"h3-vision": 0.15, "h3-audio": 0.15}
+    with pytest.raises(Exception, match="shares"):
+        RuntimeManager(b, limits={"h3-vision": 0.15}, shares="work-conserving")
+    got = {}
+    for mode in ("fixed", "work-conserving"):
+        rm = RuntimeManager(b, limits=limits, shares=mode, share_window_s=0.3,
+                            limit_burst_s=0.02).start()
+        try:
+            t0 = rm.now()
+            futs = _drive(rm, "h3-vision", 2.0)
+            t1 = rm.now()
+            shares = [v for v in rm.timeline.rows["share[h3-vision]"] if v is not None]
+            audio = _drive(rm, "h3-audio", 0.05)
+            audio_share = rm._buckets["h3-audio"].share
+        finally:
+            stats = rm.stop()
+        assert all(f.exception() is None for f in futs + audio), stats["rejected_reasons"]
+        # Skip the first window (the loan starts after one): the rest of the run.
+        got[mode] = (_busy_fraction(rm, "h3-vision", t0 + 0.6, t1), max(shares), audio_share)
+    fixed, wc = got["fixed"], got["work-conserving"]
+    assert fixed[1] == pytest.approx(0.15) and fixed[0] <= 0.15 + 0.05, got
+    assert wc[1] == pytest.approx(0.30, abs=0.01), got  # its own 0.15 and the idle one's
+    assert wc[0] > fixed[0] + 0.05, got
+    assert wc[2] == pytest.approx(0.15), got  # the lender took its share back at once

@@ -1,5 +1,6 @@
-"""Delen's multi-tenancy (section 4.2): max-min fair shares, work-conserving redistribution,
-cooperative re-weighting (Alg. 3) and a token-bucket resource limiter that delays or drops.
+"""Delen's multi-tenancy (section 4.2) in the trace-driven experiments: cooperative re-weighting
+(Alg. 3) over the max-min fair shares, work-conserving redistribution and token bucket that the
+runtime applies on the device (their one home is :mod:`workbench.runtime.limiter`).
 
 Shares are fractions of the accelerator's time (1.0 = all of it).
 """
@@ -13,62 +14,10 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import InputError
-from ..runtime.limiter import Decision, TokenBucket
+from ..runtime.limiter import Decision, TokenBucket, delen_shares, max_min_shares, redistribute
 
 __all__ = ["CrossAppAdapter", "Decision", "SharePlan", "Tenant", "TokenBucket", "delen_shares",
            "limit_trace", "max_min_shares", "redistribute"]
-
-
-def max_min_shares(weights, demands=None, *, capacity: float = 1.0) -> np.ndarray:
-    """Weighted max-min fair shares (water-filling): capacity is split in proportion to the
-    weights, but nobody gets more than they demand; what they leave is split again among the
-    rest. ``demands`` None (or inf) = unbounded."""
-    w = np.asarray(weights, float)
-    if w.ndim != 1 or len(w) == 0 or (w < 0).any() or not np.isfinite(w).all():
-        raise InputError("weights must be finite and non-negative, one per application",
-                         where="weights", value=list(np.atleast_1d(w)))
-    d = np.full(len(w), np.inf) if demands is None else np.asarray(demands, float)
-    if d.shape != w.shape or (d < 0).any():
-        raise InputError("demands must be non-negative, one per application", where="demands",
-                         value=list(np.atleast_1d(d)))
-    share = np.zeros(len(w))
-    active = (w > 0) & (d > 0)
-    left = float(capacity)
-    while active.any() and left > 1e-15:
-        fair = left * w / w[active].sum()
-        sated = active & (d - share <= fair + 1e-15)
-        if not sated.any():
-            share[active] += fair[active]
-            break
-        give = (d - share)[sated]
-        share[sated] += give
-        left -= give.sum()
-        active &= ~sated
-    return share
-
-
-def delen_shares(rates, weights=None, latency_ms=None, *, capacity: float = 1.0) -> np.ndarray:
-    """Shares as Delen assigns them: max-min fair with effective weights weight x request rate
-    (two applications at 5 and 10 requests/s get 1/3 and 2/3), capped by each one's demand
-    (rate x service time) when latencies are given."""
-    r = np.asarray(rates, float)
-    w = np.ones(len(r)) if weights is None else np.asarray(weights, float)
-    demand = None if latency_ms is None else r * np.asarray(latency_ms, float) / 1000.0
-    return max_min_shares(w * r, demand, capacity=capacity)
-
-
-def redistribute(shares, usage, weights) -> np.ndarray:
-    """Work conservation: applications using less than their share keep what they use; the
-    rest is split max-min fairly (by weight) among those that use all of theirs (a usage of
-    ``inf`` marks an application with more demand than it was given)."""
-    s, u, w = (np.asarray(x, float) for x in (shares, usage, weights))
-    under = u < s - 1e-12
-    out = np.where(under, u, s)
-    spare = float((s - out).sum())
-    hungry = ~under
-    if spare > 0 and hungry.any():
-        out[hungry] += max_min_shares(np.where(hungry, w, 0.0)[hungry], capacity=spare)
-    return out
 
 
 @dataclass

@@ -30,15 +30,22 @@ from .bundle import Bundle, ModelFault
 from .criteria import parse_criteria
 from .device import DeviceMonitor
 from .executor import Executor, ExecutorError, ProgramExecutor
-from .limiter import NEED_MARGIN, TokenBucket
+from .limiter import NEED_MARGIN, TokenBucket, redistribute
 from .monitor import rss_mb
 from .multiexit import MultiExitExecutor, SegmentCache
 from .options import RuntimeOptions
 from .policy import Choice, DeviceState, Policy, SwitchingPolicy
 from .timeline import Timeline, summarise
 
-__all__ = ["Choice", "DeviceState", "Policy", "Rejected", "RuntimeManager", "RuntimeOptions",
-           "SwitchingPolicy", "Timeline", "summarise"]
+__all__ = ["SHARE_MODES", "Choice", "DeviceState", "Policy", "Rejected", "RuntimeManager",
+           "RuntimeOptions", "SwitchingPolicy", "Timeline", "summarise"]
+
+#: How the limited tasks' shares move while the runtime runs (Delen section 4.2): ``fixed`` (each
+#: keeps its limit), ``work-conserving`` (share a task leaves unused is lent, every window, to the
+#: tasks its limiter held back; the lender gets it back the moment its limiter holds it) and
+#: ``cooperative`` (the limits' total is first re-split by each busy task's request rate, then
+#: lent as in work-conserving).
+SHARE_MODES = ("fixed", "work-conserving", "cooperative")
 
 
 class Rejected(Exception):
@@ -66,13 +73,17 @@ class RuntimeManager:
             design exits before a segment that would pass what remains, and what it used is
             charged; ``limit_mode`` ``"delay"`` waits for tokens, ``"drop"`` rejects the request
             ("over its share"). ``limit_burst_s``: the bucket holds share x this.
+        shares: How the limits move between tasks (:data:`SHARE_MODES`); ``share_window_s``
+            is how often they are recomputed from what each task used (Delen: every second).
+            The shares in force are in the timeline (``share[TASK]``).
         **overrides: Fields of :class:`RuntimeOptions` to change (``preload="none"``).
     """
 
     def __init__(self, bundle: Bundle, *, policy: Policy | None = None,
                  options: RuntimeOptions | None = None, events: list[ev.Event] | None = None,
                  limits: dict[str, float] | None = None, limit_mode: str = "delay",
-                 limit_burst_s: float = 0.1, **overrides: Any) -> None:
+                 limit_burst_s: float = 0.1, shares: str = "fixed", share_window_s: float = 1.0,
+                 **overrides: Any) -> None:
         self.options = opts = (options or RuntimeOptions()).with_overrides(**overrides)
         self.bundle = bundle
         self.policy = policy or SwitchingPolicy(bundle)
@@ -104,8 +115,24 @@ class RuntimeManager:
                              where="limits", value=unknown[0])
         if not limit_burst_s > 0:
             raise InputError("must be positive", where="limit_burst_s", value=limit_burst_s)
+        if shares not in SHARE_MODES:
+            raise InputError(f"one of {', '.join(SHARE_MODES)}", where="shares", value=shares)
+        if shares != "fixed" and len(limits or {}) < 2:
+            raise InputError("moving shares needs at least two limited tasks (--limit TASK=SHARE "
+                             "for each)", where="shares", value=shares)
+        if not share_window_s > 0:
+            raise InputError("must be positive", where="share_window_s", value=share_window_s)
         self._buckets = {t: TokenBucket(share, interval=limit_burst_s / share, mode=limit_mode)
                          for t, share in (limits or {}).items()}
+        # Work conservation: each limited task's entitlement, and per window what it used (busy
+        # seconds), whether its limiter held it back, and how many requests it got.
+        self.share_mode, self.share_window_s = shares, share_window_s
+        self._entitled = dict(limits or {})
+        self._entitled_now = dict(self._entitled)  # cooperative: re-split every window
+        self._window = {t: {"busy": 0.0, "held": False, "arrived": 0} for t in self._buckets}
+        self._lent = False
+        self._share_t = 0.0
+        self._bucket_lock = threading.Lock()  # the serving threads and the monitor move shares
         for e in self.events:
             if e.kind == "criteria" and e.args[0] not in self.tasks:
                 raise InputError(f"no task {e.args[0]!r} in the bundle (tasks: "
@@ -189,6 +216,8 @@ class RuntimeManager:
         fut: Future = Future()
         with self._lock:
             self.stats["submitted"] += 1
+            if task in self._window:
+                self._window[task]["arrived"] += 1
         r = _Req(x, time.perf_counter(), fut, every_output)
         if not isinstance(task, str) or task not in self._queues:
             self._reject(r, f"unknown task {task!r}; the bundle has {', '.join(self.tasks)}")
@@ -263,6 +292,7 @@ class RuntimeManager:
                         if ex.capped > capped:
                             with self._lock:
                                 self.stats["limited"]["capped"] += ex.capped - capped
+                            self._held(task)
                     else:
                         y, ms = ex.run(x, slowdown=self.injector.slowdown(ex.cores),
                                        every=every)
@@ -275,7 +305,10 @@ class RuntimeManager:
                     break
                 self._samples[task].append(ms)
                 if bucket is not None:
-                    bucket.charge(ms / 1e3, started)
+                    with self._bucket_lock:
+                        bucket.charge(ms / 1e3, started)
+                    with self._lock:
+                        self._window[task]["busy"] += ms / 1e3
                 if isinstance(ex, MultiExitExecutor):
                     with self._lock:
                         got = self.stats["exits"].setdefault(task, {})
@@ -311,9 +344,12 @@ class RuntimeManager:
         expected = ex.spec.expected.get("L") or 0.0
         if bucket.mode == "drop" and isinstance(ex, MultiExitExecutor) and ex.seg_ms[0] > 0:
             expected = ex.seg_ms[0]
-        need = min(NEED_MARGIN * expected * len(batch) / 1e3, bucket.capacity)
+        need = NEED_MARGIN * expected * len(batch) / 1e3
         now = self.now()
-        if bucket.tokens_at(now) < need - 1e-12:
+        with self._bucket_lock:
+            short = bucket.tokens_at(now) < min(need, bucket.capacity) - 1e-12
+        if short:
+            self._held(task)
             if bucket.mode == "drop":
                 with self._lock:
                     self.stats["limited"]["dropped"] += len(batch)
@@ -322,14 +358,59 @@ class RuntimeManager:
                 return None
             with self._lock:
                 self.stats["limited"]["delayed"] += len(batch)
-            until = bucket.when(need, now)
-            while self.now() < until:
+            while True:  # the share may move while it waits (work conservation)
+                with self._bucket_lock:
+                    now = self.now()
+                    until = bucket.when(min(need, bucket.capacity), now)
+                if now >= until:
+                    break
                 if self._stop.is_set() and not self._accepting:
                     for r in batch:
                         self._reject(r, "runtime stopped")
                     return None
-                time.sleep(min(0.005, max(0.0, until - self.now())))
-        return bucket.tokens_at(self.now()) * 1e3
+                time.sleep(min(0.005, max(0.0, until - now)))
+        with self._bucket_lock:
+            return bucket.tokens_at(self.now()) * 1e3
+
+    # --- shares across tasks (Delen section 4.2) --------------------------------------------
+    def _held(self, task: str) -> None:
+        """``task``'s limiter held it back: it has demand. A task that lent its share takes it
+        back now (every loan is called in until the next window), not a window later."""
+        with self._lock:
+            self._window[task]["held"] = True
+            reclaim = self._lent and self._buckets[task].share < self._entitled_now[task] - 1e-9
+        if reclaim:
+            with self._bucket_lock:
+                now = self.now()
+                for t, b in self._buckets.items():
+                    b.set_share(float(min(1.0, max(self._entitled_now[t], 1e-3))), now)
+                self._lent = False
+
+    def _reshare(self, t: float) -> None:
+        """Every ``share_window_s``: entitlements (cooperative: the limits' total re-split by
+        the busy tasks' request rates), then what a task left unused lent to the tasks its
+        limiter held back, max-min fairly."""
+        span = max(t - self._share_t, 1e-9)
+        names = list(self._buckets)
+        with self._lock:
+            seen = {n: dict(v) for n, v in self._window.items()}
+            for v in self._window.values():
+                v.update(busy=0.0, held=False, arrived=0)
+        self._share_t = t
+        ent = np.array([self._entitled[n] for n in names])
+        if self.share_mode == "cooperative":
+            rates = np.array([seen[n]["arrived"] / span for n in names])
+            busy = rates > 0  # an idle task keeps its limit as its entitlement (and lends it)
+            if busy.any():
+                ent[busy] = ent[busy].sum() * rates[busy] / rates[busy].sum()
+        usage = [float("inf") if seen[n]["held"] else seen[n]["busy"] / span for n in names]
+        lent = redistribute(ent, usage, np.ones(len(names)))
+        with self._bucket_lock:
+            now = self.now()
+            for n, share in zip(names, lent):
+                self._buckets[n].set_share(float(min(1.0, max(share, 1e-3))), now)
+            self._lent = bool(np.any(lent < ent - 1e-9))
+        self._entitled_now = dict(zip(names, ent.tolist()))
 
     # --- designs --------------------------------------------------------------------------
     def _usable(self) -> set[str]:
@@ -507,6 +588,8 @@ class RuntimeManager:
         t = self.now()
         while self.events and self.events[0].at <= t:
             self.inject(self.events.pop(0))
+        if self.share_mode != "fixed" and t - self._share_t >= self.share_window_s:
+            self._reshare(t)
         samples, requests = {}, {}
         for task in self.tasks:
             samples[task], self._samples[task] = self._samples[task], []
@@ -537,4 +620,5 @@ class RuntimeManager:
             **{f"other[{c}]": frac(r.other.get(c)) for c in self.cores},
             A=acc, rss_mb=rss_mb(), mem_available_mb=r.mem_available_mb,
             mem_used_mb=r.mem_used_mb, temperature_c=r.temperature_c,
-            served=self.stats["served"], rejected=self.stats["rejected"])
+            served=self.stats["served"], rejected=self.stats["rejected"],
+            **{f"share[{k}]": round(b.share, 4) for k, b in self._buckets.items()})

@@ -25,7 +25,7 @@ from ..names import EscapingWriter, printable
 from .bundle import Bundle, BundleError, load_bundle
 from .events import Event, parse_events
 from .executor import ExecutorError
-from .manager import Rejected, RuntimeManager
+from .manager import SHARE_MODES, Rejected, RuntimeManager
 from .monitor import anon_mb
 from .options import RuntimeOptions
 from .policy import Policy
@@ -57,7 +57,7 @@ def run(bundle: Bundle | str | Path, *, duration: float = 10.0, rate: float = 30
         events: list[Event] | None = None, policy: Policy | None = None,
         inputs: dict[str, np.ndarray] | None = None, on_switch=None,
         limits: dict[str, float] | None = None, limit_mode: str = "delay",
-        **options: Any) -> RunResult:
+        shares: str = "fixed", **options: Any) -> RunResult:
     """Serve ``rate`` requests per second per task for ``duration`` seconds.
 
     Args:
@@ -70,11 +70,13 @@ def run(bundle: Bundle | str | Path, *, duration: float = 10.0, rate: float = 30
         on_switch: Called with each switch record as it happens (progress output).
         limits: A share of the device per task, held by a token bucket (see RuntimeManager);
             ``limit_mode`` ``"delay"`` or ``"drop"``.
+        shares: How the limits move between tasks: ``"fixed"``, ``"work-conserving"`` or
+            ``"cooperative"`` (see :data:`~.manager.SHARE_MODES`).
         **options: Fields of :class:`~.options.RuntimeOptions` (period_s, memory_low_mb, ...).
     """
     b = bundle if isinstance(bundle, Bundle) else load_bundle(bundle)
     rm = RuntimeManager(b, policy=policy, events=events, limits=limits, limit_mode=limit_mode,
-                        **options)
+                        shares=shares, **options)
     futures: list[Future] = []
     lock = threading.Lock()
     stop = threading.Event()
@@ -201,6 +203,11 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
                         "(repeatable)")
     p.add_argument("--limit-mode", choices=("delay", "drop"), default="delay",
                    help="a request over its share waits (delay, default) or is rejected (drop)")
+    p.add_argument("--shares", choices=SHARE_MODES, default="fixed",
+                   help="with two or more --limit: fixed (default); work-conserving (a task's "
+                        "unused share is lent every second to tasks held back, and taken back "
+                        "when it needs it); cooperative (the limits re-split by request rate, "
+                        "then lent)")
     p.add_argument("--timeline", default=None, metavar="JSON",
                    help="write the timeline and every served batch to this file")
 
@@ -303,7 +310,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise InputError(f"no such task in the bundle (tasks: {', '.join(b.task_names)})",
                          where="--limit", value=unknown[0])
     res = run(b, duration=args.duration, rate=args.rate, events=events, on_switch=show,
-              options=options, limits=args.limits, limit_mode=args.limit_mode)
+              options=options, limits=args.limits, limit_mode=args.limit_mode,
+              shares=args.shares)
     st = res.stats
     print(f"requests: {st['submitted']} submitted, {st['served']} served, {st['rejected']} "
           f"rejected, {res.lost} lost" + (f"; rejections: {st['rejected_reasons']}"
@@ -313,6 +321,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"limiter ({', '.join(f'{t} {v:g}' for t, v in args.limits.items())}, "
               f"{args.limit_mode}): {lim['delayed']} delayed, {lim['dropped']} dropped, "
               f"{lim['capped']} answered at an earlier exit")
+        if args.shares != "fixed":
+            cols = res.timeline["rows"]
+            for task in args.limits:
+                got = [v for v in cols.get(f"share[{task}]", []) if v is not None]
+                if got:
+                    print(f"  {task}: share {args.limits[task]:g} -> {min(got):.3f}..{max(got):.3f} "
+                          f"({args.shares})")
     for k in st.get("throttles", []):
         print(f"  throttle {k['engine']} {k['pct']:g}%: the kernel held it back in "
               f"{k['nr_throttled']} of {k['nr_periods']} periods ({k['throttled_ms'] or 0:.0f} ms)")
