@@ -358,3 +358,45 @@ def test_paper_checks_put_each_figure_beside_the_paper_and_decide_nothing():
     assert "1 of 1 apps" in ok["Fig. 9"]["workbench"]
     bad = {c["figure"]: c for c in paper_checks(**_check_inputs(energy_falls=False, img1_drop=0.0))}
     assert "0 of 1 apps" in bad["Fig. 9"]["workbench"]
+
+
+def test_which_criterion_ended_a_request_is_counted_apart():
+    """Delen Fig. 11's combined policy: a request is counted under confidence, response time,
+    both, or neither, from the confidence and elapsed time it exited with; drops are left out."""
+    from workbench.lab.experiments.delen import ended_by
+    from workbench.multiexit.serve import Record
+
+    def rec(conf, elapsed, action="serve"):
+        return Record("a", 0.0, 0.0, 0.01, 0, True, 1.0, action, False, conf, elapsed)
+
+    rs = [rec(0.9, 5.0), rec(0.9, 5.0), rec(0.5, 20.0), rec(0.9, 20.0), rec(0.5, 5.0),
+          rec(0.99, 99.0, "drop")]
+    got = ended_by(rs, response_ms=10.0, confidence=0.7)
+    assert got == pytest.approx({"by_confidence": 0.4, "by_response_time": 0.2, "by_both": 0.2,
+                                 "by_neither": 0.2})
+    assert rs[0].service_ms == pytest.approx(10.0)
+
+
+def test_overload_onset_is_the_first_load_a_policy_falls_behind():
+    from workbench.lab.experiments.delen import overload_onset
+
+    rows = [{"policy": p, "load": x, "kept_up": k} for x, ks in
+            ((1.0, (1.0, 1.0)), (2.0, (0.9, 0.99)), (3.0, (0.5, 0.97)))
+            for p, k in zip(("pR (C>0.7)", "PF"), ks)]
+    got = overload_onset(rows)
+    assert got["load"] == 2.0 and got["PF"] == 0.99 and got["pR (C>0.7)"] == 0.9
+    assert overload_onset(rows, policy="PF")["load"] is None  # it kept up everywhere
+
+
+def test_efficientnet_lite_exits_follow_its_stages():
+    """Exits after the third and fifth stage and the last block, found from the blocks'
+    widths: Lite0's 16 blocks and Lite2's 21 (its stages are wider and deeper)."""
+    from workbench.multiexit.pretrained import lite_stages
+
+    lite0 = [16, 24, 24, 40, 40, 80, 80, 80, 112, 112, 112, 192, 192, 192, 192, 320]
+    lite2 = [16, 24, 24, 24, 48, 48, 48, 88, 88, 88, 88, 120, 120, 120, 120, 208, 208, 208, 208,
+             208, 352]
+    assert lite_stages(lite0) == ((0, 5), (5, 11), (11, 16))
+    assert lite_stages(lite2) == ((0, 7), (7, 15), (15, 21))
+    with pytest.raises(Exception, match="seven stages"):
+        lite_stages([16, 24, 40])

@@ -130,6 +130,32 @@ def test_trace_driven_serving_answers_or_drops_every_request(h1):
     assert len(actions) == len(tr) and "drop" in actions and "serve" in actions
 
 
+def test_serving_calibrates_budgets_to_the_profile_it_plans_with(h1):
+    """A profile that says the exits cost half what they take when served: the server sees the
+    slowdown (about 2) and divides every time budget a policy gets by it, so a Pareto look-up
+    in profile units asks for what really fits; without calibration the budget is the raw one."""
+    from workbench.multiexit.serve import App, poisson, segment_times, serve
+
+    data, net, _, folder, info = h1
+    sn = SegmentedNet(folder, info["segments"])
+    x = to_torch(data.x_test, 2).numpy()
+    seg = segment_times(sn, x)
+    tr = poisson(0.5 * 1000.0 / sum(seg), 3.0, seed=5)
+    got = {}
+    for cal in (True, False):
+        seen = []
+
+        def policy(rate, budget, seen=seen):
+            seen.append(budget)
+            return parse_criteria("null")
+
+        app = App("a", sn, x, data.y_test, policy, segment_ms=[v / 2 for v in seg])
+        res = serve([app], {"a": tr}, calibrate=cal)
+        got[cal] = (float(np.median(seen[1:])), res.shares[-1]["slowdown[a]"])
+    assert 1.4 < got[True][1] < 3.0 and got[False][1] == 1.0, got
+    assert got[True][0] == pytest.approx(got[False][0] / got[True][1], rel=0.35), got
+
+
 @pytest.mark.parametrize("mode", ["delay", "drop"])
 def test_the_limiter_holds_under_every_policy_and_trace(h1, mode):
     """Usage over any window stays within the limit plus the bucket's burst and one segment's

@@ -154,6 +154,12 @@ class DelenMetrics:
     real: dict[str, Any] = field(default_factory=dict)
     # Each figure's claim in the paper beside this run (delen.paper_checks).
     checks: list[dict[str, Any]] = field(default_factory=list)
+    # Fig. 7's policies across offered loads (delen.fig7_overload) and where per-request C>0.7
+    # stops keeping up (delen.overload_onset).
+    fig7_overload: list[dict[str, Any]] = field(default_factory=list)
+    fig7_onset: dict[str, Any] = field(default_factory=dict)
+    # Which nets each figure ran on (app or role -> model name).
+    roles: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

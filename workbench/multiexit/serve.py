@@ -74,10 +74,17 @@ class Record:
     energy_mj: float
     action: str                # "serve", "delay" or "drop"
     capped: bool = False       # the limiter's budget, not the policy, chose an earlier exit
+    confidence: float = float("nan")  # the top probability at the exit taken
+    elapsed_ms: float = float("nan")  # the response time the criteria saw there (wait + run)
 
     @property
     def response_ms(self) -> float:
         return (self.finish - self.arrival) * 1e3
+
+    @property
+    def service_ms(self) -> float:
+        """The time it ran (no queueing): what a share's time budget per request bounds."""
+        return (self.finish - self.start) * 1e3
 
 
 @dataclass
@@ -103,6 +110,7 @@ class ServeResult:
                 "accuracy": float(np.mean([r.correct for r in done])) if done else None,
                 "energy_mj": float(np.mean([r.energy_mj for r in done])) if done else None,
                 "response_ms": float(np.mean([r.response_ms for r in done])) if done else None,
+                "service_ms": float(np.mean([r.service_ms for r in done])) if done else None,
                 "throughput": len(done) / span if span > 0 else None,
                 "exits": np.bincount([r.exit for r in done], minlength=n_exits).tolist()}
 
@@ -172,7 +180,8 @@ def expected_cost_ms(app: App, criteria: Callable[[ExitState], bool],
 def serve(apps: list[App], traces: dict[str, np.ndarray], *, update_every: float = 1.0,
           limit: dict[str, float] | None = None, limiter_mode: str = "delay",
           limiter_interval: float = 1.0, adapter: CrossAppAdapter | None = None,
-          enforce_shares: bool = False, work_conserving: bool = True) -> ServeResult:
+          enforce_shares: bool = False, work_conserving: bool = True,
+          calibrate: bool = True) -> ServeResult:
     """Serve the traces; policies (and, with ``adapter``, shares) update every ``update_every``
     seconds from the request rates observed over the last window.
 
@@ -196,6 +205,12 @@ def serve(apps: list[App], traces: dict[str, np.ndarray], *, update_every: float
         work_conserving: With ``enforce_shares``, share a tenant leaves unused (it used less
             and its limiter never held it back) goes to tenants with demand (Delen's
             work-conserving mode), max-min fairly by weight.
+        calibrate: Policies plan with the exit profile's latencies; serving can run slower or
+            faster than when the profile was measured (the machine's load and clock change).
+            Every update, each app's time budget is divided by its observed slowdown (its
+            requests' run time over what the profile says their exits cost, over the run so
+            far), so the budget is in the profile's units. The slowdown is in the share log
+            (``slowdown[APP]``).
     """
     by_name = {a.name: a for a in apps}
     unknown = set(traces) - set(by_name)
@@ -232,6 +247,12 @@ def serve(apps: list[App], traces: dict[str, np.ndarray], *, update_every: float
     clock = 0.0
     next_update = 0.0
     i = 0
+    # Observed run time and the profile's cost of the exits taken (ms), per app.
+    ran = {a.name: [0.0, 0.0] for a in apps}
+
+    def slowdown(name: str) -> float:
+        obs, prof = ran[name]
+        return obs / prof if calibrate and prof > 0 and obs > 0 else 1.0
 
     def update(now: float) -> None:
         # Rate over the last window (the first window looks ahead: nothing has arrived yet).
@@ -260,17 +281,18 @@ def serve(apps: list[App], traces: dict[str, np.ndarray], *, update_every: float
                     buckets[a.name].set_share(max(limits_now[a.name], 1e-6), now)
         for a in apps:
             r = max(rates[a.name], 1e-9)
-            budgets[a.name] = shares[a.name] / r * 1000.0
+            budgets[a.name] = shares[a.name] / r * 1000.0 / slowdown(a.name)
             crit[a.name] = a.policy(rates[a.name], budgets[a.name]).compile()
             held[a.name], busy_in_window[a.name] = False, 0.0
             b = buckets.get(a.name)
             if b is not None and b.mode == "delay":
-                need[a.name] = min(NEED_MARGIN * expected_cost_ms(a, crit[a.name],
-                                                                  seg_ms[a.name]) / 1e3,
+                need[a.name] = min(NEED_MARGIN * slowdown(a.name)
+                                   * expected_cost_ms(a, crit[a.name], seg_ms[a.name]) / 1e3,
                                    b.capacity)
         share_log.append({"t": now, **{f"share[{k}]": v for k, v in shares.items()},
                           **{f"limit[{k}]": v for k, v in limits_now.items()},
-                          **{f"rate[{k}]": v for k, v in rates.items()}})
+                          **{f"rate[{k}]": v for k, v in rates.items()},
+                          **{f"slowdown[{a.name}]": slowdown(a.name) for a in apps}})
 
     while True:
         while i < len(events) and events[i][0] <= clock:  # arrivals join their app's queue
@@ -317,11 +339,14 @@ def serve(apps: list[App], traces: dict[str, np.ndarray], *, update_every: float
             ex = next((e for e, p in enumerate(probs) if int(p.argmax()) == int(app.y[j])), 0)
             p, exec_ms = probs[ex], times[ex]
             capped = False
+            elapsed = (clock - arrival) * 1e3 + exec_ms
         else:
             waited = (clock - arrival) * 1e3
             p, ex, state = app.net.run(x, crit[name], waited_ms=waited, cap_ms=cap_ms,
-                                       segment_ms=seg_ms[name] if b is not None else None)
+                                       segment_ms=[v * slowdown(name) for v in seg_ms[name]]
+                                       if b is not None else None)
             exec_ms = state.response_time - waited
+            elapsed = state.response_time
             capped = b is not None and ex < app.net.n_exits - 1 and not crit[name](state)
         finish = clock + exec_ms / 1e3
         if b is not None:
@@ -331,9 +356,12 @@ def serve(apps: list[App], traces: dict[str, np.ndarray], *, update_every: float
             if capped:
                 held[name] = True
         busy_in_window[name] += exec_ms / 1e3
+        ran[name][0] += exec_ms
+        ran[name][1] += float(sum(seg_ms[name][:ex + 1]))
         records.append(Record(name, arrival, clock, finish, ex, int(p.argmax()) == int(app.y[j]),
                               HOST_CORE.busy_mj(exec_ms, app.net.threads),
-                              "delay" if was_held else "serve", capped))
+                              "delay" if was_held else "serve", capped, float(np.max(p)),
+                              float(elapsed)))
         clock = finish
     limits = {a: {"share": bk.share, "burst_s": bk.capacity} for a, bk in buckets.items()}
     return ServeResult(records, share_log, limits, max(0.0, overrun / 1e3))

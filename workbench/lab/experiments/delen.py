@@ -77,21 +77,24 @@ def build(name: str, *, quick: bool = False, width: int = 32, epochs: int | None
                  [folder_size_mb(folder, [f]) for f in info["segments"]])
 
 
-#: The real-scale multi-exit net: EfficientNet-Lite0 (ImageNet weights) on Fashion-MNIST.
-REAL = "EffNetLite0-ME (fashion)"
+#: The real-scale multi-exit nets: EfficientNet-Lite0/1/2 (ImageNet weights) on Fashion-MNIST.
+REALS = {v: f"EffNetLite{v}-ME (fashion)" for v in (0, 1, 2)}
+#: The real-scale net of the single-net figures (5, 7, 11-13) and IMG1 of Figs 9-10, 14-15.
+REAL = REALS[0]
 
 
-def real_folder() -> Path:
-    """Where the real-scale net is kept (its segments and its cached backbone features)."""
+def real_folder(variant: int = 0) -> Path:
+    """Where a real-scale net is kept (its segments and its cached backbone features)."""
     from ... import workspace
 
-    return workspace.zoo_dir() / "multiexit" / REAL.split(" ")[0]
+    return workspace.zoo_dir() / "multiexit" / REALS[variant].split(" ")[0]
 
 
-def build_real(*, n_train: int = 5000, n_test: int = 2000, folder: str | Path | None = None,
-               seed: int = 0, progress: Callable[[str], None] | None = None) -> Built:
-    """EfficientNet-Lite0 with four exits on Fashion-MNIST (``multiexit.pretrained``): the
-    frozen pretrained backbone's pooled features of ``n_train`` training and ``n_test`` test
+def build_real(*, variant: int = 0, n_train: int = 5000, n_test: int = 2000,
+               folder: str | Path | None = None, seed: int = 0,
+               progress: Callable[[str], None] | None = None) -> Built:
+    """EfficientNet-Lite``variant`` with four exits on Fashion-MNIST (``multiexit.pretrained``):
+    the frozen pretrained backbone's pooled features of ``n_train`` training and ``n_test`` test
     images (cached in ``folder``: the backbone runs over them once), heads trained on them,
     segments exported to ONNX and the exit profile measured on the test images."""
     import torch
@@ -100,6 +103,7 @@ def build_real(*, n_train: int = 5000, n_test: int = 2000, folder: str | Path | 
     from ...multiexit import pretrained as P
     from ...multiexit.training import count_flops, export_onnx
 
+    name = REALS[variant]
     torch.set_num_threads(2)
     folder = Path(folder or tempfile.mkdtemp(prefix="delen-real-"))
     folder.mkdir(parents=True, exist_ok=True)
@@ -109,7 +113,7 @@ def build_real(*, n_train: int = 5000, n_test: int = 2000, folder: str | Path | 
     ite = np.sort(rng.choice(len(xte), n_test, replace=False))
     x_train, y_train = xtr[itr] / np.float32(255.0), ytr[itr]
     x_test, y_test = (xte[ite] / np.float32(255.0)).astype(np.float32), yte[ite]
-    net = P.lite0(len(fashion.CLASSES))
+    net = P.lite(variant, len(fashion.CLASSES))
     cache = folder / f"features-{n_train}-{n_test}-{seed}.npz"
     if cache.is_file():
         z = np.load(cache)
@@ -117,7 +121,7 @@ def build_real(*, n_train: int = 5000, n_test: int = 2000, folder: str | Path | 
         f_te = [z[f"test{k}"] for k in range(4)]
     else:
         def tick(what):
-            return (lambda done, n: progress(f"  {what} features {done}/{n}")
+            return (lambda done, n: progress(f"  {name}: {what} features {done}/{n}")
                     if progress and (done == n or done % 1024 == 0) else None)
         f_tr = P.pooled_features(net, x_train, progress=tick("training"))
         f_te = P.pooled_features(net, x_test, progress=tick("test"))
@@ -127,12 +131,12 @@ def build_real(*, n_train: int = 5000, n_test: int = 2000, folder: str | Path | 
     shape = (1, 28, 28)
     info = export_onnx(net, shape, folder, plain=True)
     flops = count_flops(net, shape)
-    store_multiexit(folder, arch=REAL.split(" ")[0], task="fashion", segments=info["segments"],
+    store_multiexit(folder, arch=name.split(" ")[0], task="fashion", segments=info["segments"],
                     accuracy=res.exit_accuracy, flops=flops, input_shape=shape)
     sn = SegmentedNet(folder, info["segments"], flops=flops, accuracy=res.exit_accuracy)
     x = x_test.reshape(len(x_test), *shape)
-    prof = measure_exit_profile(sn, x, y_test, flops=flops, repeats=1, name=REAL)
-    return Built(REAL, "fashion", sn, prof, x, np.asarray(y_test), res.exit_accuracy,
+    prof = measure_exit_profile(sn, x, y_test, flops=flops, repeats=1, name=name)
+    return Built(name, "fashion", sn, prof, x, np.asarray(y_test), res.exit_accuracy,
                  folder_size_mb(folder, info["segments"]), str(folder),
                  [folder_size_mb(folder, [f]) for f in info["segments"]])
 
@@ -221,12 +225,20 @@ def fig5(b: Built, metric: str = "energy") -> dict[str, Any]:
 
 # --- Fig. 7: policies at a fixed request rate ------------------------------------------------------
 
+def combined_thresholds(b: Built, *, confidence: float = 0.7,
+                        response_ms: float | None = None) -> tuple[float, float]:
+    """The per-request policies' thresholds: (response time in ms, confidence). Delen's Fig. 7
+    uses 100 ms on a ResNet-50 whose exits take tens of ms; ours is the second exit's latency."""
+    rt = response_ms if response_ms is not None else float(b.profile.latency_ms[1])
+    return rt, confidence
+
+
 def policies_for(b: Built, *, confidence: float = 0.7, response_ms: float | None = None
                  ) -> dict[str, Any]:
     """Delen's policy set for one model: per-request on time, on confidence, on both;
     per-workload (dynamic); Pareto frontier (latency); full."""
     p = b.profile
-    rt = response_ms if response_ms is not None else float(p.latency_ms[1])
+    rt, confidence = combined_thresholds(b, confidence=confidence, response_ms=response_ms)
     pp = ParetoPolicy.fit(p, metric="latency")
     t = parse_criteria(f"response_time > {rt:.4f}ms")
     c = parse_criteria(f"confidence > {confidence}")
@@ -254,6 +266,42 @@ def fig7(b: Built, *, load: float = 1.5, duration: float = 4.0, seed: int = 0
         s = serve([App("a", b.net, b.x, b.y, pol, profile=b.profile)], {"a": tr}).summary()
         rows.append({"policy": name, "rate": rate, **s})
     return rows
+
+
+def fig7_overload(b: Built, *, loads=(1.0, 1.5, 2.0, 2.5, 3.0), duration: float = 4.0,
+                  seed: int = 0, policies=("pR (C>0.7)", "pR (both)", "PF")) -> list[dict[str, Any]]:
+    """Fig. 7's policies across offered loads (multiples of the full model's capacity): where
+    per-request C>0.7 stops keeping up. It exits early on confident requests, so its capacity
+    is the full model's times the full latency over its mean service time, not the full
+    model's; the rows say both (``service_ms``, ``kept_up``: throughput / rate)."""
+    pols = policies_for(b)
+    keep = {k: v for k, v in pols.items() if k in policies}
+    rows = []
+    for load in loads:
+        rate = capacity_rate(b, load)
+        tr = poisson(rate, duration, seed=seed)
+        for name, pol in keep.items():
+            s = serve([App("a", b.net, b.x, b.y, pol, profile=b.profile)], {"a": tr}).summary()
+            rows.append({"policy": name, "load": load, "rate": rate,
+                         "kept_up": (s["throughput"] or 0.0) / rate, "accuracy": s["accuracy"],
+                         "response_ms": s["response_ms"], "service_ms": s["service_ms"],
+                         "capacity_load": float(b.profile.latency_ms[-1]) / s["service_ms"]
+                         if s["service_ms"] else None, "exits": s["exits"],
+                         "requests": s["requests"]})
+    return rows
+
+
+def overload_onset(rows: list[dict[str, Any]], *, policy: str = "pR (C>0.7)",
+                   keeps_up: float = 0.94) -> dict[str, Any]:
+    """The lowest load of :func:`fig7_overload` at which ``policy`` falls below ``keeps_up`` of
+    the offered rate, and every policy's throughput / rate there (None: it kept up at every
+    load)."""
+    falls = sorted(r["load"] for r in rows if r["policy"] == policy and r["kept_up"] < keeps_up)
+    if not falls:
+        return {"load": None, "policy": policy, "threshold": keeps_up}
+    at = falls[0]
+    return {"load": at, "policy": policy, "threshold": keeps_up,
+            **{r["policy"]: r["kept_up"] for r in rows if r["load"] == at}}
 
 
 # --- Fig. 8: energy under an accuracy constraint ------------------------------------------------
@@ -309,21 +357,51 @@ def fig9(builds: list[Built], targets: dict[str, list[float]]) -> list[dict[str,
 
 # --- Figs 11-12: changing request rates -------------------------------------------------------
 
+def ended_by(records, *, response_ms: float, confidence: float) -> dict[str, float]:
+    """Which criterion of the combined per-request policy (response time OR confidence) ended
+    each request, as shares of the requests served: only confidence held, only the response
+    time, both, or neither (the last exit)."""
+    done = [r for r in records if r.action != "drop"]
+    n = max(len(done), 1)
+    c = [r.confidence > confidence for r in done]
+    t = [r.elapsed_ms > response_ms for r in done]
+    return {"by_confidence": sum(a and not b for a, b in zip(c, t)) / n,
+            "by_response_time": sum(b and not a for a, b in zip(c, t)) / n,
+            "by_both": sum(a and b for a, b in zip(c, t)) / n,
+            "by_neither": sum(not a and not b for a, b in zip(c, t)) / n}
+
+
 def fig11(b: Built, *, loads=(0.5, 1.0, 1.5, 2.0, 2.5), step: float = 2.0, seed: int = 0
           ) -> list[dict[str, Any]]:
     """Rates stepped up (relative to capacity); accuracy and response time per step and policy,
-    plus the lower bound per-workload (exit == 1)."""
+    plus the lower bound per-workload (exit == 1). The combined per-request policy's rows also
+    say which of its criteria ended its requests (:func:`ended_by`)."""
     rates = [capacity_rate(b, x) for x in loads]
     tr = stepped(rates, step, seed=seed)
     pols = policies_for(b)
     pols["pW (exit==1)"] = lambda r, bud: parse_criteria("exit_number == 1")
+    rt, conf = combined_thresholds(b)
+    # The same combined policy with its response-time threshold at the full model's latency:
+    # Delen's 100 ms is above its ResNet-50's full latency, ours (the second exit's) below it,
+    # so which criterion ends a request depends on it (a sensitivity row, not the paper's set).
+    rt_full = float(b.profile.latency_ms[-1])
+    both_full = (parse_criteria(f"response_time > {rt_full:.4f}ms")
+                 | parse_criteria(f"confidence > {conf}"))
+    pols["pR (both, RT=full)"] = lambda r, bud: both_full
+    thresholds = {"pR (both)": rt, "pR (both, RT=full)": rt_full}
     rows = []
     for name, pol in pols.items():
         res = serve([App("a", b.net, b.x, b.y, pol, profile=b.profile)], {"a": tr})
         for i, (load, rate) in enumerate(zip(loads, rates)):
             s = res.summary(t0=i * step, t1=(i + 1) * step)
-            rows.append({"policy": name, "load": load, "rate": rate, "accuracy": s["accuracy"],
-                         "response_ms": s["response_ms"], "exits": s["exits"]})
+            row = {"policy": name, "load": load, "rate": rate, "accuracy": s["accuracy"],
+                   "response_ms": s["response_ms"], "service_ms": s["service_ms"],
+                   "exits": s["exits"]}
+            if name in thresholds:
+                row.update(ended_by([r for r in res.records if i * step <= r.arrival < (i + 1) * step],
+                                    response_ms=thresholds[name], confidence=conf),
+                           response_threshold_ms=thresholds[name])
+            rows.append(row)
     return rows
 
 
@@ -404,7 +482,8 @@ def fig14_15(builds: list[Built], *, cooperative: bool, phase: float = 3.0, load
             rows.append({"mode": "cooperative" if cooperative else "non-cooperative",
                          "work_conserving": work_conserving,
                          "phase": label, "app": n, "accuracy": s["accuracy"],
-                         "response_ms": s["response_ms"], "energy_mj": s["energy_mj"],
+                         "response_ms": s["response_ms"], "service_ms": s["service_ms"],
+                         "energy_mj": s["energy_mj"],
                          "share": float(np.mean(shares)) if shares else None,
                          "usage": float(used[i]) if i < len(used) else 0.0,
                          "delayed": s["delayed"], "capped": s["capped"],
