@@ -88,13 +88,17 @@ class TokenBucket:
         self._refill(now)
         self.tokens -= used_s
 
-    def set_share(self, share: float, now: float) -> None:
-        """A new share from ``now`` on (multi-tenant shares change every window)."""
+    def set_share(self, share: float, now: float, *, keep_burst: bool = False) -> None:
+        """A new share from ``now`` on (multi-tenant shares change every window). With
+        ``keep_burst`` only the refill rate changes: the bucket keeps its size and its tokens
+        (a task whose share is lent for a while still starts its next request on its burst)."""
         if not 0 < share <= 1:
             raise InputError("a share is a fraction of the accelerator in (0, 1]",
                              where="share", value=share)
         self._refill(now)
-        self.share, self.capacity = share, share * self.interval
+        self.share = share
+        if not keep_burst:
+            self.capacity = share * self.interval
         self.tokens = min(self.tokens, self.capacity)
 
 

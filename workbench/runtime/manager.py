@@ -14,6 +14,7 @@ Every request is answered (its future gets the outputs) or explicitly rejected (
 
 from __future__ import annotations
 
+import math
 import os
 import queue
 import threading
@@ -46,6 +47,32 @@ __all__ = ["SHARE_MODES", "Choice", "DeviceState", "Policy", "Rejected", "Runtim
 #: ``cooperative`` (the limits' total is first re-split by each busy task's request rate, then
 #: lent as in work-conserving).
 SHARE_MODES = ("fixed", "work-conserving", "cooperative")
+
+
+def _number(v: Any, where: str, *, upper: float = math.inf) -> float:
+    """A finite number in (0, upper], or one clear error naming the argument."""
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        x = math.nan
+    if not (math.isfinite(x) and 0 < x <= upper):
+        bound = f" and <= {upper:g}" if upper < math.inf else ""
+        raise InputError(f"must be a finite number > 0{bound}", where=where, value=v)
+    return x
+
+
+def check_shares(limits: dict[str, float], shares: str) -> None:
+    """Moving shares needs two limited tasks whose limits add up to at most the whole device."""
+    if shares == "fixed":
+        return
+    if len(limits) < 2:
+        raise InputError("moving shares needs at least two limited tasks (--limit TASK=SHARE "
+                         "for each)", where="--shares", value=shares)
+    total = sum(limits.values())
+    if total > 1 + 1e-9:
+        raise InputError(f"the limits add up to {total:g}, more than the whole device (1); "
+                         "moving shares lends and re-splits them, so they must fit",
+                         where="--limit", value=", ".join(f"{t}={v:g}" for t, v in limits.items()))
 
 
 class Rejected(Exception):
@@ -113,26 +140,26 @@ class RuntimeManager:
         if unknown:
             raise InputError(f"no such task in the bundle (tasks: {', '.join(self.tasks)})",
                              where="limits", value=unknown[0])
-        if not limit_burst_s > 0:
-            raise InputError("must be positive", where="limit_burst_s", value=limit_burst_s)
+        limits = {t: _number(v, f"limits[{t}]", upper=1.0) for t, v in (limits or {}).items()}
+        limit_burst_s = _number(limit_burst_s, "limit_burst_s")
+        share_window_s = _number(share_window_s, "share_window_s")
         if shares not in SHARE_MODES:
             raise InputError(f"one of {', '.join(SHARE_MODES)}", where="shares", value=shares)
-        if shares != "fixed" and len(limits or {}) < 2:
-            raise InputError("moving shares needs at least two limited tasks (--limit TASK=SHARE "
-                             "for each)", where="shares", value=shares)
-        if not share_window_s > 0:
-            raise InputError("must be positive", where="share_window_s", value=share_window_s)
+        check_shares(limits, shares)
         self._buckets = {t: TokenBucket(share, interval=limit_burst_s / share, mode=limit_mode)
-                         for t, share in (limits or {}).items()}
+                         for t, share in limits.items()}
         # Work conservation: each limited task's entitlement, and per window what it used (busy
         # seconds), whether its limiter held it back, and how many requests it got.
         self.share_mode, self.share_window_s = shares, share_window_s
-        self._entitled = dict(limits or {})
+        self._entitled = dict(limits)
         self._entitled_now = dict(self._entitled)  # cooperative: re-split every window
         self._window = {t: {"busy": 0.0, "held": False, "arrived": 0} for t in self._buckets}
+        self._waiting: set[str] = set()  # tasks with a batch waiting for tokens right now
         self._lent = False
         self._share_t = 0.0
-        self._bucket_lock = threading.Lock()  # the serving threads and the monitor move shares
+        # The serving threads and the monitor move shares: every bucket read or change, and
+        # _lent and _entitled_now, under this lock (never taken while holding self._lock).
+        self._bucket_lock = threading.Lock()
         for e in self.events:
             if e.kind == "criteria" and e.args[0] not in self.tasks:
                 raise InputError(f"no task {e.args[0]!r} in the bundle (tasks: "
@@ -358,17 +385,22 @@ class RuntimeManager:
                 return None
             with self._lock:
                 self.stats["limited"]["delayed"] += len(batch)
-            while True:  # the share may move while it waits (work conservation)
-                with self._bucket_lock:
-                    now = self.now()
-                    until = bucket.when(min(need, bucket.capacity), now)
-                if now >= until:
-                    break
-                if self._stop.is_set() and not self._accepting:
-                    for r in batch:
-                        self._reject(r, "runtime stopped")
-                    return None
-                time.sleep(min(0.005, max(0.0, until - now)))
+            self._waiting.add(task)  # a waiting task has demand: it is never a lender
+            try:
+                while True:  # the share may move while it waits (work conservation)
+                    self._held(task)  # lent while it waited: take it back
+                    with self._bucket_lock:
+                        now = self.now()
+                        until = bucket.when(min(need, bucket.capacity), now)
+                    if now >= until:
+                        break
+                    if self._stop.is_set() and not self._accepting:
+                        for r in batch:
+                            self._reject(r, "runtime stopped")
+                        return None
+                    time.sleep(min(0.005, max(0.0, until - now)))
+            finally:
+                self._waiting.discard(task)
         with self._bucket_lock:
             return bucket.tokens_at(self.now()) * 1e3
 
@@ -378,12 +410,12 @@ class RuntimeManager:
         back now (every loan is called in until the next window), not a window later."""
         with self._lock:
             self._window[task]["held"] = True
-            reclaim = self._lent and self._buckets[task].share < self._entitled_now[task] - 1e-9
-        if reclaim:
-            with self._bucket_lock:
+        with self._bucket_lock:
+            if self._lent and self._buckets[task].share < self._entitled_now[task] - 1e-9:
                 now = self.now()
                 for t, b in self._buckets.items():
-                    b.set_share(float(min(1.0, max(self._entitled_now[t], 1e-3))), now)
+                    b.set_share(float(min(1.0, max(self._entitled_now[t], 1e-3))), now,
+                                keep_burst=True)
                 self._lent = False
 
     def _reshare(self, t: float) -> None:
@@ -403,14 +435,16 @@ class RuntimeManager:
             busy = rates > 0  # an idle task keeps its limit as its entitlement (and lends it)
             if busy.any():
                 ent[busy] = ent[busy].sum() * rates[busy] / rates[busy].sum()
-        usage = [float("inf") if seen[n]["held"] else seen[n]["busy"] / span for n in names]
+        usage = [float("inf") if seen[n]["held"] or n in self._waiting else seen[n]["busy"] / span
+                 for n in names]
         lent = redistribute(ent, usage, np.ones(len(names)))
         with self._bucket_lock:
             now = self.now()
+            self._entitled_now = dict(zip(names, ent.tolist()))
             for n, share in zip(names, lent):
-                self._buckets[n].set_share(float(min(1.0, max(share, 1e-3))), now)
+                self._buckets[n].set_share(float(min(1.0, max(share, 1e-3))), now,
+                                           keep_burst=True)
             self._lent = bool(np.any(lent < ent - 1e-9))
-        self._entitled_now = dict(zip(names, ent.tolist()))
 
     # --- designs --------------------------------------------------------------------------
     def _usable(self) -> set[str]:

@@ -25,7 +25,7 @@ from ..names import EscapingWriter, printable
 from .bundle import Bundle, BundleError, load_bundle
 from .events import Event, parse_events
 from .executor import ExecutorError
-from .manager import SHARE_MODES, Rejected, RuntimeManager
+from .manager import SHARE_MODES, Rejected, RuntimeManager, check_shares
 from .monitor import anon_mb
 from .options import RuntimeOptions
 from .policy import Policy
@@ -270,7 +270,10 @@ def _check_run_arguments(args: argparse.Namespace) -> RuntimeOptions:
         if not task or not 0 < value <= 1:
             raise InputError("expected TASK=SHARE with a share in (0, 1]", where="--limit",
                              value=item)
+        if task in args.limits:
+            raise InputError("the same task is limited twice", where="--limit", value=item)
         args.limits[task] = value
+    check_shares(args.limits, args.shares)
     if args.timeline:
         t = Path(args.timeline)
         if t.is_dir():
