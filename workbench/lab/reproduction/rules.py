@@ -154,17 +154,23 @@ class Bound:
     limit: float
     side: Literal["max", "min"] = "max"
     unit: str = ""
+    strict: bool = False  # "better", "fewer": a tie does not hold
 
     def holds(self, ours: Value) -> bool:
         o = _number(ours)
+        if self.strict:
+            return o < self.limit if self.side == "max" else o > self.limit
         return o <= self.limit if self.side == "max" else o >= self.limit
 
     def paper_text(self) -> str:
-        return ("<= " if self.side == "max" else ">= ") + f"{_num(self.limit)}{self.unit}"
+        op = {("max", False): "<= ", ("min", False): ">= ", ("max", True): "< ",
+              ("min", True): "> "}[(self.side, self.strict)]
+        return op + f"{_num(self.limit)}{self.unit}"
 
     def tolerance(self) -> str:
-        return ("at most " if self.side == "max" else "at least ") + \
-            f"{_num(self.limit)}{self.unit}"
+        word = {("max", False): "at most ", ("min", False): "at least ",
+                ("max", True): "less than ", ("min", True): "more than "}[(self.side, self.strict)]
+        return word + f"{_num(self.limit)}{self.unit}"
 
 
 @dataclass(frozen=True)
