@@ -68,6 +68,10 @@ def test_near_within_bound_is_and_order_fail_outside_their_tolerance():
     assert Within(1.66, 19.98).holds(12.6) and not Within(1.66, 19.98).holds(1.2)
     assert Bound(1.0).holds(0.4) and not Bound(1.0).holds(1.5)
     assert Bound(30, "min").holds(31) and not Bound(30, "min").holds(29)
+    # "better" and "fewer" are strict: a tie does not hold, and the tolerance says so.
+    assert Bound(0.0, "min").holds(0.0) and not Bound(0.0, "min", strict=True).holds(0.0)
+    assert Bound(0.0, "min", strict=True).holds(0.001) and not Bound(1, strict=True).holds(1)
+    assert Bound(0.0, "min", strict=True).tolerance() == "more than 0"
     assert Is("d0").holds("d0") and not Is("d0").holds("d1")
     assert Is(True).holds(True) and not Is(True).holds(1)
     order = Order(("Pareto", "per-workload", "full"))
