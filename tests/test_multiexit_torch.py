@@ -232,8 +232,16 @@ def test_delen_notebook_runs_quick(tmp_path):
 
     rep = run_report("delen", reports_dir=tmp_path, quick=True, progress=False)
     m = json.loads(rep.metrics.read_text())
-    assert m["source"].startswith("measured") and len(m["models"]) == 4
+    # Quick: two real-scale nets (Lite0, Lite1) and the three small ones.
+    assert m["source"].startswith("measured") and len(m["models"]) == 5
     assert m["models"][0]["name"] == m["real"]["model"] == m["fig5"]["model"]  # real scale first
+    assert m["roles"]["IMG2"] == m["models"][1]["name"] == "EffNetLite1-ME (fashion)"
+    assert {r["app"] for r in m["fig14"]} == {"IMG1", "IMG2", "AUDIO"}
+    # Fig. 7 across loads, and which criterion ended the combined policy's requests (Fig. 11).
+    assert {r["load"] for r in m["fig7_overload"]} == {1.0, 1.5, 2.0, 2.5, 3.0}
+    both = [r for r in m["fig11"] if r["policy"] == "pR (both)"]
+    assert both and all(sum(r[k] for k in ("by_confidence", "by_response_time", "by_both",
+                                            "by_neither")) == pytest.approx(1.0) for r in both)
     policies = {r["policy"] for r in m["fig7"]}
     assert {"pW", "PF", "full"} <= policies and all(r["requests"] == r["served"] for r in m["fig7"])
     assert {r["policy"] for r in m["fig8"]} == {"oracle", "Pareto frontier", "per-workload", "full"}
