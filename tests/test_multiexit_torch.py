@@ -241,7 +241,7 @@ def test_delen_notebook_runs_quick(tmp_path):
     assert {r["load"] for r in m["fig7_overload"]} == {1.0, 1.5, 2.0, 2.5, 3.0}
     both = [r for r in m["fig11"] if r["policy"] == "pR (both)"]
     assert both and all(sum(r[k] for k in ("by_confidence", "by_response_time", "by_both",
-                                            "by_neither")) == pytest.approx(1.0) for r in both)
+                                            "by_neither")) == pytest.approx(1.0, abs=2e-3) for r in both)
     policies = {r["policy"] for r in m["fig7"]}
     assert {"pW", "PF", "full"} <= policies and all(r["requests"] == r["served"] for r in m["fig7"])
     assert {r["policy"] for r in m["fig8"]} == {"oracle", "Pareto frontier", "per-workload", "full"}
