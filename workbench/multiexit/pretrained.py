@@ -82,11 +82,6 @@ class _HeadConv(nn.Module):
         return self.act(self.bn(self.conv(x)))
 
 
-def lite0(n_classes: int) -> MultiExitNet:
-    """EfficientNet-Lite0 with its ImageNet weights as a 4-exit net (heads untrained)."""
-    return lite(0, n_classes)
-
-
 def lite(variant: int, n_classes: int) -> MultiExitNet:
     """EfficientNet-Lite``variant`` (0, 1 or 2) with its ImageNet weights as a 4-exit net at its
     own input size (224, 240, 260; heads untrained)."""
