@@ -215,11 +215,11 @@ def test_work_conserving_shares_give_an_idle_tenants_share_to_the_busy_one(h1):
         used[wc] = float(np.median(u[1:10]))  # after the first update, while the trace lasts
         if not wc:
             assert res.max_usage("busy", window=0.2) <= res.usage_bound("busy", window=0.2) + 1e-9
-    # Work-conserving, the busy tenant takes most of the idle one's share: well above its own
-    # half, and well above what it gets without. The clock is the machine's: a clean-clone
-    # run here measured 0.68 against 0.50, under the 0.75 this asserted before.
+    # Work-conserving, the busy tenant takes nearly all of the idle one's share (0.97-0.98 here).
+    # Before the idle lender kept its own burst, each of its rare requests found no tokens, took
+    # the whole share back for a window, and the median swung between 0.5 and 0.98 (CI: 0.65).
     assert used[False] <= 0.5 + 0.1, used
-    assert used[True] > 0.6 and used[True] > used[False] + 0.15, used
+    assert used[True] > 0.85 and used[True] > used[False] + 0.3, used
 
 
 @pytest.mark.notebook

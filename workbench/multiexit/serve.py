@@ -278,7 +278,15 @@ def serve(apps: list[App], traces: dict[str, np.ndarray], *, update_every: float
                 limits_now = dict(zip(names, lent.tolist()))
             if enforce_shares:
                 for a in apps:
-                    buckets[a.name].set_share(max(limits_now[a.name], 1e-6), now)
+                    own, now_share = plan.shares[a.name], max(limits_now[a.name], 1e-6)
+                    if now_share < own:
+                        # A lender keeps the burst of its own share (only its refill rate is
+                        # lent), as in the runtime: its next request starts at once instead of
+                        # waiting for tokens and taking the whole share back for a window.
+                        buckets[a.name].set_share(own, now)
+                        buckets[a.name].set_share(now_share, now, keep_burst=True)
+                    else:
+                        buckets[a.name].set_share(now_share, now)
         for a in apps:
             r = max(rates[a.name], 1e-9)
             budgets[a.name] = shares[a.name] / r * 1000.0 / slowdown(a.name)
