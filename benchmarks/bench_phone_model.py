@@ -1,10 +1,11 @@
-"""The phone model's accuracy on held-out published measurements (no timing): the error per
-engine, with the target the device-model issue sets (about 25%), and the sensitivity of CARIn
-Tables 7-8 to each calibrated parameter.
+"""The phone model's accuracy on published phone measurements (no timing): per engine and
+precision, calibrated on a fixed subset and validated on the rest, against the device-model
+issue's target (held-out MAPE <= 20% per engine), and CARIn Table 8 from the A71's spec alone.
 
-Writes reports/bench/phone_model.json. The data are published latencies (Pixel 3, 3a, 4) that
-the model was never calibrated on (though v1's comparison with them shaped v2: see
-"independence"); every prediction is MODELLED from the phone's spec.
+Writes reports/bench/phone_model.json. The data are published latencies (Pixel 3, 3a, 4, 6, 7: CPU,
+GPU, NNAPI, DSP); a split fixed in the data before any fit puts the Pixel 3's MobileNet V1 rows at 128
+and 224 px in the calibration set and every other row in the held-out set. Every prediction is
+MODELLED from the phone's spec (plus, calibrated, the terms fitted to the calibration rows).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from workbench.lab.experiments import phone_trust as pt  # noqa: E402
 from workbench.profiles import phone_model as pm  # noqa: E402
 from workbench.profiles import validation as val  # noqa: E402
 
-TARGET_PCT = 25.0
+TARGET_PCT = 20.0   # held-out MAPE per engine (issue 38)
+TABLE8_TARGET = 4   # of 6 roles
 
 
 def main(argv=None) -> int:
@@ -30,26 +32,47 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     v = pt.validation()
     sens = pt.sensitivity()
+    tables = {t.table: t for t in pt.spec_only_tables()}
     fragile = sorted({r.parameter for r in sens if r.table == "Table 7"
                       and min(r.matches_down, r.matches_up) < r.matches_base})
+
+    def rounded(errors):
+        return [{k: (round(x, 1) if isinstance(x, float) else x) for k, x in e.to_dict().items()} for e in errors]
+
+    rows = v.rows
     out = {
-        "what": ("phone model (MODELLED from each phone's spec) against published latencies on phones it "
-                 "was never calibrated on; error = modelled / published - 1"),
+        "what": ("phone model (MODELLED from each phone's spec) against latencies published for phones it was not "
+                 "built for; error = modelled / published - 1; 'held out' = rows no fit saw"),
         "model_version": pm.load_parameters()["model_version"],
-        "independence": ("no parameter was fitted to these rows; model v1 was compared with them once "
-                         "(median |error| CPU FP32 94%, CPU int8 116%, GPU FP32 40%, GPU FP16 18%) and v2's "
-                         "structure (CPU efficiency per operator class, a fixed cost per GPU kernel) and the "
-                         "order of its new estimates were set after that comparison"),
+        "split": val.data()["split"],
+        "independence": ("the public calibration (fixed_ms + scale x spec-only, per engine) is fitted to the "
+                         "calibration rows only; the held-out rows never enter a fit. Before it, model v1 was compared "
+                         "with the then-28 rows once (median |error| CPU FP32 94%, CPU int8 116%, GPU FP32 40%, GPU "
+                         "FP16 18%) and v2's structure (CPU efficiency per operator class, a fixed GPU kernel cost) "
+                         "was set after that comparison, so those 28 rows informed the structure"),
         "sources": val.data()["sources"],
         "kernels": val.data()["kernels"],
-        "rows": len(v.rows),
-        "by_engine": [{k: (round(x, 1) if isinstance(x, float) else x) for k, x in e.to_dict().items()}
-                      for e in v.by_engine],
-        "by_engine_if_xnnpack": [{k: (round(x, 1) if isinstance(x, float) else x)
-                                  for k, x in e.to_dict().items()} for e in v.by_engine_if_xnnpack],
-        "targets": {f"median_abs_error_pct_{e.engine.replace(' ', '_').lower()}": {
-            "target": TARGET_PCT, "measured": round(e.median_abs_pct, 1), "met": e.median_abs_pct <= TARGET_PCT}
-            for e in v.by_engine},
+        "nnapi": val.data()["nnapi"],
+        "rows": {"all": len(rows), "calibration": sum(r.split == "calibration" for r in rows),
+                 "held_out": sum(r.split == "held-out" for r in rows)},
+        "calibration": v.calibration,
+        "by_engine": rounded(v.by_engine),
+        "by_engine_spec_only": rounded(v.by_engine_spec_only),
+        "by_engine_other_phones": rounded(v.by_engine_other_phones),
+        "by_engine_spec_only_if_xnnpack": rounded(v.by_engine_if_xnnpack),
+        "targets": {
+            **{f"held_out_mape_pct_{e.engine.replace(' ', '_').lower()}": {
+                "target": TARGET_PCT, "measured": round(e.mape_pct, 1), "n": e.n, "met": e.mape_pct <= TARGET_PCT}
+               for e in v.by_engine},
+            **{f"other_phones_mape_pct_{e.engine.replace(' ', '_').lower()}": {
+                "target": TARGET_PCT, "measured": round(e.mape_pct, 1), "n": e.n, "met": e.mape_pct <= TARGET_PCT}
+               for e in v.by_engine_other_phones},
+            "table8_roles_matching_spec_only": {"target": TABLE8_TARGET, "measured": tables["Table 8"].matches,
+                                                "of": tables["Table 8"].roles,
+                                                "met": tables["Table 8"].matches >= TABLE8_TARGET},
+        },
+        "spec_only_tables": [{k: t.to_dict()[k] for k in ("table", "use_case", "device", "roles", "matches",
+                                                            "same_processors")} for t in tables.values()],
         "sensitivity": {"step": 0.1, "table7_roles_matching": sens[0].matches_base,
                         "table8_roles_matching": sens[1].matches_base,
                         "parameters": len({r.parameter for r in sens}),

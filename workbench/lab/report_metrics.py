@@ -36,7 +36,7 @@ from .experiments.masa import (
 )
 from .experiments.masa_pressure import FitRow, PressureRun
 from .experiments.oodin_eval import SpeedupRow, SpeedupSummary, TargetRow
-from .experiments.phone_trust import ContentionFit, ContentionSensitivityRow, SensitivityRow
+from .experiments.phone_trust import ContentionFit, ContentionSensitivityRow, SensitivityRow, SpecOnlyTable
 from .experiments.real_scale import ScaleRow, SolverRow
 from .experiments.runtime import RunSummary
 
@@ -222,6 +222,10 @@ class PhoneModelMetrics:
     held_out: list[HeldOutRow]
     by_engine: list[EngineError]
     by_engine_if_xnnpack: list[EngineError]
+    by_engine_spec_only: list[EngineError]
+    by_engine_other_phones: list[EngineError]
+    calibration: dict[str, Any]
+    spec_only_tables: list[SpecOnlyTable]
     sensitivity_step: float
     sensitivity: list[SensitivityRow]
     contention_fit: ContentionFit

@@ -359,6 +359,9 @@ def model_cpu(variant: Variant, device: ModelDevice, threads: int, xnnpack: bool
         mf += variant.input_elements * variant.batch * 4 / 1e6
     power = dev["static_power_w"] + sum(P["core_types"][c]["power_w"] for c, _ in cores) * gov[
         "speed"]
+    if not xnnpack:  # the public calibration ran TFLite's builtin kernels only
+        t = public_calibration(t, device, "CPU int8" if variant.precision in ("FX8", "FFX8")
+                               else "CPU FP32", P)
     return _finish(variant, t, cv, mf, power, P)
 
 
@@ -411,7 +414,21 @@ def model_delegate(variant: Variant, device: ModelDevice, kind: str, *, P: dict[
     big = fb_cores[0]
     power = (dev["static_power_w"] + eng["power_w"]
              + 0.3 * P["core_types"][big[0]]["power_w"])  # the thread that drives the delegate
+    if kind == "GPU":
+        t = public_calibration(t, device, "GPU FP32" if gpu_fp32 else "GPU FP16", P)
+    elif kind == "DSP" and int8:
+        t = public_calibration(t, device, "NNAPI int8", P)  # calibrated on Hexagon DSPs
     return _finish(variant, t, cv, mf, power, P)
+
+
+def public_calibration(t: float, device: ModelDevice, engine: str, P: dict[str, Any]) -> float:
+    """``t`` with the terms fitted to public phone measurements (``P["public_calibration"]``,
+    :mod:`workbench.profiles.validation`) for a device modelled from its spec alone; the
+    papers' phones keep their own calibration."""
+    terms = (P.get("public_calibration") or {}).get("terms", {}).get(engine)
+    if device.calibrated or terms is None:
+        return t
+    return terms[0] + terms[1] * t
 
 
 def _finish(variant: Variant, t: float, cv: float, mf: float, power_w: float,

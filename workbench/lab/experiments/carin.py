@@ -282,7 +282,11 @@ def policy_comparison(uc: str, device: str, *, profile: Profile | None = None) -
                      "paper": None if shown is None else (
                          f"= {shown['same_as']}" if "same_as" in shown
                          else " + ".join(_label(c) for c in shown["configs"])),
-                     "match": None if theirs is None else ours == theirs})
+                     "match": None if theirs is None else ours == theirs,
+                     # Weaker: every model on the paper's processor, whatever precision/threads.
+                     "same_processors": None if theirs is None or d is None else (
+                         key((c.model, c.processor) for c in pr.configs_of(d.index))
+                         == key((c["model"], c["processor"]) for c in p["configs"]))})
     return {"triggers": res.triggers, "paper_table": paper["table"] if paper else None,
             "paper_columns": paper["columns"] if paper else None, "rows": rows,
             "source": pr.profile.source}
