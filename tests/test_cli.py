@@ -48,6 +48,21 @@ def test_model_from_a_spec_writes_a_profile_and_refuses_bad_names(tmp_path, caps
     assert main(["profiles", "model", "--spec", str(f), "-o", str(tmp_path / "x.json")]) == 1
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "Cortex-A99" in err and "Cortex-A55" in err
+    assert str(f) in err  # the model's errors name the spec file too
+    # A spec named as one of the papers' phones would replace its calibrated profile: refused
+    # unless -o says where the spec-only profile goes.
+    f.write_text(json.dumps(spec | {"name": "s20fe"}))
+    assert main(["profiles", "model", "--spec", str(f), "--out-dir", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "papers' phones" in err and "'s20fe'" in err
+    assert not (tmp_path / "out" / "s20fe.json").exists()
+    # A clock in MHz, and an NPU without its throughput, are refused rather than modelled.
+    for bad, where in (({"cpu_clusters": [{"core": "Cortex-A76", "count": 4, "ghz": 2420}]}, "ghz"),
+                       ({"npu": {"name": "Hexagon 690"}}, "npu.int8_tops")):
+        f.write_text(json.dumps(spec | bad))
+        assert main(["profiles", "model", "--spec", str(f), "-o", str(tmp_path / "x.json")]) == 1
+        err = capsys.readouterr().err.strip()
+        assert err.count("\n") == 0 and where in err, err
 
 
 def test_list_and_show(tmp_path, capsys):

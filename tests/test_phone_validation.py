@@ -57,12 +57,17 @@ def test_the_split_is_the_datas_and_no_held_out_row_enters_the_fit():
     moved = list(rows)
     moved[first] = dataclasses.replace(rows[first], measured_ms=3 * rows[first].measured_ms)
     assert val.fit_calibration(moved).terms["CPU FP32"] != base.terms["CPU FP32"]
-    for r in rows:  # calibrated = fixed + scale x spec-only, XNNPACK rows excepted
-        if r.kernels == "xnnpack":
-            assert r.calibrated_ms is None
-        else:
-            a, b = base.terms[val.BORROWS.get(r.engine, r.engine)]
-            assert r.calibrated_ms == pytest.approx(a + b * r.modelled_ms)
+    for r in rows:  # calibrated = fixed + scale x spec-only, whatever the CPU kernels
+        a, b = base.terms[val.BORROWS.get(r.engine, r.engine)]
+        assert r.calibrated_ms == pytest.approx(a + b * r.modelled_ms)
+    # Held-out rows are grouped by their distance from the calibration rows; the headline
+    # (transfer) leaves out the interpolation rows (same phone and family, other sizes).
+    assert {r.group for r in rows if r.split == "calibration"} == {"calibration"}
+    interp = [r for r in rows if r.group == "interpolation"]
+    assert interp and all(r.device == "pixel3" and r.model.startswith("MobileNet V1 ") for r in interp)
+    assert {r.model for r in rows if r.group == "other family"} == {"MobileNet V2 1.0 224"}
+    transfer = {e.engine: e.n for e in val.error_by_engine(rows, groups=val.TRANSFER)}
+    assert transfer["CPU FP32"] == sum(r.engine == "CPU FP32" and r.group in val.TRANSFER for r in rows)
 
 
 def test_the_packaged_calibration_is_the_fit_to_the_data():
@@ -85,18 +90,19 @@ def test_calibration_reaches_spec_only_phones_and_leaves_the_papers_phones_alone
     a = pm.build_profile("s20fe", use_cases=["uc1"], parameters=P)
     b = pm.build_profile("s20fe", use_cases=["uc1"], parameters=bare)
     assert [c.L for c in a.configs] == [c.L for c in b.configs]
-    # The same phone from its spec: builtin-kernel CPU rows take the CPU terms, XNNPACK ones do not.
+    # The same phone from its spec: CPU rows take the CPU terms with either kernel library, so
+    # XNNPACK keeps the advantage the spec gives it over the builtin kernels.
     spec = Device.model_validate(val.data()["devices"]["pixel4"])
     a = {c.id: c for c in pm.build_profile(spec, use_cases=["uc1"], parameters=P).configs}
     b = {c.id: c for c in pm.build_profile(spec, use_cases=["uc1"], parameters=bare).configs}
     fixed, scale = P["public_calibration"]["terms"]["CPU FP32"]
     cpu_fp32 = [k for k, c in a.items() if c.processor.startswith("CPU") and c.precision == "FP32"]
-    assert cpu_fp32
+    assert {a[k].xnnpack for k in cpu_fp32} == {True, False}
     for k in cpu_fp32:
-        if a[k].xnnpack:
-            assert a[k].L == b[k].L
-        else:
-            assert a[k].L == pytest.approx(fixed + scale * b[k].L, rel=1e-3)
+        assert a[k].L == pytest.approx(fixed + scale * b[k].L, rel=1e-3)
+        if k.endswith(":xnn"):
+            twin = k[: -len(":xnn")] + ":noxnn"
+            assert (a[k].L < a[twin].L) == (b[k].L < b[twin].L)
 
 
 def test_the_model_orders_engines_and_devices_as_the_measurements_do():

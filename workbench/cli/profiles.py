@@ -148,12 +148,21 @@ def model(args: argparse.Namespace) -> int:
                 # The name becomes the file name: no folders, no hidden files.
                 raise InputError("the name becomes the profile's file name: letters, digits, '.', "
                                  "'_' and '-' only", file=f, where="name", value=spec.name)
-        for spec in specs:
-            prof = phone_model.build_profile(spec, use_cases=use_cases, parameters=params)
+            if not args.output and spec.name in phone_model.DEVICES:
+                # Its profile would replace the papers' phone's, which is calibrated by name.
+                raise InputError("is one of the papers' phones (modelled with its own calibration): "
+                                 "rename the spec or give -o", file=f, where="name", value=spec.name)
+        for f, spec in zip(args.spec, specs):
+            try:
+                prof = phone_model.build_profile(spec, use_cases=use_cases, parameters=params)
+            except InputError as e:  # the spec's fields, named with the file they came from
+                if e.file is not None:
+                    raise
+                raise InputError(e.message, file=f, where=e.where, value=e.value) from None
             out = Path(args.output) if args.output else out_dir / f"{spec.name}.json"
             save_profile(prof, out)
-            print(f"wrote {out} ({len(prof.configs)} configurations, MODELLED from the spec; "
-                  "not calibrated on this device)")
+            print(f"wrote {out} ({len(prof.configs)} configurations, MODELLED from the spec and "
+                  "the public calibration; not calibrated on this device)")
         return 0
     if args.output and len(args.device or phone_model.DEVICES) > 1:
         raise InputError("-o names one file: give one --device with it", where="-o")

@@ -224,6 +224,7 @@ class PhoneModelMetrics:
     by_engine_if_xnnpack: list[EngineError]
     by_engine_spec_only: list[EngineError]
     by_engine_other_phones: list[EngineError]
+    by_engine_interpolation: list[EngineError]
     calibration: dict[str, Any]
     spec_only_tables: list[SpecOnlyTable]
     sensitivity_step: float

@@ -176,10 +176,9 @@ def model_device(device: str | Device, P: dict[str, Any]) -> ModelDevice:
                                  "fp16_gflops if not twice that)", where="gpu.fp32_gflops")
             figures = {"fp32_gflops": fp32, "fp16_gflops": acc.fp16_gflops or 2 * fp32}
         else:
-            if acc.int8_tops is None:
-                if cal is None:  # a named NPU without figures cannot be modelled, only listed
-                    continue
-                raise InputError(f"the {kind} needs int8_tops", where=f"{kind.lower()}.int8_tops")
+            if acc.int8_tops is None:  # modelled from its throughput, never from its name
+                raise InputError(f"the {kind} is modelled from its throughput: give int8_tops (and "
+                                 "fp16_tflops if it runs floats)", where=f"{kind.lower()}.int8_tops")
             figures = {"int8_tops": acc.int8_tops, "fp16_tflops": acc.fp16_tflops or 0.0}
         base = dict(D["engines"][kind])
         if kind != "GPU" and not figures["fp16_tflops"]:
@@ -359,9 +358,11 @@ def model_cpu(variant: Variant, device: ModelDevice, threads: int, xnnpack: bool
         mf += variant.input_elements * variant.batch * 4 / 1e6
     power = dev["static_power_w"] + sum(P["core_types"][c]["power_w"] for c, _ in cores) * gov[
         "speed"]
-    if not xnnpack:  # the public calibration ran TFLite's builtin kernels only
-        t = public_calibration(t, device, "CPU int8" if variant.precision in ("FX8", "FFX8")
-                               else "CPU FP32", P)
+    # Both kernel libraries take the CPU terms (fitted on builtin-kernel rows): terms on one alone
+    # would turn the spec's XNNPACK advantage around (an outside review found RASS then
+    # preferring builtin kernels on every spec-only phone); DR8 and FP16 take the FP32 terms.
+    t = public_calibration(t, device, "CPU int8" if variant.precision in ("FX8", "FFX8")
+                           else "CPU FP32", P)
     return _finish(variant, t, cv, mf, power, P)
 
 
@@ -547,7 +548,10 @@ def build_profile(device: str | Device, *, use_cases: Iterable[str] = USE_CASES,
     else:
         spec_note = ("device spec given by the user; NOT calibrated on this device: engine "
                      "efficiencies and overheads are the median of the papers' phones' calibrated "
-                     "values (model_parameters.json spec_defaults)")
+                     "values (model_parameters.json spec_defaults)"
+                     + ("; latencies of the CPU, GPU and DSP then take the public calibration "
+                        "(fitted to published Pixel 3 measurements: model_parameters.json "
+                        "public_calibration)" if P.get("public_calibration") else ""))
     prov = Provenance(
         method=f"analytical model workbench.profiles.phone_model v{P['model_version']}",
         citation="; ".join(cites),

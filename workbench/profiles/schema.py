@@ -86,7 +86,8 @@ class CpuCluster(_Strict):
 
     core: str = Field(description="Core type, e.g. 'Cortex-A76'.")
     count: int = Field(ge=1, le=MAX_CORE_ID + 1)
-    ghz: float = Field(gt=0, description="Maximum clock in GHz.")
+    ghz: float = Field(gt=0, le=6.0, description="Maximum clock in GHz (at most 6: a number in MHz "
+                                                  "is refused, not modelled as a 1000x faster core).")
     core_ids: list[Annotated[int, Field(ge=0, le=MAX_CORE_ID)]] | None = Field(
         default=None, description="OS core ids, where known.")
 

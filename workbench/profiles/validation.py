@@ -40,6 +40,21 @@ SPLITS = ("calibration", "held-out")
 _CAL_DEVICE, _CAL_FAMILY, _CAL_SIZES = "pixel3", "MobileNet V1 ", (128, 224)
 
 
+#: How far a held-out row is from the calibration rows: the same phone and family at other sizes
+#: (interpolation), another family on the same phone, or another phone. The headline error is
+#: over the last two ("transfer"): interpolation says little about a phone the model never saw.
+GROUPS = ("calibration", "interpolation", "other family", "other phone")
+TRANSFER = ("other family", "other phone")
+
+
+def group_of(device: str, model: str) -> str:
+    if split_of(device, model) == "calibration":
+        return "calibration"
+    if device != _CAL_DEVICE:
+        return "other phone"
+    return "interpolation" if model.startswith(_CAL_FAMILY) else "other family"
+
+
 def split_of(device: str, model: str) -> str:
     """The data's split (its "split" note), decided before any fit: the Pixel 3's MobileNet V1
     rows at 128 and 224 pixels calibrate; every other row is held out."""
@@ -75,7 +90,8 @@ class HeldOutRow:
     modelled_xnnpack_ms: float | None
     source: str
     split: str = "held-out"
-    #: The prediction with the calibration's terms (None: the engine has none, e.g. XNNPACK rows).
+    group: str = "other phone"
+    #: The prediction with the calibration's terms (None: the engine has none).
     calibrated_ms: float | None = None
     calibrated_error_pct: float | None = None
 
@@ -92,10 +108,10 @@ class Calibration:
     rows: dict[str, int]
     borrowed: dict[str, str]
 
-    def key(self, engine: str, kernels: str | None) -> str | None:
-        """The terms a row takes: XNNPACK CPU rows none (every calibration row ran builtin)."""
-        if kernels == "xnnpack":
-            return None
+    def key(self, engine: str, kernels: str | None) -> str | None:  # noqa: ARG002
+        """The terms a row takes: its engine's, or the engine's it borrows from. CPU rows take
+        them whatever their kernels (every calibration row ran builtin kernels; the phone model
+        applies them to XNNPACK too, so that the two libraries keep the spec's ratio)."""
         k = BORROWS.get(engine, engine) if engine not in self.terms else engine
         return k if k in self.terms else None
 
@@ -188,7 +204,8 @@ def held_out(parameters: dict[str, Any] | None = None) -> list[HeldOutRow]:
         rows.append(HeldOutRow(device=device, model=model, engine=engine, threads=threads,
                                kernels=kernels, measured_ms=float(ms), modelled_ms=got,
                                error_pct=100.0 * (got / ms - 1.0), modelled_xnnpack_ms=alt,
-                               source=source, split=split_of(device, model)))
+                               source=source, split=split_of(device, model),
+                               group=group_of(device, model)))
     cal = fit_calibration(rows)
     out = []
     for r in rows:
@@ -205,14 +222,16 @@ def calibration(parameters: dict[str, Any] | None = None) -> Calibration:
 
 
 def error_by_engine(rows: list[HeldOutRow], *, split: str | None = "held-out",
-                    calibrated: bool = True, devices: set[str] | None = None) -> list[EngineError]:
+                    calibrated: bool = True, devices: set[str] | None = None,
+                    groups: tuple[str, ...] | None = None) -> list[EngineError]:
     """Median, mean (signed: + = the model is slow) and worst error per engine, in ENGINES order,
-    over the rows of ``split`` (None: all) on ``devices`` (None: all); ``calibrated`` uses the
-    calibrated prediction where the row has one, else the spec-only one."""
+    over the rows of ``split`` (None: all) in ``groups`` (None: all) on ``devices`` (None: all);
+    ``calibrated`` uses the calibrated prediction where the row has one, else the spec-only one."""
     out = []
     for engine in ENGINES:
         sel = [r for r in rows if r.engine == engine and (split is None or r.split == split)
-               and (devices is None or r.device in devices)]
+               and (devices is None or r.device in devices)
+               and (groups is None or r.group in groups)]
         errs = [r.calibrated_error_pct if calibrated and r.calibrated_error_pct is not None
                 else r.error_pct for r in sel]
         if not errs:

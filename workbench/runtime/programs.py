@@ -40,7 +40,9 @@ KINDS = ("activation", "weight", "intermediate")
 KERNELS = ("im2col", "direct", "-")
 
 
-@dataclass(frozen=True)
+# Slots: a program holds one of these per step and per tensor (thousands for a transformer at a
+# tight budget), and a process budget must hold them too.
+@dataclass(frozen=True, slots=True)
 class PStep:
     """One step: a layer, or one output-channel slice of it (``cols``), with its weight file."""
 
@@ -53,7 +55,7 @@ class PStep:
     file: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PTensor:
     """A tensor's place in the planned buffer (``planned`` only)."""
 
@@ -99,7 +101,7 @@ class Program:
                       for s in self.steps]}
         if self.mode == "planned":
             d["buffer_bytes"] = self.buffer_bytes
-            d["tensors"] = [{k: v for k, v in t.__dict__.items() if v is not None}
+            d["tensors"] = [{f: getattr(t, f) for f in PTensor.__slots__ if getattr(t, f) is not None}
                             for t in self.tensors]
         return d
 

@@ -286,7 +286,10 @@ def policy_comparison(uc: str, device: str, *, profile: Profile | None = None) -
                      # Weaker: every model on the paper's processor, whatever precision/threads.
                      "same_processors": None if theirs is None or d is None else (
                          key((c.model, c.processor) for c in pr.configs_of(d.index))
-                         == key((c["model"], c["processor"]) for c in p["configs"]))})
+                         == key((c["model"], c["processor"]) for c in p["configs"])),
+                     # The baseline of that count: a guess of "all on the CPU" scores where this is.
+                     "paper_all_cpu": None if theirs is None else all(
+                         c["processor"].startswith("CPU") for c in p["configs"])})
     return {"triggers": res.triggers, "paper_table": paper["table"] if paper else None,
             "paper_columns": paper["columns"] if paper else None, "rows": rows,
             "source": pr.profile.source}
