@@ -138,6 +138,19 @@ def _toy() -> LayerGraph:
     return LayerGraph("toy", (12, 12, 3), layers)
 
 
+def test_the_ablation_probe_runs_the_native_allocator_not_flexnn(tmp_path):
+    """'w.o. mem' is measured in a fresh process with the runner swapped: the measurement says
+    which class ran, so a probe that stops honouring the swap fails instead of measuring FlexNN."""
+    from workbench.lab.experiments.flexnn import measure_without_static_memory
+    from workbench.memory.measure import measure
+
+    g = _toy()
+    budget = round((F.min_budget(g) + F.EXECUTOR_RESERVE) / 1e6 * 1.5, 3)
+    assert measure_without_static_memory(g, budget_mb=budget, reps=1).runner == "NativeAllocRunner"
+    assert measure(g, budget_mb=budget, reps=1).runner == "FlexRunner"
+    assert measure(g, reps=1).runner is None  # bulk: no plan
+
+
 def test_without_static_memory_computes_what_the_plan_does(tmp_path):
     g = _toy()
     x = np.random.default_rng(1).normal(size=(1, 12, 12, 3)).astype(np.float32)

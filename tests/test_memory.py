@@ -620,28 +620,6 @@ def test_measured_peak_of_a_planned_run_stays_within_its_budget(net, monkeypatch
     assert F.plan_within(g, int(shown * 1e6)).buffer_bytes + F.EXECUTOR_RESERVE <= shown * 1e6
 
 
-def test_the_probe_runs_the_plan_made_offline(tmp_path):
-    """FlexNN plans offline: the parent writes the program and the probe only reads it, so the
-    planner's heap is in neither reading; a program that is not the budget's plan is refused."""
-    import json
-    import subprocess
-    import sys
-
-    from workbench.memory.measure import PROGRAM, measure, prepare
-
-    g = from_keras(zoo.fc_net((32, 32, 1), 10, convs=(8, 16), fcs=(64,), name="fc32"))
-    budget = round((F.min_budget(g) + F.EXECUTOR_RESERVE) / 1e6 * 1.2, 3)
-    prepare(g, tmp_path, budget_mb=budget)
-    prog = json.loads((tmp_path / PROGRAM).read_text())
-    assert prog["mode"] == "planned" and prog["budget_bytes"] + F.EXECUTOR_RESERVE == int(budget * 1e6)
-    m = measure(g, budget_mb=budget, reps=1, root=tmp_path)
-    assert m.planned_mb == pytest.approx(prog["buffer_bytes"] / 1e6)
-    other = budget * 2
-    r = subprocess.run([sys.executable, "-m", "workbench.memory._probe", str(tmp_path), repr(other), "1", "1"],
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode != 0 and f"not the plan at {other:g} MB" in r.stderr
-
-
 def test_zero_padding_layers_run_as_keras_does(x):
     """ResNet-50 and MobileNetV2 pad explicitly (ZeroPadding2D) before a valid convolution."""
     keras = zoo._keras()

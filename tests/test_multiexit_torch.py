@@ -132,16 +132,18 @@ def test_trace_driven_serving_answers_or_drops_every_request(h1):
 
 def test_serving_calibrates_budgets_to_the_profile_it_plans_with(h1):
     """A profile that says the exits cost half what they take when served: the server sees the
-    slowdown (about 2) and divides every time budget a policy gets by it, so a Pareto look-up
-    in profile units asks for what really fits; without calibration the budget is the raw one."""
+    slowdown (served time over the profile's cost of the exits taken) and divides every time
+    budget a policy gets by it, so a Pareto look-up in profile units asks for what really fits;
+    without calibration the budget is the raw one. The identities are exact; only the size of
+    the slowdown depends on the machine's load, so it is checked one-sided and loosely."""
     from workbench.multiexit.serve import App, poisson, segment_times, serve
 
     data, net, _, folder, info = h1
     sn = SegmentedNet(folder, info["segments"])
     x = to_torch(data.x_test, 2).numpy()
     seg = segment_times(sn, x)
+    profile = [v / 2 for v in seg]
     tr = poisson(0.5 * 1000.0 / sum(seg), 3.0, seed=5)
-    got = {}
     for cal in (True, False):
         seen = []
 
@@ -149,11 +151,20 @@ def test_serving_calibrates_budgets_to_the_profile_it_plans_with(h1):
             seen.append(budget)
             return parse_criteria("null")
 
-        app = App("a", sn, x, data.y_test, policy, segment_ms=[v / 2 for v in seg])
+        app = App("a", sn, x, data.y_test, policy, segment_ms=profile)
         res = serve([app], {"a": tr}, calibrate=cal)
-        got[cal] = (float(np.median(seen[1:])), res.shares[-1]["slowdown[a]"])
-    assert 1.4 < got[True][1] < 3.0 and got[False][1] == 1.0, got
-    assert got[True][0] == pytest.approx(got[False][0] / got[True][1], rel=0.35), got
+        assert len(seen) == len(res.shares)
+        slow = [row["slowdown[a]"] for row in res.shares]
+        for budget, row, s in zip(seen, res.shares, slow):  # every window's budget, divided
+            assert budget == pytest.approx(row["share[a]"] / max(row["rate[a]"], 1e-9) * 1e3 / s)
+        if not cal:
+            assert set(slow) == {1.0}
+            continue
+        served = [r for r in res.records if r.exit >= 0]
+        obs = sum(r.service_ms for r in served)
+        prof = sum(sum(profile[:r.exit + 1]) for r in served)
+        assert slow[-1] == pytest.approx(obs / prof, rel=0.02)
+        assert slow[-1] > 1.25, slow  # the profile said half: served time is about twice it
 
 
 @pytest.mark.parametrize("mode", ["delay", "drop"])

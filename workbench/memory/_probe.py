@@ -1,8 +1,7 @@
 """One measured inference of a stored layer graph, in this fresh process (see ``measure``).
 
 Usage: ``python -m workbench.memory._probe ROOT bulk|on-demand|BUDGET_MB REPS PRELOAD(0|1)
-SLICED(0|1) [KERNEL WARMUP IDLE_S]``; a budgeted run reads the plan ``measure.prepare`` wrote
-(``program.json``) before its idle phase.
+SLICED(0|1) [KERNEL WARMUP IDLE_S]``.
 Prints one JSON line with the fields of :class:`workbench.memory.measure.Measurement`. Imports
 numpy and the layer executor only.
 
@@ -44,18 +43,9 @@ def main(argv: list[str]) -> int:
     (a @ a).sum()
     del a
     F.warm_up()
-    # The plan was made offline by the parent (measure.prepare), as FlexNN plans offline, so the
-    # planner's heap is in no reading. Its program (the layers and the steps) is read here, before
-    # the baseline, as every mode's graph skeleton above is: the model's structure, not its memory.
+    # The plan is made before the baseline: FlexNN plans offline and the device loads the plan.
     budget = None if mode in ("bulk", "on-demand") else float(mode)
-    prog = None
-    if budget is not None:
-        from workbench.memory.measure import PROGRAM
-        from workbench.runtime.programs import PlanRunner, Program
-
-        prog = Program.from_bytes((root / PROGRAM).read_bytes(), file=root / PROGRAM)
-        if prog.mode != "planned" or prog.budget_bytes + F.EXECUTOR_RESERVE != int(budget * 1e6):
-            raise SystemExit(f"{root / PROGRAM} is not the plan at {budget:g} MB")
+    p = None if budget is None else F.plan_within(g, int(budget * 1e6), sliced=sliced)
     t_idle = time.time()
     if idle_s:
         time.sleep(idle_s)
@@ -67,6 +57,7 @@ def main(argv: list[str]) -> int:
         pass
     base, code0 = status_kb("VmRSS"), status_kb("RssFile")
     t_load_pc = time.perf_counter()
+    runner_name = None
     if mode == "bulk":
         for ly in g.layers:
             if ly.weights:
@@ -75,9 +66,10 @@ def main(argv: list[str]) -> int:
     elif mode == "on-demand":  # each layer's weights read just before it runs, freed after
         run, planned = (lambda x: F.run_on_demand(g, root, x)), F.on_demand_peak_bytes(g)
     else:
-        assert prog is not None
-        runner = PlanRunner(prog, root, preload=preload)
-        run, planned = runner.run, prog.buffer_bytes
+        assert p is not None
+        runner = F.FlexRunner(p, root, preload=preload)
+        run, planned = runner.run, p.buffer_bytes
+        runner_name = type(runner).__name__
     t1 = time.perf_counter()
     run(x)  # the first inference reads every streamed weight (cold if the cache was dropped)
     t2 = time.perf_counter()
@@ -108,7 +100,7 @@ def main(argv: list[str]) -> int:
         "within_budget": None if budget is None else model_mb <= budget, "preload": preload,
         "sliced": sliced,
         "load_ms": (t1 - t_load_pc) * 1e3, "first_ms": (t2 - t1) * 1e3,
-        "kernel": kernel, "warmup": warmup, "idle_s": idle_s,
+        "kernel": kernel, "warmup": warmup, "idle_s": idle_s, "runner": runner_name,
         "phases": {"idle": t_idle, "load": t_load, "timed": t_timed, "end": time.time()},
         "read_mb_per_inference": None if io0 is None or io1 is None
         else (io1 - io0) / reps / 1e6}))

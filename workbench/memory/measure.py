@@ -32,8 +32,6 @@ from .graph import LayerGraph, write_weights
 from .programs import planned_program, write_weight_files
 
 SKELETON = "skeleton.pkl"
-#: The plan of a budgeted run, as the layer program a device loads (made here, offline).
-PROGRAM = "program.json"
 
 
 @dataclass(frozen=True)
@@ -117,6 +115,8 @@ class Measurement:
     pmap_mb: float | None = None
     samples: int | None = None
     pmap_check_kb: int | None = None
+    #: The class that ran a planned run (an ablation swaps it: its caller checks it did).
+    runner: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -167,11 +167,7 @@ def prepare(graph: LayerGraph, root: str | Path, *, budget_mb: float | None = No
                 write_weights(root, ly)
     else:
         p = F.plan_within(graph, int(budget_mb * 1e6), sliced=sliced)
-        prog = planned_program(p)
-        write_weight_files(graph, prog, root)
-        # FlexNN plans offline: the probe reads this program and never runs the planner, whose
-        # heap would otherwise sit in its idle baseline (up to 1.2 MB on CNNs, 4.8 MB on ViT).
-        (root / PROGRAM).write_text(json.dumps(prog.to_dict()), encoding="utf-8")
+        write_weight_files(graph, planned_program(p), root)
     return root
 
 

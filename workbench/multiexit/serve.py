@@ -145,7 +145,9 @@ class ServeResult:
 
     def usage_bound(self, app: str, *, window: float = 1.0) -> float:
         """What the limiter guarantees for any window: its share plus its burst and one
-        segment's overrun, over the window."""
+        segment's overrun, over the window. A bound only for a fixed limit: it reads the last
+        share and burst, so under moving shares (work-conserving) an earlier, larger loan is
+        not in it."""
         lim = self.limits[app]
         return lim["share"] + (lim["burst_s"] + self.overrun_s) / window
 
@@ -204,7 +206,14 @@ def serve(apps: list[App], traces: dict[str, np.ndarray], *, update_every: float
             gives it (updated every window).
         work_conserving: With ``enforce_shares``, share a tenant leaves unused (it used less
             and its limiter never held it back) goes to tenants with demand (Delen's
-            work-conserving mode), max-min fairly by weight.
+            work-conserving mode), max-min fairly by weight. A lender lends only its refill rate
+            and keeps the burst of its own share, so its next request starts at once; a
+            borrower's bucket grows with what it borrows. The buckets then hold up to
+            ``limiter_interval`` x (1 + what the lenders lent) seconds together, at most twice
+            the interval: requests run one at a time, so usage stays at most 1, but a loan is
+            not guaranteed within a window. (The runtime keeps every bucket at its own share's
+            burst and takes a loan back the moment the lender's limiter holds it; here the
+            loan returns at the next update.)
         calibrate: Policies plan with the exit profile's latencies; serving can run slower or
             faster than when the profile was measured (the machine's load and clock change).
             Every update, each app's time budget is divided by its observed slowdown (its

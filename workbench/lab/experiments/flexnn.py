@@ -764,7 +764,11 @@ def measure_without_static_memory(graph: LayerGraph, *, budget_mb: float, reps: 
         lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
         raise WorkbenchError(f"w.o. mem probe of {graph.name} failed: "
                              f"{lines[-1] if lines else 'exit ' + str(r.returncode)}")
-    return Measurement(**json.loads(r.stdout.strip().splitlines()[-1]))
+    m = Measurement(**json.loads(r.stdout.strip().splitlines()[-1]))
+    if m.runner != NativeAllocRunner.__name__:  # the ablation must not measure FlexNN itself
+        raise WorkbenchError(f"w.o. mem probe of {graph.name} ran {m.runner}, not the native "
+                             "allocator")
+    return m
 
 
 if __name__ == "__main__":  # the probe of measure_without_static_memory
