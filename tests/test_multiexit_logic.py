@@ -241,6 +241,20 @@ def test_cooperative_tenants_absorb_a_burst_non_cooperative_keep_their_share():
     assert coop.criteria["audio"].endswith("ms")
 
 
+def test_a_cooperative_tenant_with_a_quiet_window_keeps_its_share():
+    """A window with no arrivals (a slow Poisson trace has many) does not take a cooperative
+    tenant's share away, as in the runtime: the busy ones re-split only their own pool, and the
+    quiet one's share is lent to them by work conservation."""
+    tenants = [Tenant(n, r, cooperative=True) for n, r in (("img1", 15), ("img2", 15), ("audio", 5))]
+    ad = CrossAppAdapter(tenants)
+    quiet = ad.step({"img1": 30, "img2": 15, "audio": 0})
+    assert quiet.shares["audio"] == pytest.approx(5 / 35)
+    assert quiet.shares["img1"] == pytest.approx(30 / 35 * 2 / 3)
+    assert sum(quiet.shares.values()) == pytest.approx(1.0)
+    lent = ad.step({"img1": 30, "img2": 15, "audio": 0}, usage={"img1": 1.0, "audio": 0.0})
+    assert lent.shares["audio"] == pytest.approx(0.0) and lent.shares["img1"] > quiet.shares["img1"]
+
+
 @pytest.mark.parametrize("mode", ["delay", "drop"])
 def test_the_limiter_under_a_burst_loses_nothing_and_respects_the_share(mode):
     rng = np.random.default_rng(3)

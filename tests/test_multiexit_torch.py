@@ -3,6 +3,7 @@ run them with onnxruntime under exit criteria, measure an exit profile and hand 
 points to the optimiser."""
 
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -432,3 +433,24 @@ def test_the_runtime_holds_a_task_to_its_share(h1, tmp_path, mode):
     # typical request's overrun: one pause of the machine in the limited run must not raise it.
     typical = float(np.median([ms for _, _, ms, *_ in res.served])) / 1e3
     assert _max_usage(free.served, 0.5) > 0.2 + (0.02 + typical) / 0.5 + 0.05
+
+
+def test_a_build_without_a_folder_leaves_nothing_behind(tmp_path):
+    """A notebook's builds go to temporary folders: the net keeps running while its Built is
+    held, and the folder is gone once the Built is dropped; a folder the caller names stays."""
+    import gc
+
+    from workbench.lab.experiments import delen as dx
+
+    b = dx.build("ResNet-ME (h1)", quick=True, epochs=1)
+    folder, net, x = Path(b.folder), b.net, b.x[:1]
+    assert folder.is_dir() and any(folder.glob("*.onnx"))
+    del b
+    gc.collect()
+    assert not folder.exists()
+    probs, _ = net.run_all(x)  # the sessions were open before the folder went
+    assert len(probs) == net.n_exits
+    kept = dx.build("ResNet-ME (h1)", quick=True, epochs=1, folder=tmp_path / "kept")
+    del kept
+    gc.collect()
+    assert any((tmp_path / "kept").glob("*.onnx"))

@@ -58,12 +58,15 @@ class CrossAppAdapter:
         rates = np.array([obs.get(t.name, t.rate) for t in self.tenants], float)
         coop = np.array([t.cooperative for t in self.tenants])
         shares = self.initial.copy()
-        if coop.any():
-            # Cooperative tenants split their combined initial share by their current workload.
-            pool = shares[coop].sum()
+        # Cooperative tenants with requests split their combined initial share by their current
+        # workload. One that saw none keeps its own share (lent by work conservation), as in the
+        # runtime: a quiet window of a slow Poisson trace is not an end of demand, and a share
+        # of 0 would hold its next request until the update after it arrives.
+        busy = coop & (rates > 0)
+        if busy.any():
+            pool = shares[busy].sum()
             w = np.array([t.weight for t in self.tenants], float)
-            shares[coop] = pool * (w[coop] * rates[coop]) / max((w[coop] * rates[coop]).sum(),
-                                                                 1e-12)
+            shares[busy] = pool * (w[busy] * rates[busy]) / (w[busy] * rates[busy]).sum()
         if usage is not None:
             shares = redistribute(shares, [usage.get(t.name, s) for t, s in
                                            zip(self.tenants, shares)],

@@ -11,7 +11,9 @@ ResNet-50 becomes a rate that loads our small models as heavily).
 
 from __future__ import annotations
 
+import shutil
 import tempfile
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -54,16 +56,35 @@ class Built:
     segment_mb: list[float] | None = None
 
 
+def _scratch(folder: str | Path | None, prefix: str) -> tuple[Path, bool]:
+    """The folder a build writes to, and whether it is a temporary one made here."""
+    if folder is not None:
+        return Path(folder), False
+    return Path(tempfile.mkdtemp(prefix=prefix)), True
+
+
+def _owned(built: Built, made: bool) -> Built:
+    """A temporary folder lives as long as its Built (the ONNX sessions are already open, so
+    the nets keep running without it): removed when the Built is dropped or at exit, so a
+    notebook's builds leave nothing in /tmp."""
+    if made:
+        weakref.finalize(built, shutil.rmtree, built.folder, ignore_errors=True)
+    return built
+
+
 def build(name: str, *, quick: bool = False, width: int = 32, epochs: int | None = None,
           seed: int = 0, folder: str | Path | None = None) -> Built:
-    """Train (PyTorch), export (ONNX) and profile (onnxruntime) one of :data:`MODELS`."""
+    """Train (PyTorch), export (ONNX) and profile (onnxruntime) one of :data:`MODELS`.
+
+    Without ``folder`` the segments go to a temporary folder removed with the returned
+    :class:`Built` (pass a folder to keep them, e.g. for a bundle)."""
     from ...multiexit.training import MultiExitNet, count_flops, export_onnx, to_torch, train
 
     task, arch, cin = MODELS[name]
     data = ds.load(task, quick=quick)
     net = MultiExitNet(arch, cin, data.n_classes, width=width)
     res = train(net, data, epochs=epochs or (8 if quick else 12), seed=seed, task=task)
-    folder = Path(folder or tempfile.mkdtemp(prefix="delen-"))
+    folder, made = _scratch(folder, "delen-")
     shape = (cin, *data.x_train.shape[1:-1])
     info = export_onnx(net, shape, folder, plain=False)
     flops = count_flops(net, shape)
@@ -72,9 +93,9 @@ def build(name: str, *, quick: bool = False, width: int = 32, epochs: int | None
     sn = SegmentedNet(folder, info["segments"], flops=flops, accuracy=res.exit_accuracy)
     x = to_torch(data.x_test, net.dims).numpy()
     prof = measure_exit_profile(sn, x, data.y_test, flops=flops, repeats=1, name=name)
-    return Built(name, task, sn, prof, x, np.asarray(data.y_test), res.exit_accuracy,
-                 folder_size_mb(folder, info["segments"]), str(folder),
-                 [folder_size_mb(folder, [f]) for f in info["segments"]])
+    return _owned(Built(name, task, sn, prof, x, np.asarray(data.y_test), res.exit_accuracy,
+                        folder_size_mb(folder, info["segments"]), str(folder),
+                        [folder_size_mb(folder, [f]) for f in info["segments"]]), made)
 
 
 #: The real-scale multi-exit nets: EfficientNet-Lite0/1/2 (ImageNet weights) on Fashion-MNIST.
@@ -96,7 +117,8 @@ def build_real(*, variant: int = 0, n_train: int = 5000, n_test: int = 2000,
     """EfficientNet-Lite``variant`` with four exits on Fashion-MNIST (``multiexit.pretrained``):
     the frozen pretrained backbone's pooled features of ``n_train`` training and ``n_test`` test
     images (cached in ``folder``: the backbone runs over them once), heads trained on them,
-    segments exported to ONNX and the exit profile measured on the test images."""
+    segments exported to ONNX and the exit profile measured on the test images. Without
+    ``folder`` all of it goes to a temporary folder removed with the returned :class:`Built`."""
     import torch
 
     from ...host import fashion
@@ -105,7 +127,7 @@ def build_real(*, variant: int = 0, n_train: int = 5000, n_test: int = 2000,
 
     name = REALS[variant]
     torch.set_num_threads(2)
-    folder = Path(folder or tempfile.mkdtemp(prefix="delen-real-"))
+    folder, made = _scratch(folder, "delen-real-")
     folder.mkdir(parents=True, exist_ok=True)
     xtr, ytr, xte, yte = fashion.load()
     rng = np.random.default_rng(seed)
@@ -136,9 +158,9 @@ def build_real(*, variant: int = 0, n_train: int = 5000, n_test: int = 2000,
     sn = SegmentedNet(folder, info["segments"], flops=flops, accuracy=res.exit_accuracy)
     x = x_test.reshape(len(x_test), *shape)
     prof = measure_exit_profile(sn, x, y_test, flops=flops, repeats=1, name=name)
-    return Built(name, "fashion", sn, prof, x, np.asarray(y_test), res.exit_accuracy,
-                 folder_size_mb(folder, info["segments"]), str(folder),
-                 [folder_size_mb(folder, [f]) for f in info["segments"]])
+    return _owned(Built(name, "fashion", sn, prof, x, np.asarray(y_test), res.exit_accuracy,
+                        folder_size_mb(folder, info["segments"]), str(folder),
+                        [folder_size_mb(folder, [f]) for f in info["segments"]]), made)
 
 
 def build_profile(*, quick: bool = False, width: int = 32, epochs: int | None = None,
