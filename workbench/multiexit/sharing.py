@@ -14,7 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import InputError
-from ..runtime.limiter import Decision, TokenBucket, delen_shares, max_min_shares, redistribute
+from ..runtime.limiter import Decision, TokenBucket, cooperative_shares, delen_shares, max_min_shares, redistribute
 
 __all__ = ["CrossAppAdapter", "Decision", "SharePlan", "Tenant", "TokenBucket", "delen_shares",
            "limit_trace", "max_min_shares", "redistribute"]
@@ -56,17 +56,8 @@ class CrossAppAdapter:
              usage: dict[str, float] | None = None) -> SharePlan:
         obs = observed_rates or {}
         rates = np.array([obs.get(t.name, t.rate) for t in self.tenants], float)
-        coop = np.array([t.cooperative for t in self.tenants])
-        shares = self.initial.copy()
-        # Cooperative tenants with requests split their combined initial share by their current
-        # workload. One that saw none keeps its own share (lent by work conservation), as in the
-        # runtime: a quiet window of a slow Poisson trace is not an end of demand, and a share
-        # of 0 would hold its next request until the update after it arrives.
-        busy = coop & (rates > 0)
-        if busy.any():
-            pool = shares[busy].sum()
-            w = np.array([t.weight for t in self.tenants], float)
-            shares[busy] = pool * (w[busy] * rates[busy]) / (w[busy] * rates[busy]).sum()
+        shares = cooperative_shares(self.initial, rates, [t.weight for t in self.tenants],
+                                    [t.cooperative for t in self.tenants])
         if usage is not None:
             shares = redistribute(shares, [usage.get(t.name, s) for t, s in
                                            zip(self.tenants, shares)],

@@ -142,6 +142,20 @@ def delen_shares(rates, weights=None, latency_ms=None, *, capacity: float = 1.0)
     return max_min_shares(w * r, demand, capacity=capacity)
 
 
+def cooperative_shares(shares, rates, weights=None, cooperative=None) -> np.ndarray:
+    """Delen Alg. 3's re-weighting: the cooperative tenants that saw requests split their
+    combined share by weight x request rate. One that saw none (or has no weight) keeps its own
+    share, which work conservation then lends: a quiet window of a slow Poisson trace is not an
+    end of demand, and a share of 0 would hold its next request until the update after it."""
+    s, r = np.array(shares, float), np.asarray(rates, float)
+    w = np.ones(len(s)) if weights is None else np.asarray(weights, float)
+    coop = np.ones(len(s), bool) if cooperative is None else np.asarray(cooperative, bool)
+    busy = coop & (r > 0) & (w > 0)
+    if busy.any():
+        s[busy] = s[busy].sum() * w[busy] * r[busy] / (w[busy] * r[busy]).sum()
+    return s
+
+
 def redistribute(shares, usage, weights) -> np.ndarray:
     """Work conservation: applications using less than their share keep what they use; the
     rest is split max-min fairly (by weight) among those that use all of theirs (a usage of

@@ -31,7 +31,7 @@ from .bundle import Bundle, ModelFault
 from .criteria import parse_criteria
 from .device import DeviceMonitor
 from .executor import Executor, ExecutorError, ProgramExecutor
-from .limiter import NEED_MARGIN, TokenBucket, redistribute
+from .limiter import NEED_MARGIN, TokenBucket, cooperative_shares, redistribute
 from .monitor import rss_mb
 from .multiexit import MultiExitExecutor, SegmentCache
 from .options import RuntimeOptions
@@ -431,10 +431,7 @@ class RuntimeManager:
         self._share_t = t
         ent = np.array([self._entitled[n] for n in names])
         if self.share_mode == "cooperative":
-            rates = np.array([seen[n]["arrived"] / span for n in names])
-            busy = rates > 0  # an idle task keeps its limit as its entitlement (and lends it)
-            if busy.any():
-                ent[busy] = ent[busy].sum() * rates[busy] / rates[busy].sum()
+            ent = cooperative_shares(ent, [seen[n]["arrived"] / span for n in names])
         usage = [float("inf") if seen[n]["held"] or n in self._waiting else seen[n]["busy"] / span
                  for n in names]
         lent = redistribute(ent, usage, np.ones(len(names)))
