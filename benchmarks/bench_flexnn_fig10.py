@@ -195,8 +195,11 @@ def comparisons(runs: list[dict]) -> list[dict]:
 
 
 def best90(runs: list[dict]) -> list[dict]:
-    """Per model, the issue's target read as the paper reads its headline: FlexNN's fastest point
-    with at least 90% less memory than Default (both measured), its latency paired per round."""
+    """Per model, the issue's target (at least 90% less memory than Default at no more than +10%
+    latency) at a point chosen by memory alone, before any latency is looked at: FlexNN's largest
+    budget whose measured memory is at least 90% below Default's. (Picking the fastest of the
+    qualifying points would pick by the same noisy medians that are then checked.) Its latency is
+    paired per round with Default's; the rounds are kept for the ledger's noise rule."""
     pts = points(runs)
     out = []
     for model in dict.fromkeys(p["model"] for p in pts):
@@ -207,8 +210,9 @@ def best90(runs: list[dict]) -> list[dict]:
             out.append({"model": model, "budget_mb": None, "memory_cut_pct": None,
                         "latency_vs_default_pct": None})
             continue
-        b = min(ok, key=lambda p: p["latency_vs_default_pct"])
+        b = max(ok, key=lambda p: p["budget_mb"])
         out.append({"model": model, "budget_mb": b["budget_mb"], "pmap_mb": b["pmap_mb"],
+                    "chosen": "largest budget with at least 90% less memory than Default",
                     "memory_cut_pct": 100 * (1 - b["pmap_mb"] / d["pmap_mb"]),
                     "latency_vs_default_pct": b["latency_vs_default_pct"],
                     "latency_vs_default_rounds_pct": b["latency_vs_default_rounds_pct"]})
@@ -352,7 +356,10 @@ def main(argv: list[str] | None = None) -> int:
         if "pagecache_runs" in result:
             result["pagecache_points"] = pagecache_points(result["pagecache_runs"],
                                                           result["disk"])
+        cpu = result.get("cpu")
         result.update(meta(result, log, secs))
+        if a.recompute and cpu:  # recomputed here, measured there: keep the measuring CPU
+            result["cpu"] = cpu
         atomic_write_text(out_path, dumps_json(result, row_lists=ROW_LISTS) + "\n")
 
     # One model at a time, written as it finishes (a crash keeps the models done); a model run

@@ -123,12 +123,21 @@ def summarise(rows: list[dict]) -> list[dict]:
 
         others = [m[p] for p in ("bulk", "deepeye")]
         best = None if None in others else min(others)
+        # Per round, MASA against the better of the others on the same draw (a round's seed
+        # draws one workload for every policy): the spread the ledger's noise rule reads.
+        per_round = []
+        for rnd in sorted({r["round"] for r in rs}):
+            got = {r["policy"]: r["mean_response_ms"] for r in rs
+                   if r["round"] == rnd and r["finished"]}
+            if all(p in got for p in POLICIES):
+                per_round.append(saving(got["masa"], min(got["bulk"], got["deepeye"])))
         cells.append({
             "scenario": cell[0], "paper_budget_mb": cell[1], "intensity": cell[2],
             "budget_mb": rs[0]["budget_mb"], "policies": pol,
             "masa_saving_vs_bulk_pct": saving(m["masa"], m["bulk"]),
             "masa_saving_vs_deepeye_pct": saving(m["masa"], m["deepeye"]),
             "masa_saving_vs_best_other_pct": saving(m["masa"], best),
+            "masa_saving_vs_best_other_rounds_pct": per_round,
             "order_fastest_first": sorted((p for p in POLICIES if m[p] is not None),
                                           key=lambda p: m[p]),
         })
@@ -139,7 +148,11 @@ def derive(cells: list[dict]) -> dict:
     """The readings the reproduction ledger compares (None where a cell is missing):
 
     - ``s1_best_saving_vs_best_other_512_1024_pct``: scenario I, MASA's largest saving against
-      the better of Bulk and DeepEye over the 512 MB and 1 GB cells (the paper: "up to 90%");
+      the better of Bulk and DeepEye over the 512 MB and 1 GB cells (shown, not compared: the
+      largest of noisy medians);
+    - ``s1_512_i1.2_saving_vs_best_other_pct`` and its ``_rounds_pct``: the same at the cell the
+      paper's text names for its "up to 90%" (gains largest at high intensity, low memory),
+      chosen before looking;
     - ``s1_2048_i0.8_saving_vs_best_other_pct``: scenario I at 2 GB, intensity 0.8 (the paper:
       "slightly worse, especially for the lighter traffic");
     - ``s{1,2}_masa_fastest_cells`` of ``s{1,2}_cells``: cells where MASA is the fastest;
@@ -169,8 +182,14 @@ def derive(cells: list[dict]) -> dict:
     gains = [None if c is None else c["masa_saving_vs_best_other_pct"] for c in (tight12, loose12)]
     mid = cell(2, 1024, 1.2)
     out = {"s1_best_saving_vs_best_other_512_1024_pct": max(tight) if tight else None,
+           "s1_512_i1.2_saving_vs_best_other_pct":
+               None if tight12 is None else tight12["masa_saving_vs_best_other_pct"],
+           "s1_512_i1.2_saving_vs_best_other_rounds_pct":
+               None if tight12 is None else tight12["masa_saving_vs_best_other_rounds_pct"],
            "s1_2048_i0.8_saving_vs_best_other_pct":
                None if light is None else light["masa_saving_vs_best_other_pct"],
+           "s1_2048_i0.8_saving_vs_best_other_rounds_pct":
+               None if light is None else light["masa_saving_vs_best_other_rounds_pct"],
            "s2_masa_512_over_2048_i1.0": masa_ratio(2, 1.0),
            "s1_masa_512_over_2048_i1.2": masa_ratio(1, 1.2),
            "s1_saving_512_minus_2048_i1.2_pct": None if None in gains else gains[0] - gains[1],

@@ -13,6 +13,7 @@ the real-scale backbone (EfficientNet-Lite0 at 224, built by the Delen report or
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 import time
@@ -239,48 +240,74 @@ def real_overhead(rounds: int, *, block: int = 20) -> dict:
             "test_images": len(b.y)}
 
 
+def overhead_verdict(median: float, q1: float, q3: float, target: float) -> bool | None:
+    """Whether an overhead measured over rounds meets ``target``: True when the upper quartile
+    is at or below it, False when the lower quartile is above it, None (not shown either way)
+    when the middle half straddles it."""
+    if q3 <= target:
+        return True
+    if q1 > target:
+        return False
+    return None
+
+
+def targets(crit: dict, pareto: dict, rows: list, real: dict, lim: dict, rt: dict) -> dict:
+    """The targets, each judged on its own evidence. The all-exit overhead is judged at the real
+    scale (EfficientNet-Lite0, Delen's backbone class) with its quartiles over rounds; the 32x32
+    widths are shown, not judged: the small ones are dominated by onnxruntime's fixed cost per
+    segment call (~15 us x exits) and the widest reads below zero (-3.9% once), which is noise,
+    not a cheaper network with more outputs."""
+    worst_crit = max(v["p99_us"] for v in crit.values())
+    q1, q3 = real["overhead_pct_p25_p75"]
+    return {
+        "criteria_eval_us_p99": {"target": 5, "measured": worst_crit, "met": worst_crit <= 5},
+        "pareto_update_ms_p99": {"target": 0.5, "measured": pareto["update_ms"]["p99"],
+                                 "met": pareto["update_ms"]["p99"] <= 0.5},
+        "all_exit_overhead_pct": {
+            "target": 3, "measured": real["overhead_pct"], "q1": q1, "q3": q3,
+            "rounds": real["rounds"], "model": real["model"],
+            "met": overhead_verdict(real["overhead_pct"], q1, q3, 3),
+            "judged": "at real scale: the median over rounds of paired blocks, met only if the "
+                      "upper quartile is at or below the target",
+            "toy_widths_not_judged": {str(r["width"]): r["overhead_pct"] for r in rows}},
+        "limiter_window_usage": {"target": "<= limit + burst (+ one segment's overrun) "
+                                           "for every policy and trace",
+                                 "measured_max": lim["max_usage"],
+                                 "met": lim["within_bound"] and lim["lost"] == 0},
+        "criteria_update_next_request": {
+            "target": 1.0, "measured": rt["update_took_effect_on_next_request"],
+            "met": rt["update_took_effect_on_next_request"] == 1.0},
+        "switch_between_points_ms_p99": {"target": 0.1, "measured": rt["switch_ms"]["p99"],
+                                         "met": rt["switch_ms"]["p99"] < 0.1}}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("-o", "--output", default=str(ROOT / "reports" / "bench" / "multiexit.json"))
+    ap.add_argument("--retarget", action="store_true",
+                    help="measure nothing: judge the targets again from the stored results")
     args = ap.parse_args(argv)
+    if args.retarget:
+        out = json.loads(Path(args.output).read_text())
+        out["targets"] = targets(out["criteria_eval"], out["pareto"], out["overhead"],
+                                 out["real_scale"], out["limiter"], out["runtime"])
+        atomic_write_json(args.output, out)
+        print(out["targets"])
+        return 0
     crit = criteria_cost(20_000 if args.quick else 200_000)
     widths = (8, 32) if args.quick else (8, 16, 32, 64, 96)
     extra: dict = {}
     rows, pareto = overhead(widths, 100 if args.quick else 1000, args.quick, extra)
     lim, rt = extra["limiter"], extra["runtime"]
     real = real_overhead(6 if args.quick else 60)
-    worst_crit = max(v["p99_us"] for v in crit.values())
-    # Judged at the largest model, the closest to Delen's (ResNet-50 class); the small ones are
-    # dominated by onnxruntime's fixed cost per segment call (~15 us x exits) and shown too.
-    best = rows[-1]
     out = {"what": "Delen's overheads measured on this machine (onnxruntime, 1 thread, batch 1); "
                    "ResNet-style 4-exit nets on h1 (32x32) at several widths",
            "criteria_eval": crit, "pareto": pareto, "overhead": rows, "limiter": lim,
            "runtime": rt, "real_scale": real,
            "paper": {"criteria_eval_us": 100, "pareto_update_ms": 2.6, "overhead_mean_pct": 6.9,
                      "source": "Delen section 6.5, Table 3, Fig. 16 (Jetson Nano, TensorRT)"},
-           "targets": {
-               "criteria_eval_us_p99": {"target": 5, "measured": worst_crit,
-                                        "met": worst_crit <= 5},
-               "pareto_update_ms_p99": {"target": 0.5, "measured": pareto["update_ms"]["p99"],
-                                        "met": pareto["update_ms"]["p99"] <= 0.5},
-               "all_exit_overhead_pct": {"target": 3, "measured": best["overhead_pct"],
-                                         "at_width": best["width"],
-                                         "measured_smallest_model": rows[0]["overhead_pct"],
-                                         "met": best["overhead_pct"] <= 3},
-               "all_exit_overhead_real_scale_pct": {"target": 3, "measured": real["overhead_pct"],
-                                                    "model": real["model"],
-                                                    "met": real["overhead_pct"] <= 3},
-               "limiter_window_usage": {"target": "<= limit + burst (+ one segment's overrun) "
-                                                  "for every policy and trace",
-                                        "measured_max": lim["max_usage"],
-                                        "met": lim["within_bound"] and lim["lost"] == 0},
-               "criteria_update_next_request": {
-                   "target": 1.0, "measured": rt["update_took_effect_on_next_request"],
-                   "met": rt["update_took_effect_on_next_request"] == 1.0},
-               "switch_between_points_ms_p99": {"target": 0.1, "measured": rt["switch_ms"]["p99"],
-                                                "met": rt["switch_ms"]["p99"] < 0.1}}}
+           "targets": targets(crit, pareto, rows, real, lim, rt)}
     atomic_write_json(args.output, out)
     for r in rows:
         print(r)

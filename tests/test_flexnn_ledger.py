@@ -81,6 +81,9 @@ def test_fig13_points_summarise_their_rounds(data):
                and (r["model"], r["budget_mb"]) == (p["model"], p["budget_mb"])}
         assert close(p["latency_vs_flexnn_pct"], 100 * (statistics.median(
             r["latency_ms"] / ref[r["round"]] for r in rs) - 1))
+        # The per-round values the ledger's noise rule reads, paired with FlexNN's round.
+        assert all(close(x, 100 * (r["latency_ms"] / ref[r["round"]] - 1)) for x, r in
+                   zip(p["latency_vs_flexnn_rounds_pct"], rs, strict=True))
         for r in rs:
             assert close(r["latency_ms"], statistics.median(r["latency_samples_ms"]))
 

@@ -60,6 +60,13 @@ def test_cells_read_medians_savings_order_and_the_ledger_readings():
     assert d["s1_masa_512_over_2048_i1.2"] == pytest.approx(500.0 / 5.0)
     assert d["s1_saving_512_minus_2048_i1.2_pct"] == pytest.approx(0.0)
     assert d["s2_order_1024_i1.2"] == ["masa", "bulk", "deepeye"]
+    # The paper's "up to 90%" is read at the cell its text names, per round on the same draw;
+    # a round where a policy did not finish has no pair.
+    assert d["s1_512_i1.2_saving_vs_best_other_pct"] == pytest.approx(75.0)
+    assert d["s1_512_i1.2_saving_vs_best_other_rounds_pct"] == [pytest.approx(75.0)]
+    two = next(c for c in cells if (c["scenario"], c["paper_budget_mb"], c["intensity"])
+               == (1, 1024, 0.8))
+    assert two["masa_saving_vs_best_other_rounds_pct"] == [pytest.approx(75.0)]
 
 
 def test_a_cell_missing_a_policy_reads_none_not_a_number():

@@ -116,6 +116,32 @@ def test_measured_and_holding_is_reproduced_and_a_wrong_number_is_not(tmp_path):
     assert part["status"] == "partial" and "not measured: the w.o.mem ablation" in part["reason"]
 
 
+def test_a_median_inside_its_tolerance_does_not_hold_when_its_rounds_spread_past_it(tmp_path):
+    # FlexNN's VGG-19 at 90.6% less memory: +8.9% median, rounds -2..+25 (quartiles 5.2-15.5):
+    # under the +10% bound by its median, not by its noise.
+    f = _files(tmp_path, {"b.json": {
+        "source": "measured", "med": 8.9, "rounds": [-2.0, 5.2, 15.5, 25.2, 8.9],
+        "tight": [7.0, 8.0, 8.9, 9.5, 30.0], "few": [8.9, 9.0, 11.0], "bad": "x"}})
+
+    def c(rounds):
+        return Comparison("latency", Ptr("reports/b.json#/med"), Bound(10.0), "%",
+                          rounds=Ptr(f"reports/b.json#/{rounds}"))
+
+    assert entry(f, _item(_c("reports/b.json#/med", Bound(10.0))))["status"] == "reproduced"
+    noisy = entry(f, _item(c("rounds")))
+    assert noisy["status"] == "not-reproduced"
+    assert "quartiles of 5 rounds: 5.2 to 15.5%" in noisy["reason"]
+    assert noisy["comparisons"][0]["rounds"] == {"low": 5.2, "high": 15.5,
+                                                 "what": "quartiles of 5 rounds"}
+    # From 5 rounds on, one outlier outside the middle half does not decide...
+    assert entry(f, _item(c("tight")))["status"] == "reproduced"
+    # ...below 5, every round must fit: 11% in one of 3 rounds fails.
+    few = entry(f, _item(c("few")))
+    assert few["status"] == "not-reproduced" and "all 3 rounds: 8.9 to 11%" in few["reason"]
+    # Rounds that are not numbers are the evidence's problem, named, not a pass.
+    assert entry(f, _item(c("bad")))["comparisons"][0]["error"]
+
+
 @pytest.mark.parametrize("source", ["modelled", "simulated from measured layer times",
                                     "the paper's data", None])
 def test_data_that_is_not_measured_here_is_at_most_partial(tmp_path, source):

@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -667,6 +667,7 @@ class GridCell:
     masa_saving_vs_deepeye_pct: float | None
     masa_saving_vs_best_other_pct: float | None
     order_fastest_first: list[str]
+    masa_saving_vs_best_other_rounds_pct: list[float] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from typing import Any
 from ...fileio import atomic_write_text
 from . import carin, delen, flexnn, masa, oodin
 from .evidence import CHECKOUT, EvidenceError, Files
-from .rules import DATA_KINDS, STATUSES, Item, Outcome, _num, decide, weaker
+from .rules import DATA_KINDS, STATUSES, Item, Outcome, _num, decide, spread, weaker
 
 PAPERS = {"carin": "CARIn", "oodin": "OODIn", "delen": "Delen", "masa": "MASA",
           "flexnn": "FlexNN"}
@@ -40,13 +40,30 @@ def _outcome(files: Files, c: Any) -> tuple[Outcome, list[str]]:
         kinds = [files.kind(r.ref.partition("#")[0], r.source) for r in refs]
     except EvidenceError:
         kinds = ["unstated"]
+    tolerance = c.rule.tolerance()
+    spread_ = None
     try:
         holds = bool(c.rule.holds(ours))
+        if c.rounds is not None:
+            # A median of noisy rounds: the spread must fit the tolerance too, so a difference
+            # smaller than the round-to-round noise never counts as holding (or as the claim).
+            paths += [f"{p} (rounds)" for p in (c.rounds.describe() if hasattr(
+                c.rounds, "describe") else [r.ref for r in c.rounds.refs()])]
+            vals = c.rounds.value(files)
+            if not isinstance(vals, list):
+                raise TypeError(f"the rounds are not a list: {vals!r}")
+            spread_ = spread(vals)
+            holds = holds and all(bool(c.rule.holds(v)) for v in spread_[:2])
+            tolerance += (", with the rounds' spread inside it too (their quartiles from 5 rounds "
+                          "on, every round below 5)")
+    except EvidenceError as e:
+        return Outcome(c.label, None, False, c.rule.paper_text(), tolerance, paths, c.unit,
+                       str(e)), []
     except (TypeError, ValueError) as e:  # a value of the wrong type at the pointer
-        return Outcome(c.label, None, False, c.rule.paper_text(), c.rule.tolerance(), paths,
+        return Outcome(c.label, None, False, c.rule.paper_text(), tolerance, paths,
                        c.unit, f"{'; '.join(paths)}: {e}"), []
-    return Outcome(c.label, ours, holds, c.rule.paper_text(), c.rule.tolerance(), paths,
-                   c.unit), kinds
+    return Outcome(c.label, ours, holds, c.rule.paper_text(), tolerance, paths,
+                   c.unit, spread=spread_), kinds
 
 
 def _text(v: Any, unit: str = "") -> str:
@@ -69,8 +86,9 @@ def entry(files: Files, item: Item) -> dict[str, Any]:
         # No number of ours (setup tables, unmeasured items): the only data is the paper's.
         "status": d.status, "data": data if item.kind == "result" and outs else "paper",
         "claim": item.claim + (f" (read off the plot: {item.reading})" if item.reading else ""),
-        "ours": "; ".join(f"{o.label}: {_text(o.ours, o.unit)}" for o in outs
-                          if o.ours is not None) or None,
+        "ours": "; ".join(f"{o.label}: {_text(o.ours, o.unit)}" + (
+            f" ({o.spread[2]}: {_num(o.spread[0])} to {_num(o.spread[1])}{o.unit})"
+            if o.spread else "") for o in outs if o.ours is not None) or None,
         "paper_value": "; ".join(f"{o.label}: {o.paper}" for o in outs) or None,
         "tolerance": "; ".join(f"{o.label}: {o.tolerance}" for o in outs) or None,
         "evidence": [p for o in outs for p in o.evidence],
@@ -81,6 +99,8 @@ def entry(files: Files, item: Item) -> dict[str, Any]:
         "note": item.note or None,
         "comparisons": [{"label": o.label, "ours": o.ours, "paper": o.paper,
                          "tolerance": o.tolerance, "holds": o.holds, "evidence": o.evidence,
+                         **({"rounds": {"low": o.spread[0], "high": o.spread[1],
+                                        "what": o.spread[2]}} if o.spread else {}),
                          **({"error": o.error} if o.error else {})} for o in outs],
     }
 

@@ -19,11 +19,16 @@ The rules (docs/reproduction.md states them for readers):
   within one third of the paper's (a 43.9% saving needs 29.3-58.5%; a 1.59x ratio, whose gain is
   0.59, needs 1.39x-1.79x).
 - Orderings (:class:`Order`) need the whole ordering, element for element.
+- A number that is a statistic of noisy rounds (a median latency) names its rounds
+  (``Comparison.rounds``): it holds only if the rule holds for the median and for the rounds'
+  spread too: the quartiles with 5 or more rounds, every round with fewer (:func:`spread`). A
+  median difference smaller than the machine's round-to-round noise is no evidence either way.
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass, field
 from typing import Any, Literal, Sequence, Union
 
@@ -204,6 +209,26 @@ class Comparison:
     ours: Any            # an evidence expression: Ptr, Diff, Ratio, Saving, ...
     rule: Rule
     unit: str = ""       # printed after our number
+    #: An expression for the per-round values ``ours`` summarises (a median over rounds): the
+    #: comparison then also needs the rounds' spread inside the tolerance (:func:`spread`).
+    rounds: Any = None
+
+
+#: From this many rounds on, the spread is the inclusive quartiles; below it, every round.
+QUARTILE_ROUNDS = 5
+
+
+def spread(values: Sequence[float]) -> tuple[float, float, str]:
+    """The part of the rounds a noisy comparison must keep inside its tolerance: the inclusive
+    quartiles (the middle half) of 5 or more rounds, or the lowest and highest of fewer (with
+    2-4 rounds the quartiles are interpolations between a handful of values, no estimate)."""
+    xs = sorted(_number(v) for v in values)
+    if not xs:
+        raise ValueError("no rounds")
+    if len(xs) >= QUARTILE_ROUNDS:
+        q1, _, q3 = statistics.quantiles(xs, n=4, method="inclusive")
+        return q1, q3, f"quartiles of {len(xs)} rounds"
+    return xs[0], xs[-1], (f"all {len(xs)} rounds" if len(xs) > 1 else "1 round")
 
 
 @dataclass(frozen=True)
@@ -242,6 +267,9 @@ class Outcome:
     evidence: list[str]
     unit: str = ""
     error: str | None = None
+    #: With per-round values: (low, high, what they are), e.g. (5.2, 15.5, "quartiles of 5
+    #: rounds"); the comparison holds only if the rule holds at both ends too.
+    spread: tuple[float, float, str] | None = None
 
 
 @dataclass
@@ -264,6 +292,8 @@ def _show(o: Outcome) -> str:
         return f"{o.label}: no number ({o.error})"
     ours = (" > ".join(map(str, o.ours)) if isinstance(o.ours, (list, tuple))
             else _num(o.ours) + o.unit)
+    if o.spread is not None:
+        ours += f" ({o.spread[2]}: {_num(o.spread[0])} to {_num(o.spread[1])}{o.unit})"
     return f"{o.label}: ours {ours}, paper {o.paper}"
 
 
