@@ -53,7 +53,7 @@ def criteria_cost(n: int) -> dict:
             t0 = clock()
             fn(s)
             ns[i] = clock() - t0
-        out[name] = {"p50_us": pct(ns / 1e3, 50), "p99_us": pct(ns / 1e3, 99)}
+        out[name] = {"p50_us": pct(ns / 1e3, 50), "p99_us": pct(ns / 1e3, 99), "n": n}
     return out
 
 
@@ -113,7 +113,8 @@ def overhead(widths, runs: int, quick: bool, extra: dict) -> tuple[list[dict], d
                                                   100 if quick else 1000)
                 pareto = {"vectors": len(pp.thresholds), "front": len(pp.front),
                           "fit_ms": fit_ms, "update_ms": {"p50": pct(upd, 50),
-                                                          "p99": pct(upd, 99)},
+                                                          "p99": pct(upd, 99),
+                                                          "n": len(upd)},
                           "exit_accuracy": prof.accuracy.tolist()}
     return rows, pareto
 
@@ -183,8 +184,9 @@ def runtime_switch(folder: str, info: dict, accuracy, flops, runs: int) -> dict:
         first.run(x)
         took.append(first.last_exits == [(i + 1) % 4])
         other.close()
-    return {"switch_ms": {"p50": pct(switch, 50), "p99": pct(switch, 99)},
-            "criteria_update_ms": {"p50": pct(update, 50), "p99": pct(update, 99)},
+    return {"switch_ms": {"p50": pct(switch, 50), "p99": pct(switch, 99), "n": len(switch)},
+            "criteria_update_ms": {"p50": pct(update, 50), "p99": pct(update, 99),
+                                   "n": len(update)},
             "update_took_effect_on_next_request": float(np.mean(took)),
             "segment_loads": len(cache)}
 

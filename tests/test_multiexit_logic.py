@@ -414,3 +414,37 @@ def test_efficientnet_lite_exits_follow_its_stages():
     assert lite_stages(lite2) == ((0, 7), (7, 15), (15, 21))
     with pytest.raises(Exception, match="seven stages"):
         lite_stages([16, 24, 40])
+
+
+class _FixedNet:
+    """A one-exit net whose every request takes ``ms`` of (virtual) time: serve's clock then
+    moves deterministically, so when a request starts is exact."""
+
+    n_exits, threads = 1, 1
+
+    def __init__(self, ms: float) -> None:
+        self.ms = ms
+
+    def run(self, x, should_exit, *, waited_ms=0.0, cap_ms=float("inf"), segment_ms=None):
+        state = C.ExitState(waited_ms + self.ms, 0.9, 0.9, 0.0, 1.0, 1)
+        return np.array([0.9, 0.1]), 0, state
+
+
+def test_a_request_held_by_its_limiter_starts_when_a_share_update_lends_it_more():
+    """A busy tenant's limiter holds a request whose tokens, at its own share (0.5), would come
+    at 1.1 s; the update at 1.0 s lends it the idle tenant's share, so the tokens come at 1.05 s.
+    The request must not sleep to 1.1 s on the old share's promise."""
+    from workbench.multiexit.serve import App, serve
+    from workbench.multiexit.sharing import CrossAppAdapter, Tenant
+
+    x, y = np.zeros((1, 1)), np.zeros(1, int)
+    apps = [App(n, _FixedNet(200.0), x, y, lambda r, b: C.parse_criteria("null"),
+                segment_ms=[200.0]) for n in ("busy", "idle")]
+    adapter = CrossAppAdapter([Tenant("busy", 1.0), Tenant("idle", 1.0)])
+    res = serve(apps, {"busy": np.zeros(6)}, adapter=adapter, enforce_shares=True,
+                limiter_interval=1.0, calibrate=False)
+    starts = [r.start for r in res.records]
+    # Bucket 0.5 s, each request needs 0.25 s and uses 0.2 s: 0, 0.2, 0.4, held to 0.7, then
+    # held at 0.9 with 0.15 s of tokens; lent ~1.0 s/s from the update at 1.0 s: 1.05 s.
+    assert starts[:4] == pytest.approx([0.0, 0.2, 0.4, 0.7])
+    assert 1.0 <= starts[4] < 1.1 - 1e-6, starts

@@ -131,8 +131,15 @@ def test_a_median_inside_its_tolerance_does_not_hold_when_its_rounds_spread_past
     noisy = entry(f, _item(c("rounds")))
     assert noisy["status"] == "not-reproduced"
     assert "quartiles of 5 rounds: 5.2 to 15.5%" in noisy["reason"]
+    assert noisy["reason"].startswith("not shown (the rounds straddle the tolerance")
     assert noisy["comparisons"][0]["rounds"] == {"low": 5.2, "high": 15.5,
                                                  "what": "quartiles of 5 rounds"}
+    assert noisy["comparisons"][0]["not_shown"] is True
+    # A median and every round past the bound is a failure, not "not shown".
+    f2 = _files(tmp_path, {"c.json": {"source": "measured", "med": 20.0, "r": [15.0, 20.0, 25.0]}})
+    slow = entry(f2, _item(Comparison("latency", Ptr("reports/c.json#/med"), Bound(10.0), "%",
+                                      rounds=Ptr("reports/c.json#/r"))))
+    assert slow["reason"].startswith("does not hold") and not slow["comparisons"][0]["not_shown"]
     # From 5 rounds on, one outlier outside the middle half does not decide...
     assert entry(f, _item(c("tight")))["status"] == "reproduced"
     # ...below 5, every round must fit: 11% in one of 3 rounds fails.
@@ -317,3 +324,26 @@ def test_the_docs_example_item_builds_an_entry_from_a_benchmark_file(tmp_path):
     assert [c["ours"] for c in e["comparisons"]] == [2.5, 2.5, 300]
     assert all(c["holds"] for c in e["comparisons"])
     assert e["status"] == "partial" and "GPU -> NNAPI" in e["reason"]
+
+
+def test_a_number_whose_file_keeps_its_rounds_is_compared_with_them():
+    """Where an evidence file keeps a median's per-round values beside it (``X_pct`` and
+    ``X_rounds_pct``), the ledger must read them: a comparison on the median alone would let a
+    difference inside the machine's noise count as a result."""
+    files = Files(ROOT / "reports")
+    unpaired = []
+    for item in ITEMS:
+        for c in item.comparisons:
+            if not isinstance(c.ours, Ptr) or c.rounds is not None:
+                continue
+            rel, _, key = c.ours.ref.partition("#")
+            parent, _, last = key.rpartition("/")
+            if not last.endswith("_pct"):
+                continue
+            try:
+                node = resolve(files, f"{rel}#{parent}") if parent else files.load(rel)
+            except EvidenceError:
+                continue
+            if isinstance(node, dict) and last[:-4] + "_rounds_pct" in node:
+                unpaired.append(f"{item.paper} {item.id}: {c.label}")
+    assert not unpaired, unpaired

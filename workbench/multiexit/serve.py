@@ -342,7 +342,10 @@ def serve(apps: list[App], traces: dict[str, np.ndarray], *, update_every: float
             nxt = events[i][0] if i < len(events) else float("inf")
             if min(nxt, wake) == float("inf"):
                 break
-            clock = max(clock, min(nxt, wake))
+            # A request its limiter holds waits for tokens at the share in force now; the next
+            # share update may lend it more (work conservation), so it must not sleep past it.
+            until = min(nxt, wake, next_update) if wake < float("inf") else min(nxt, wake)
+            clock = max(clock, until)
             continue
         name = best[1]
         arrival, k, was_held = waiting[name].popleft()

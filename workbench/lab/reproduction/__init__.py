@@ -41,7 +41,7 @@ def _outcome(files: Files, c: Any) -> tuple[Outcome, list[str]]:
     except EvidenceError:
         kinds = ["unstated"]
     tolerance = c.rule.tolerance()
-    spread_ = None
+    spread_, not_shown = None, False
     try:
         holds = bool(c.rule.holds(ours))
         if c.rounds is not None:
@@ -53,7 +53,10 @@ def _outcome(files: Files, c: Any) -> tuple[Outcome, list[str]]:
             if not isinstance(vals, list):
                 raise TypeError(f"the rounds are not a list: {vals!r}")
             spread_ = spread(vals)
-            holds = holds and all(bool(c.rule.holds(v)) for v in spread_[:2])
+            ends = [bool(c.rule.holds(v)) for v in spread_[:2]]
+            # Not shown: the median and the spread's ends do not all agree.
+            not_shown = len({holds, *ends}) > 1
+            holds = holds and all(ends)
             tolerance += (", with the rounds' spread inside it too (their quartiles from 5 rounds "
                           "on, every round below 5)")
     except EvidenceError as e:
@@ -63,7 +66,7 @@ def _outcome(files: Files, c: Any) -> tuple[Outcome, list[str]]:
         return Outcome(c.label, None, False, c.rule.paper_text(), tolerance, paths,
                        c.unit, f"{'; '.join(paths)}: {e}"), []
     return Outcome(c.label, ours, holds, c.rule.paper_text(), tolerance, paths,
-                   c.unit, spread=spread_), kinds
+                   c.unit, spread=spread_, not_shown=not_shown), kinds
 
 
 def _text(v: Any, unit: str = "") -> str:
@@ -100,7 +103,8 @@ def entry(files: Files, item: Item) -> dict[str, Any]:
         "comparisons": [{"label": o.label, "ours": o.ours, "paper": o.paper,
                          "tolerance": o.tolerance, "holds": o.holds, "evidence": o.evidence,
                          **({"rounds": {"low": o.spread[0], "high": o.spread[1],
-                                        "what": o.spread[2]}} if o.spread else {}),
+                                        "what": o.spread[2]},
+                             "not_shown": o.not_shown} if o.spread else {}),
                          **({"error": o.error} if o.error else {})} for o in outs],
     }
 

@@ -21,8 +21,10 @@ The rules (docs/reproduction.md states them for readers):
 - Orderings (:class:`Order`) need the whole ordering, element for element.
 - A number that is a statistic of noisy rounds (a median latency) names its rounds
   (``Comparison.rounds``): it holds only if the rule holds for the median and for the rounds'
-  spread too: the quartiles with 5 or more rounds, every round with fewer (:func:`spread`). A
-  median difference smaller than the machine's round-to-round noise is no evidence either way.
+  spread too: the quartiles with 5 or more rounds, every round with fewer (:func:`spread`); it
+  fails only if the rule fails for the median and the whole spread. Between the two (the spread
+  straddles the tolerance) it is *not shown*: no evidence either way, so it does not hold, and
+  the reason says so apart from the failures.
 """
 
 from __future__ import annotations
@@ -270,6 +272,8 @@ class Outcome:
     #: With per-round values: (low, high, what they are), e.g. (5.2, 15.5, "quartiles of 5
     #: rounds"); the comparison holds only if the rule holds at both ends too.
     spread: tuple[float, float, str] | None = None
+    #: The rounds straddle the tolerance: neither held nor failed (it does not hold).
+    not_shown: bool = False
 
 
 @dataclass
@@ -307,12 +311,16 @@ def decide(item: Item, outcomes: Sequence[Outcome], data: str) -> Decision:
         return Decision("not-reproduced", f"not measured: {item.missing or 'no comparison'}", outs)
     missing = [o for o in outs if o.ours is None]
     held = [o for o in outs if o.ours is not None and o.holds]
-    failed = [o for o in outs if o.ours is not None and not o.holds]
+    unsure = [o for o in outs if o.ours is not None and not o.holds and o.not_shown]
+    failed = [o for o in outs if o.ours is not None and not o.holds and not o.not_shown]
     n = len(outs)
     parts = []
     if failed:
         parts.append("does not hold: " + "; ".join(f"{_show(o)} (needs {o.tolerance})"
                                                    for o in failed))
+    if unsure:
+        parts.append("not shown (the rounds straddle the tolerance: no evidence either way): "
+                     + "; ".join(f"{_show(o)} (needs {o.tolerance})" for o in unsure))
     if missing:
         parts.append("; ".join(_show(o) for o in missing))
     if item.missing:  # part of the claim has no number: the item cannot be reproduced whole
