@@ -113,6 +113,8 @@ def summarise(rows: list[dict]) -> list[dict]:
             s = spread([r["mean_response_ms"] for r in ok])
             pol[p] = {"runs": len(mine), "finished": len(ok), "median_ms": s["median"],
                       "q1_ms": s["q1"], "q3_ms": s["q3"],
+                      # per round (its seed draws the workload): pairs cells of one round
+                      "round_ms": {str(r["round"]): r["mean_response_ms"] for r in ok},
                       "swapped_mb": statistics.median([r["swapped_mb"] for r in ok])
                       if ok else None,
                       "major_faults": statistics.median([r["major_faults"] for r in ok])
@@ -178,6 +180,27 @@ def derive(cells: list[dict]) -> dict:
               for c in (cell(sc, 512, it), cell(sc, 2048, it))]
         return None if None in ms or not ms[1] else ms[0] / ms[1]
 
+    def masa_ratio_rounds(sc, it):
+        """MASA's 512 MB over 2 GB response per round (one round, one draw, both sizes)."""
+        a, b = cell(sc, 512, it), cell(sc, 2048, it)
+        if a is None or b is None:
+            return None
+        ra, rb = (c["policies"]["masa"].get("round_ms", {}) for c in (a, b))
+        return [ra[k] / rb[k] for k in sorted(ra, key=int) if k in rb and rb[k]]
+
+    def round_saving(c, k):
+        got = [c["policies"][p].get("round_ms", {}).get(k) for p in ("masa", "bulk", "deepeye")]
+        return None if None in got else saving(got[0], min(got[1:]))
+
+    def gain_gap_rounds(it):
+        """MASA's saving against the second best at 512 MB less at 2 GB, per round."""
+        a, b = cell(1, 512, it), cell(1, 2048, it)
+        if a is None or b is None:
+            return None
+        keys = sorted(a["policies"]["masa"].get("round_ms", {}), key=int)
+        pairs = [(round_saving(a, k), round_saving(b, k)) for k in keys]
+        return [x - y for x, y in pairs if x is not None and y is not None]
+
     tight12, loose12 = cell(1, 512, 1.2), cell(1, 2048, 1.2)
     gains = [None if c is None else c["masa_saving_vs_best_other_pct"] for c in (tight12, loose12)]
     mid = cell(2, 1024, 1.2)
@@ -192,6 +215,9 @@ def derive(cells: list[dict]) -> dict:
                None if light is None else light["masa_saving_vs_best_other_rounds_pct"],
            "s2_masa_512_over_2048_i1.0": masa_ratio(2, 1.0),
            "s1_masa_512_over_2048_i1.2": masa_ratio(1, 1.2),
+           "s1_masa_512_over_2048_i1.2_rounds": masa_ratio_rounds(1, 1.2),
+           "s2_masa_512_over_2048_i1.0_rounds": masa_ratio_rounds(2, 1.0),
+           "s1_saving_512_minus_2048_i1.2_rounds_pct": gain_gap_rounds(1.2),
            "s1_saving_512_minus_2048_i1.2_pct": None if None in gains else gains[0] - gains[1],
            "s2_order_1024_i1.2": None if mid is None else mid["order_fastest_first"]}
     for sc in (1, 2):

@@ -64,6 +64,9 @@ def test_cells_read_medians_savings_order_and_the_ledger_readings():
     # a round where a policy did not finish has no pair.
     assert d["s1_512_i1.2_saving_vs_best_other_pct"] == pytest.approx(75.0)
     assert d["s1_512_i1.2_saving_vs_best_other_rounds_pct"] == [pytest.approx(75.0)]
+    # Ratios and gaps across memory sizes pair the cells' rounds (one round, one draw).
+    assert d["s1_masa_512_over_2048_i1.2_rounds"] == [pytest.approx(100.0)]
+    assert d["s1_saving_512_minus_2048_i1.2_rounds_pct"] == [pytest.approx(0.0)]
     two = next(c for c in cells if (c["scenario"], c["paper_budget_mb"], c["intensity"])
                == (1, 1024, 0.8))
     assert two["masa_saving_vs_best_other_rounds_pct"] == [pytest.approx(75.0)]

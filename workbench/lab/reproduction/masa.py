@@ -109,7 +109,8 @@ NOTE_FIG12 = (
     "working set is the likely one). The best batch of the medians is 4 (42 ms, quartiles "
     "42-44), not the paper's 8 (46 ms, quartiles 40-47); per round it is 4, 4 and 8, so the "
     "paper's 8 is not shown either way (the noise rule). The other two checks hold in every "
-    "round (batch 8 against 32: 34-57% less; at 32 individual arrivals 29-81% faster). Batch 1 batched and individual are the same work: their "
+    "round (batch 8 against 32: 34-57% less; at 32 individual arrivals 29-81% faster). "
+    "Batch 1 batched and individual are the same work: their "
     "runs span 72-124 ms (1.7x), this machine's run-to-run noise, as wide as the gaps checked; "
     "the checks hold on medians whose quartiles do not overlap (batch 8: 40-47 ms against "
     "batch 32: 74-84 ms; at 32, individual 51-53 ms), not on single runs. The paper's VM and "
@@ -297,10 +298,11 @@ ITEMS: tuple[Item, ...] = (
             Comparison("scenario I, intensity 1.2: MASA's saving against the second best at "
                        "512 MB less its saving at 2 GB (paper: gains larger at low memory)",
                        _grid("s1_saving_512_minus_2048_i1.2_pct"), Bound(0.0, "min", " points"),
-                       " points"),
+                       " points", rounds=_grid("s1_saving_512_minus_2048_i1.2_rounds_pct")),
             Comparison("scenario I, intensity 1.2: MASA's response at 512 MB over its response "
                        "at 2 GB (paper: 5 s to 60 s)",
-                       _grid("s1_masa_512_over_2048_i1.2"), Gain(12.0, "ratio"), "x"),
+                       _grid("s1_masa_512_over_2048_i1.2"), Gain(12.0, "ratio"), "x",
+                       rounds=_grid("s1_masa_512_over_2048_i1.2_rounds")),
         ),
         note=NOTE_FIG7,
     ),
