@@ -454,3 +454,21 @@ def test_a_build_without_a_folder_leaves_nothing_behind(tmp_path):
     del kept
     gc.collect()
     assert any((tmp_path / "kept").glob("*.onnx"))
+
+
+def test_a_build_that_fails_part_way_removes_its_temporary_folder(monkeypatch, tmp_path):
+    """A failure after the temporary folder was made (here the profile measurement) leaves
+    nothing in the temporary directory; the error reaches the caller unchanged."""
+    import tempfile
+
+    from workbench.lab.experiments import delen as dx
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+    def broken(*a, **k):
+        raise RuntimeError("profiling failed")
+
+    monkeypatch.setattr(dx, "measure_exit_profile", broken)
+    with pytest.raises(RuntimeError, match="profiling failed"):
+        dx.build("ResNet-ME (h1)", quick=True, epochs=1)
+    assert not list(tmp_path.glob("delen-*"))

@@ -160,6 +160,9 @@ class DelenMetrics:
     fig7_onset: dict[str, Any] = field(default_factory=dict)
     # Which nets each figure ran on (app or role -> model name).
     roles: dict[str, Any] = field(default_factory=dict)
+    # The CPU the run measured on (the machine changes from day to day; latencies compare only
+    # within one run).
+    cpu: str = ""
 
 
 @dataclass

@@ -11,12 +11,13 @@ ResNet-50 becomes a rate that loads our small models as heavily).
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -56,17 +57,36 @@ class Built:
     segment_mb: list[float] | None = None
 
 
-def _scratch(folder: str | Path | None, prefix: str) -> tuple[Path, bool]:
-    """The folder a build writes to, and whether it is a temporary one made here."""
+@contextlib.contextmanager
+def _scratch(folder: str | Path | None, prefix: str) -> Iterator[tuple[Path, bool]]:
+    """The folder a build writes to, and whether it is a temporary one made here; a build that
+    fails part-way removes the temporary folder it made (a given folder is the caller's)."""
     if folder is not None:
-        return Path(folder), False
-    return Path(tempfile.mkdtemp(prefix=prefix)), True
+        yield Path(folder), False
+        return
+    made = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield made, True
+    except BaseException:
+        shutil.rmtree(made, ignore_errors=True)
+        raise
 
 
-def _owned(built: Built, made: bool) -> Built:
-    """A temporary folder lives as long as its Built (the ONNX sessions are already open, so
-    the nets keep running without it): removed when the Built is dropped or at exit, so a
-    notebook's builds leave nothing in /tmp."""
+def _finish(name: str, task: str, folder: Path, made: bool, *, arch: str, info: dict,
+            flops: Any, exit_accuracy: list[float], shape: tuple[int, ...], x: np.ndarray,
+            y: np.ndarray) -> Built:
+    """What every build ends with: the exported segments stored as a multi-exit model, opened,
+    profiled on the test inputs, and returned as a :class:`Built`. A temporary folder lives as
+    long as its Built (the ONNX sessions are already open, so the nets keep running without
+    it): removed when the Built is dropped or at exit, so a notebook's builds leave nothing in
+    /tmp."""
+    store_multiexit(folder, arch=arch, task=task, segments=info["segments"],
+                    accuracy=exit_accuracy, flops=flops, input_shape=shape)
+    sn = SegmentedNet(folder, info["segments"], flops=flops, accuracy=exit_accuracy)
+    prof = measure_exit_profile(sn, x, y, flops=flops, repeats=1, name=name)
+    built = Built(name, task, sn, prof, x, np.asarray(y), exit_accuracy,
+                  folder_size_mb(folder, info["segments"]), str(folder),
+                  [folder_size_mb(folder, [f]) for f in info["segments"]])
     if made:
         weakref.finalize(built, shutil.rmtree, built.folder, ignore_errors=True)
     return built
@@ -84,18 +104,12 @@ def build(name: str, *, quick: bool = False, width: int = 32, epochs: int | None
     data = ds.load(task, quick=quick)
     net = MultiExitNet(arch, cin, data.n_classes, width=width)
     res = train(net, data, epochs=epochs or (8 if quick else 12), seed=seed, task=task)
-    folder, made = _scratch(folder, "delen-")
     shape = (cin, *data.x_train.shape[1:-1])
-    info = export_onnx(net, shape, folder, plain=False)
-    flops = count_flops(net, shape)
-    store_multiexit(folder, arch=name.split(" ")[0], task=task, segments=info["segments"],
-                    accuracy=res.exit_accuracy, flops=flops, input_shape=shape)
-    sn = SegmentedNet(folder, info["segments"], flops=flops, accuracy=res.exit_accuracy)
-    x = to_torch(data.x_test, net.dims).numpy()
-    prof = measure_exit_profile(sn, x, data.y_test, flops=flops, repeats=1, name=name)
-    return _owned(Built(name, task, sn, prof, x, np.asarray(data.y_test), res.exit_accuracy,
-                        folder_size_mb(folder, info["segments"]), str(folder),
-                        [folder_size_mb(folder, [f]) for f in info["segments"]]), made)
+    with _scratch(folder, "delen-") as (out, made):
+        info = export_onnx(net, shape, out, plain=False)
+        return _finish(name, task, out, made, arch=name.split(" ")[0], info=info,
+                       flops=count_flops(net, shape), exit_accuracy=res.exit_accuracy,
+                       shape=shape, x=to_torch(data.x_test, net.dims).numpy(), y=data.y_test)
 
 
 #: The real-scale multi-exit nets: EfficientNet-Lite0/1/2 (ImageNet weights) on Fashion-MNIST.
@@ -127,8 +141,6 @@ def build_real(*, variant: int = 0, n_train: int = 5000, n_test: int = 2000,
 
     name = REALS[variant]
     torch.set_num_threads(2)
-    folder, made = _scratch(folder, "delen-real-")
-    folder.mkdir(parents=True, exist_ok=True)
     xtr, ytr, xte, yte = fashion.load()
     rng = np.random.default_rng(seed)
     itr = np.sort(rng.choice(len(xtr), n_train, replace=False))
@@ -136,31 +148,27 @@ def build_real(*, variant: int = 0, n_train: int = 5000, n_test: int = 2000,
     x_train, y_train = xtr[itr] / np.float32(255.0), ytr[itr]
     x_test, y_test = (xte[ite] / np.float32(255.0)).astype(np.float32), yte[ite]
     net = P.lite(variant, len(fashion.CLASSES))
-    cache = folder / f"features-{n_train}-{n_test}-{seed}.npz"
-    if cache.is_file():
-        z = np.load(cache)
-        f_tr = [z[f"train{k}"] for k in range(4)]
-        f_te = [z[f"test{k}"] for k in range(4)]
-    else:
-        def tick(what):
-            return (lambda done, n: progress(f"  {name}: {what} features {done}/{n}")
-                    if progress and (done == n or done % 1024 == 0) else None)
-        f_tr = P.pooled_features(net, x_train, progress=tick("training"))
-        f_te = P.pooled_features(net, x_test, progress=tick("test"))
-        np.savez(cache, **{f"train{k}": a for k, a in enumerate(f_tr)},
-                 **{f"test{k}": a for k, a in enumerate(f_te)})
-    res = P.train_heads(net, f_tr, y_train, f_te, y_test, task="fashion", seed=seed)
-    shape = (1, 28, 28)
-    info = export_onnx(net, shape, folder, plain=True)
-    flops = count_flops(net, shape)
-    store_multiexit(folder, arch=name.split(" ")[0], task="fashion", segments=info["segments"],
-                    accuracy=res.exit_accuracy, flops=flops, input_shape=shape)
-    sn = SegmentedNet(folder, info["segments"], flops=flops, accuracy=res.exit_accuracy)
-    x = x_test.reshape(len(x_test), *shape)
-    prof = measure_exit_profile(sn, x, y_test, flops=flops, repeats=1, name=name)
-    return _owned(Built(name, "fashion", sn, prof, x, np.asarray(y_test), res.exit_accuracy,
-                        folder_size_mb(folder, info["segments"]), str(folder),
-                        [folder_size_mb(folder, [f]) for f in info["segments"]]), made)
+    with _scratch(folder, "delen-real-") as (out, made):
+        out.mkdir(parents=True, exist_ok=True)
+        cache = out / f"features-{n_train}-{n_test}-{seed}.npz"
+        if cache.is_file():
+            z = np.load(cache)
+            f_tr = [z[f"train{k}"] for k in range(4)]
+            f_te = [z[f"test{k}"] for k in range(4)]
+        else:
+            def tick(what):
+                return (lambda done, n: progress(f"  {name}: {what} features {done}/{n}")
+                        if progress and (done == n or done % 1024 == 0) else None)
+            f_tr = P.pooled_features(net, x_train, progress=tick("training"))
+            f_te = P.pooled_features(net, x_test, progress=tick("test"))
+            np.savez(cache, **{f"train{k}": a for k, a in enumerate(f_tr)},
+                     **{f"test{k}": a for k, a in enumerate(f_te)})
+        res = P.train_heads(net, f_tr, y_train, f_te, y_test, task="fashion", seed=seed)
+        shape = (1, 28, 28)
+        info = export_onnx(net, shape, out, plain=True)
+        return _finish(name, "fashion", out, made, arch=name.split(" ")[0], info=info,
+                       flops=count_flops(net, shape), exit_accuracy=res.exit_accuracy,
+                       shape=shape, x=x_test.reshape(len(x_test), *shape), y=y_test)
 
 
 def build_profile(*, quick: bool = False, width: int = 32, epochs: int | None = None,

@@ -8,7 +8,8 @@ numbers, never typed.
 
 The rules (docs/reproduction.md states them for readers):
 
-- ``reproduced`` needs data measured on this machine and every comparison of the item holding.
+- ``reproduced`` needs data measured on this machine and every comparison of the item holding,
+  in more than one run where the measurement is a timed trace (``Item.single_run``).
 - ``modelled``, ``simulated`` and ``paper`` data are at most ``partial``, however well they match.
 - ``partial``: measured data where some comparisons hold and some do not; a claim only part of
   which has a number (``missing`` beside comparisons); or non-measured data where at least one
@@ -255,6 +256,9 @@ class Item:
     reading: str = ""
     missing: str = ""
     note: str = ""
+    #: Set (to what the one run is) when the evidence is a single run of a timed process with no
+    #: rounds (a served trace): its run-to-run noise is unknown, so it can be at most partial.
+    single_run: str = ""
 
 
 @dataclass
@@ -332,6 +336,11 @@ def decide(item: Item, outcomes: Sequence[Outcome], data: str) -> Decision:
                         f"{'s hold' if n > 1 else ' holds'} on {data} data, but the claim is only "
                         f"partly measured; not measured: {item.missing}", outs)
     if len(held) == n:
+        if data == "measured" and item.single_run:
+            return Decision("partial", f"{'all ' if n > 1 else ''}{n} comparison"
+                            f"{'s hold' if n > 1 else ' holds'} on data measured here, but in a "
+                            f"single run ({item.single_run}): with no repeat its run-to-run "
+                            "noise is unknown, so it cannot reproduce", outs)
         if data == "measured":
             return Decision("reproduced", f"all {n} comparison{'s' * (n > 1)} hold on data "
                             "measured here", outs)
