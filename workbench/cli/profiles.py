@@ -201,10 +201,13 @@ def add_parser(sub) -> None:
     p.add_argument("files", nargs="+")
     p.set_defaults(func=validate)
 
-    p = psub.add_parser("import", help="import a CSV table or a LiteRT benchmark_model log")
+    p = psub.add_parser("import", help="import a CSV table or LiteRT benchmark output "
+                        "(benchmark_model's log; litert-benchmark's printed results or its "
+                        "--result_json file)")
     p.add_argument("file")
     p.add_argument("--format", choices=["csv", "benchmark-log"], default=None,
-                   help="default: csv for *.csv, else benchmark-log")
+                   help="default: csv for *.csv, else benchmark-log (any of the three LiteRT "
+                        "outputs, told apart by their content)")
     p.add_argument("--device", default=None, help="device name (default: the file's stem)")
     p.add_argument("--model", default=None, help="benchmark-log: model name (default: graph name)")
     p.add_argument("--precision", default=None, help="benchmark-log: FP32|FP16|DR8|FX8|FFX8")

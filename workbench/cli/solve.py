@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -148,12 +148,54 @@ def solve(args: argparse.Namespace) -> int:
                                       tied=d.tie is not None)]
                      + [fmt(d.objectives[n]) for n in names] for d in front],
                     ["", "design", "optimality"] + names))
-    for k, v in res.extra.items():
-        if k not in ("front", "dropped_rows"):
-            print(f"{k}: {v}")
+    for line in extra_lines(res.extra):
+        print(line)
     if args.csv:
         print(f"\nwrote {args.csv}")
     return 0
+
+
+def _num(v: Any) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def extra_lines(extra: dict[str, Any]) -> list[str]:
+    """A solver's extras as sentences (``--json`` keeps them as data): a note per design role,
+    an evolutionary run's settings and how its front compares with the exact one."""
+    out = [f"{role}: {text}" for role, text in (extra.get("notes") or {}).items()]
+    if "algorithm" in extra:
+        run = (f"{str(extra['algorithm']).upper()} (pymoo): population {extra.get('pop_size')}, "
+               f"{extra.get('n_gen')} generations, seed {extra.get('seed')}, "
+               f"{extra.get('evaluations')} evaluations")
+        if extra.get("cancelled"):
+            run += f" (stopped after {extra.get('generations_done')} generations)"
+        out.append(run)
+        if "hv" in extra:
+            cmp = f"its front's hypervolume {_num(extra['hv'])}"
+            if extra.get("hv_exact") is not None:
+                cmp += (f" against the exact front's {_num(extra['hv_exact'])} (ratio "
+                        f"{_num(extra.get('hv_ratio'))})")
+            if extra.get("igd") is not None:
+                cmp += f", IGD {_num(extra['igd'])}"
+            if extra.get("exact_front_size") is not None:
+                cmp += f"; the exact front has {extra['exact_front_size']} designs"
+            if extra.get("optimality_ratio") is not None:
+                cmp += (f"; best optimality found over the best there is "
+                        f"{_num(extra['optimality_ratio'])}")
+            out.append(cmp)
+    known = {"notes", "front", "dropped_rows", "algorithm", "pop_size", "n_gen", "seed",
+             "evaluations", "cancelled", "generations_done", "hv", "hv_exact", "hv_ratio", "igd",
+             "exact_front_size", "optimality_ratio"}
+    for k, v in extra.items():
+        if k in known:
+            continue
+        if isinstance(v, dict):
+            out.append(f"{k}: " + "; ".join(f"{a} {_num(b)}" for a, b in v.items()))
+        elif isinstance(v, (list, tuple)):
+            out.append(f"{k}: " + ", ".join(_num(x) for x in v))
+        else:
+            out.append(f"{k}: {_num(v)}")
+    return out
 
 
 def noisy_lines(problem: "DiscreteProblem") -> list[str]:

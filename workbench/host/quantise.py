@@ -152,6 +152,36 @@ def _text(v) -> str:
 
 # --- reading a .tflite graph ------------------------------------------------------------------
 
+def ops_of(model: str | os.PathLike | bytes) -> list[dict]:
+    """The main subgraph's operators in execution order, read with the flatbuffer schema that
+    ai-edge-litert ships (not the interpreter's private op details): each one's ``op_name``
+    (the builtin's name, or a custom op's code), ``inputs`` and ``outputs`` (tensor indices, -1
+    for an omitted optional input)."""
+    from ai_edge_litert import schema_py_generated as schema
+
+    buf = model if isinstance(model, (bytes, bytearray)) else Path(model).read_bytes()
+    m = schema.Model.GetRootAs(buf, 0)
+    names = {v: k for k, v in vars(schema.BuiltinOperator).items()
+             if not k.startswith("_") and isinstance(v, int)}
+    codes = []
+    for i in range(m.OperatorCodesLength()):
+        oc = m.OperatorCodes(i)
+        # Codes past 127 live in builtin_code; older files keep them in the deprecated byte.
+        code = max(oc.BuiltinCode(), oc.DeprecatedBuiltinCode())
+        name = names.get(code, str(code))
+        if name == "CUSTOM" and oc.CustomCode():
+            name = oc.CustomCode().decode(errors="replace")
+        codes.append(name)
+    g = m.Subgraphs(0)
+    out = []
+    for j in range(g.OperatorsLength()):
+        op = g.Operators(j)
+        out.append({"index": j, "op_name": codes[op.OpcodeIndex()],
+                    "inputs": [int(v) for v in op.InputsAsNumpy()] if op.InputsLength() else [],
+                    "outputs": [int(v) for v in op.OutputsAsNumpy()] if op.OutputsLength()
+                    else []})
+    return out
+
 _ELEMENTWISE = {"ADD", "SUB", "MUL", "DIV", "RELU", "RELU6", "RELU_N1_TO_1", "LOGISTIC", "TANH",
                 "MAXIMUM", "MINIMUM", "HARD_SWISH", "SQUARED_DIFFERENCE", "RSQRT", "SQRT",
                 "POW", "EXP", "LEAKY_RELU", "PRELU", "ABS", "NEG"}
@@ -180,7 +210,7 @@ def analyse(path: str | os.PathLike) -> dict:
             it.set_tensor(d["index"], placeholder(d))
         it.invoke()
     tensors = {t["index"]: t for t in it.get_tensor_details()}
-    ops = it._get_ops_details()  # noqa: SLF001 - the documented way to read the graph here
+    ops = ops_of(path)
     produced = {o for op in ops for o in op["outputs"]}
     graph_inputs = {d["index"] for d in it.get_input_details()}
     weight_types = (np.float32, np.float16, np.int8, np.uint8)
@@ -242,7 +272,7 @@ def detect_precision(path: str | os.PathLike) -> str:
     if any(d["dtype"] in (np.int8, np.uint8) for d in io):
         return "FFX8"
     tensors = it.get_tensor_details()
-    ops = it._get_ops_details()  # noqa: SLF001 - the documented way to read the graph here
+    ops = ops_of(path)
     # DR8 looks embedding rows up in their int8 table (GATHER yields int8, dequantised after):
     # that is a weight read, not an int8 activation.
     produced = {o for op in ops if op["op_name"] not in ("GATHER", "EMBEDDING_LOOKUP")

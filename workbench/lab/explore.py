@@ -26,6 +26,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from .. import workspace
 from ..errors import InputError
 from ..fileio import atomic_write_text, dumps_json, parse_json, read_text
+from ..metrics import accuracy_unit
 from ..metrics import unit as metric_unit
 from ..moo.front import exact_front
 from ..moo.optimality import feasible_mask
@@ -38,7 +39,7 @@ from ..profiles import Profile, list_profiles, load_profile, resolve_profile
 from ..profiles.store import error_from_validation
 from ..solvers import oodin, rass
 from ..solvers.evolutionary import evolutionary
-from ..solvers.result import SolveResult
+from ..solvers.result import Design, SolveResult
 
 #: Above this many combinations the scatter shows a sample (plus the front and the designs).
 MAX_POINTS = 20_000
@@ -119,6 +120,8 @@ class Exploration:
     hover: list[str] = field(default_factory=list)
     #: Set when NSGA-II was stopped before its last generation (its front is partial).
     nsga2_note: str = ""
+    #: OODIn's choice as a design of the same problem (optimality on RASS's scale), or None.
+    oodin_design: Design | None = None
     #: Every axis metric of each point (rows aligned with ``index``; columns ``axis_names``),
     #: for views of more than two objectives.
     metrics: np.ndarray | None = None
@@ -180,7 +183,14 @@ class Session:
                         for f in self.points]
         # Built once: a point's metrics never change with an edit, and strings sent as the
         # traces' text cost far less per update than a (points x metrics) customdata array.
-        self._units = [metric_unit(t.metric) for t in self.display.objective_terms]
+        metric_of = {t.name: t.metric for t in self.profile.tasks}
+        names = [ts.name for ts in self.base.tasks]
+        only = metric_of.get(names[0], "") if len(names) == 1 else ""
+        # Accuracy's unit is its task's metric (% top1, MAE, ...), which the profile states.
+        # (A term's task is an index into the problem's tasks, None for the only one.)
+        self._units = [accuracy_unit(metric_of.get(names[t.task], "") if t.task is not None
+                                     else only) if t.metric == "A"
+                       else metric_unit(t.metric) for t in self.display.objective_terms]
         self._hover = self._hover_of(self._labels, self._F)
 
     def _hover_of(self, labels: list[str], F: np.ndarray) -> list[str]:
@@ -257,6 +267,10 @@ class Session:
         t3 = time.perf_counter()
         od = oodin(pb)
         oodin_pos = self._position(pos, od.d0.index, extra) if od.ok and od.d0 else None
+        # OODIn's choice as a design of this problem: its optimality on RASS's scale and its
+        # objectives, so the designs table fills its row like the others'.
+        oodin_design = (Design.of(pb, "OODIn", od.d0.index) if od.ok and od.d0 and res.ok
+                        else None)
         t4 = time.perf_counter()
         nsga_pos, nsga_note = None, ""
         if nsga2:
@@ -297,7 +311,8 @@ class Session:
             index=index, x=xs[:, xi], y=xs[:, yi], x_name=self.axis_names[xi],
             y_name=self.axis_names[yi], labels=labels, feasible=feasible, pareto=pareto,
             nsga2_note=nsga_note,
-            designs=designs, oodin=oodin_pos, nsga2=nsga_pos, policy=self.policy_rows(res),
+            designs=designs, oodin=oodin_pos, oodin_design=oodin_design, nsga2=nsga_pos,
+            policy=self.policy_rows(res),
             triggers=list(res.triggers), picked=picked, flags=flags, slo=str(slo), result=res,
             timing_ms={"variant": (t1 - t0) * 1e3, "rass": (t2 - t1) * 1e3,
                        "front": (t3 - t2) * 1e3, "oodin": (t4 - t3) * 1e3,
@@ -592,7 +607,9 @@ def export_rows(e: Exploration, what: str) -> list[dict[str, Any]]:
         raise InputError("export feasible, front or designs", where="export", value=what)
     if what == "designs":
         rows = [d.row() for d in e.result.designs.values()]
-        if e.oodin is not None:
+        if e.oodin_design is not None:
+            rows.append(e.oodin_design.row())
+        elif e.oodin is not None:
             rows.append({"role": "OODIn", "design": e.labels[e.oodin]})
         return rows
     assert e.metrics is not None  # Session.explore fills it

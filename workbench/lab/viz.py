@@ -258,33 +258,69 @@ def _log_axis(v: Any) -> bool:
     return bool(len(v)) and float(v.min()) > 0 and float(v.max()) / float(v.min()) > 100
 
 
+def _span(v: Any, log: bool, pad: float = 0.05) -> list[float] | None:
+    """The axis range that spans ``v`` (in the axis's own units: log10 on a log axis) with a
+    margin of ``pad`` of the span each side; None when there is nothing finite to span."""
+    import numpy as np
+
+    v = np.asarray(v, dtype=float)
+    v = v[np.isfinite(v) & (v > 0)] if log else v[np.isfinite(v)]
+    if not len(v):
+        return None
+    lo, hi = float(v.min()), float(v.max())
+    if log:
+        lo, hi = np.log10(lo), np.log10(hi)
+    width = hi - lo if hi > lo else max(abs(hi), 1.0) * 0.1
+    return [lo - pad * width, hi + pad * width]
+
+
 def explorer_layout(e: Any) -> dict[str, Any]:
     """What of the explorer's layout follows the data: axis titles with units, log axes where
-    the values span decades, and each constraint on a plotted metric as a dashed line with its
-    infeasible side shaded."""
+    the values span decades, axis ranges that span the points (never a constraint's far side),
+    and each constraint on a plotted metric as a dashed line with its infeasible side shaded
+    up to the axis's end (a bound outside the points' range is not drawn: drawing it would
+    stretch the axis and squash every point into a corner; the SLO in the title states it)."""
     import math
 
     xlog, ylog = _log_axis(e.x), _log_axis(e.y)
+    ranges = {"x": _span(e.x, xlog), "y": _span(e.y, ylog)}
     shapes = []
     for b in e.bounds:
         log = xlog if b["axis"] == "x" else ylog
         v = b["value"]
-        if log and v <= 0:
+        rng = ranges[b["axis"]]
+        if (log and v <= 0) or rng is None:
             continue
         pos = math.log10(v) if log else v
-        far = 1e6 if b["op"] == "<=" else -1e6  # the infeasible side, off the plot
+        lo, hi = rng
+        # The infeasible side, clipped to the axis: from the bound (or the axis's near end
+        # when every point is past it) to the axis's far end.
+        start, end = (max(pos, lo), hi) if b["op"] == "<=" else (lo, min(pos, hi))
         line = dict(type="line", line=dict(color="#b00", dash="dash", width=2))
         rect = dict(type="rect", fillcolor="rgba(200,0,0,0.07)", line=dict(width=0), layer="below")
+        inside = lo <= pos <= hi
         if b["axis"] == "x":
-            shapes.append({**line, "xref": "x", "yref": "paper", "x0": pos, "x1": pos, "y0": 0, "y1": 1})
-            shapes.append({**rect, "xref": "x", "yref": "paper", "x0": pos, "x1": far, "y0": 0, "y1": 1})
+            if inside:
+                shapes.append({**line, "xref": "x", "yref": "paper", "x0": pos, "x1": pos,
+                               "y0": 0, "y1": 1})
+            if start < end:
+                shapes.append({**rect, "xref": "x", "yref": "paper", "x0": start, "x1": end,
+                               "y0": 0, "y1": 1})
         else:
-            shapes.append({**line, "xref": "paper", "yref": "y", "y0": pos, "y1": pos, "x0": 0, "x1": 1})
-            shapes.append({**rect, "xref": "paper", "yref": "y", "y0": pos, "y1": far, "x0": 0, "x1": 1})
-    return {"xaxis": dict(title=dict(text=_axis_title(e.x_name, e.x_unit)),
-                          type="log" if xlog else "linear", autorange=True),
-            "yaxis": dict(title=dict(text=_axis_title(e.y_name, e.y_unit)),
-                          type="log" if ylog else "linear", autorange=True),
+            if inside:
+                shapes.append({**line, "xref": "paper", "yref": "y", "y0": pos, "y1": pos,
+                               "x0": 0, "x1": 1})
+            if start < end:
+                shapes.append({**rect, "xref": "paper", "yref": "y", "y0": start, "y1": end,
+                               "x0": 0, "x1": 1})
+
+    def axis(name: str, unit: str, log: bool, rng: list[float] | None) -> dict[str, Any]:
+        out: dict[str, Any] = dict(title=dict(text=_axis_title(name, unit)),
+                                   type="log" if log else "linear")
+        return {**out, "range": rng, "autorange": False} if rng else {**out, "autorange": True}
+
+    return {"xaxis": axis(e.x_name, e.x_unit, xlog, ranges["x"]),
+            "yaxis": axis(e.y_name, e.y_unit, ylog, ranges["y"]),
             "shapes": shapes}
 
 
@@ -378,9 +414,11 @@ def explorer_traces(e: Any) -> list:
     for role, p in e.designs.items():
         at.setdefault(int(p), []).append(role)
     dp = list(at)
-    out_designs = go.Scatter(x=x[dp], y=y[dp], text=[", ".join(at[p]) for p in dp],
+    texts = [", ".join(at[p]) for p in dp]
+    xn, yn = (_normalised(v[dp], v, _log_axis(v)) for v in (x, y))
+    out_designs = go.Scatter(x=x[dp], y=y[dp], text=texts,
                              customdata=[hv[i] for i in dp], mode="markers+text",
-                             textposition="top center", name="RASS designs",
+                             textposition=label_positions(xn, yn, texts), name="RASS designs",
                              marker=dict(symbol="star", size=16, color="#e45756",
                                          line=dict(width=1, color="black")),
                              hovertemplate="%{text}: %{customdata}<extra></extra>")
@@ -398,6 +436,67 @@ def explorer_traces(e: Any) -> list:
                                       line=dict(width=3)),
                           hovertemplate="runtime runs %{text}<extra></extra>"))
     return out
+
+
+def _normalised(v: Any, all_v: Any, log: bool) -> list[float]:
+    """``v`` as a fraction of the axis that spans ``all_v`` (see :func:`_span`)."""
+    import numpy as np
+
+    rng = _span(all_v, log)
+    v = np.asarray(v, dtype=float)
+    if rng is None:
+        return [0.5] * len(v)
+    lo, hi = rng
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.log10(v) if log else v
+    return [float((a - lo) / (hi - lo)) if np.isfinite(a) else 0.5 for a in t]
+
+
+#: Where a design's label may go around its star, in order of preference, and the offset of the
+#: label box's centre from the star in plot fractions (x, y).
+_LABEL_SPOTS = (("top center", 0.0, 0.045), ("bottom center", 0.0, -0.045),
+                ("middle right", 1.0, 0.0), ("middle left", -1.0, 0.0),
+                ("top right", 1.0, 0.045), ("bottom left", -1.0, -0.045),
+                ("top left", -1.0, 0.045), ("bottom right", 1.0, -0.045))
+#: A label's size in plot fractions: a character's width and the line's height (960 x 520 px).
+_CHAR_W, _LINE_H = 0.0085, 0.04
+
+
+def label_boxes(xn: list[float], yn: list[float], texts: list[str],
+                spots: list[str]) -> list[tuple[float, float, float, float]]:
+    """The (x0, x1, y0, y1) box, in plot fractions, of each label placed at its spot."""
+    where = {name: (dx, dy) for name, dx, dy in _LABEL_SPOTS}
+    out = []
+    for x, y, t, spot in zip(xn, yn, texts, spots):
+        w, h = _CHAR_W * max(len(t), 1), _LINE_H
+        dx, dy = where[spot]
+        cx = x + dx * (w / 2 + 0.015)
+        cy = y + dy
+        out.append((cx - w / 2, cx + w / 2, cy - h / 2, cy + h / 2))
+    return out
+
+
+def label_positions(xn: list[float], yn: list[float], texts: list[str]) -> list[str]:
+    """A text position for each design's label so that no two labels (nor a label and
+    another design's star) overlap where a free spot exists: each label takes the first spot
+    around its star that is clear of the labels placed before it, top first."""
+    def clash(a, b):
+        return a[0] < b[1] and b[0] < a[1] and a[2] < b[3] and b[2] < a[3]
+
+    stars = [(x - 0.012, x + 0.012, y - 0.02, y + 0.02) for x, y in zip(xn, yn)]
+    placed: list[tuple[float, float, float, float]] = []
+    out = []
+    for i in sorted(range(len(texts)), key=lambda k: -yn[k]):
+        choice = _LABEL_SPOTS[0][0]
+        for name, _, _ in _LABEL_SPOTS:
+            box = label_boxes([xn[i]], [yn[i]], [texts[i]], [name])[0]
+            if not any(clash(box, b) for b in placed) and \
+                    not any(clash(box, s) for j, s in enumerate(stars) if j != i):
+                choice = name
+                break
+        out.append((i, choice))
+        placed.append(label_boxes([xn[i]], [yn[i]], [texts[i]], [choice])[0])
+    return [c for _, c in sorted(out)]
 
 
 #: Words of snake_case field names written differently in a table header.

@@ -129,6 +129,9 @@ class Explorer:
         self.failed = False  # the last edit could not be solved (its error is shown)
         self.error: Exception | None = None
         self._quiet = False
+        # The next update draws the figure anew (a loaded session: nothing of the old view,
+        # shading, axes or traces, may survive into it).
+        self._rebuild = False
         self.widget = W.VBox([
             W.HTML("<h3>workbench explorer: SLOs, Pareto front, RASS designs and policy</h3>"),
             W.HBox([self.w_profile, self.w_scenario, self.w_tasks]), self.w_slo,
@@ -339,16 +342,20 @@ class Explorer:
         self.w_slo.value = self.slo_text()
         self._quiet = False
         self.fig_box.layout.display = None
-        if self.fig is None:
-            # Built once with its traces; later updates change the traces' data in place.
+        traces = None if self.fig is None or self._rebuild else explorer_traces(e)
+        if traces is None or len(traces) != len(self.fig.data):
+            # Built with its traces (first, after a session is loaded, or when the traces
+            # change in number); ordinary edits change the traces' data in place.
+            if self.fig is not None:
+                self.fig.close()
             self.fig = go.FigureWidget(explorer_figure(e))
             self.fig_box.children = [self.fig]
+            self._rebuild = False
         else:
-            traces = explorer_traces(e)
             with self.fig.batch_update():
                 for old, new in zip(self.fig.data, traces):
                     old.x, old.y, old.text = new.x, new.y, new.text
-                    old.customdata = new.customdata
+                    old.customdata, old.marker = new.customdata, new.marker
                     old.mode, old.name, old.hovertemplate = new.mode, new.name, new.hovertemplate
                 self.fig.layout.title.text = f"SLO: {e.slo}"
                 self.fig.update_layout(**explorer_layout(e))
@@ -442,9 +449,11 @@ class Explorer:
                  "optimality": optimality_text(d.optimality, tied=d.tie is not None),
                  **{k: d.value_text(k) for k in d.objectives}}
                 for r, d in e.result.designs.items()]
-        if e.oodin is not None:
-            rows.append({"role": "OODIn", "design": e.labels[e.oodin], "optimality": "",
-                         **{k: "" for k in e.result.designs["d0"].objectives}})
+        od = e.oodin_design
+        if od is not None:
+            rows.append({"role": "OODIn", "design": " + ".join(od.labels),
+                         "optimality": optimality_text(od.optimality, tied=False),
+                         **{k: od.value_text(k) for k in od.objectives}})
         d0 = html.escape(e.design_label("d0") or "")
         ties = "".join(f'<div class="wb-tie">{r}: {html.escape(d.tie)}</div>'
                        for r, d in e.result.designs.items() if d.tie)
@@ -520,6 +529,7 @@ class Explorer:
                 self.w_y.value = state.y
         finally:
             self._quiet = False
+        self._rebuild = True
         return self.update()
 
     def view_query(self) -> str:

@@ -337,15 +337,134 @@ def _stats(line: str, *, file: Any, n: int) -> dict[str, Any]:
     return rec
 
 
-def parse_benchmark_log(text: str, *, file: Any = None) -> list[dict[str, Any]]:
-    """Parse LiteRT ``benchmark_model`` output into one dict per run.
+# --- LiteRT's Python benchmark (`litert-benchmark`, ai_edge_litert.tools.benchmark_litert_model) --
+_RE_LITERT_RESULT = re.compile(r"^\s*(Inference|Model initialization|Warmup) ?(?:\((\w+)\))?:\s*"
+                               r"([-+0-9.eE]+) ms(?:\s*\((\d+) runs\))?")
+_RE_LITERT_INFO = re.compile(r"\b(Model|Accelerators|Num threads):\s+(.+?)\s*$")
 
-    Each dict has ``params`` (the tool's ``Name: [value]`` lines), ``L`` (mean, ms), and where the
-    log has them ``L_min``, ``L_max``, ``L_std``, ``runs``, ``init_ms``, ``first_ms``, ``MF``.
+
+def _litert_record(latency: dict[str, Any], params: dict[str, str], *, file: Any,
+                   where: str) -> dict[str, Any]:
+    """A run of ``litert-benchmark`` (its latency fields in ms) as a parsed record."""
+    def num(key: str) -> float | None:
+        v = latency.get(key)
+        if v is None:
+            return None
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+            raise InputError(f"{key} must be a number >= 0", file=file, where=where, value=v)
+        return float(v)
+
+    avg = num("avg_ms")
+    if avg is None or avg <= 0:
+        raise InputError("no mean inference time > 0 (latency.avg_ms)", file=file, where=where,
+                         value=latency.get("avg_ms"))
+    rec: dict[str, Any] = {"params": params, "L": avg}
+    for key, field in (("min_ms", "L_min"), ("max_ms", "L_max"), ("std_ms", "L_std"),
+                       ("init_ms", "init_ms"), ("warmup_first_ms", "first_ms")):
+        v = num(key)
+        if v is not None:
+            rec[field] = v
+    runs = latency.get("num_runs")
+    if runs is not None:
+        if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
+            raise InputError("num_runs is not a whole number >= 1", file=file, where=where,
+                             value=runs)
+        rec["runs"] = runs
+    if rec.get("L_min", 0) > rec.get("L_max", math.inf):
+        raise InputError("min is greater than max", file=file, where=where,
+                         value=(rec["L_min"], rec["L_max"]))
+    return rec
+
+
+def _litert_params(model: Any, accelerators: Any, threads: Any) -> dict[str, str]:
+    """``litert-benchmark``'s model, accelerators and threads in the parameter names of
+    ``benchmark_model`` logs (so one reader tells the processor)."""
+    acc = [str(a).upper() for a in (accelerators if isinstance(accelerators, list)
+                                    else str(accelerators or "").split("|"))]
+    acc = [a.strip() for a in acc if a.strip()]
+    params = {"graph": str(model or ""), "num threads": str(threads or "")}
+    params["use gpu"] = "true" if "GPU" in acc else "false"
+    params["use nnapi"] = "true" if "NPU" in acc else "false"
+    return params
+
+
+def _parse_litert_json(text: str, *, file: Any) -> list[dict[str, Any]]:
+    import json
+
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(f"not JSON: {e.msg}", file=file, where=f"line {e.lineno}") from None
+    docs = doc if isinstance(doc, list) else [doc]
+    out = []
+    for k, d in enumerate(docs):
+        where = f"run {k + 1}" if len(docs) > 1 else "result"
+        if not isinstance(d, dict) or not isinstance(d.get("latency"), dict):
+            raise InputError("not a litert-benchmark --result_json file: no 'latency' object",
+                             file=file, where=where)
+        out.append(_litert_record(d["latency"], _litert_params(
+            d.get("model"), d.get("accelerators"), d.get("num_threads")), file=file, where=where))
+    return out
+
+
+def _parse_litert_text(text: str, *, file: Any) -> list[dict[str, Any]]:
+    """``litert-benchmark``'s printed results (its ``BENCHMARK RESULTS`` block), with the model,
+    accelerators and threads from its log lines when the log was kept (``2>&1``)."""
+    out: list[dict[str, Any]] = []
+    info: dict[str, str] = {}
+    latency: dict[str, Any] | None = None
+    for n, line in enumerate(text.splitlines(), 1):
+        m = _RE_LITERT_INFO.search(line)
+        if m and "BENCHMARK" not in line and latency is None:
+            info[m.group(1).lower()] = m.group(2)
+        if "BENCHMARK RESULTS" in line:
+            if latency is not None:
+                out.append((latency, dict(info)))
+            latency = {}
+            continue
+        if latency is None:
+            continue
+        m = _RE_LITERT_RESULT.match(line)
+        if not m:
+            if line.startswith("=") and latency and "avg_ms" in latency:
+                out.append((latency, dict(info)))
+                latency, info = None, {}
+            continue
+        what, stat, value, runs = m.groups()
+        v = _num(value, file=file, line=n, what=f"{what} ({stat})" if stat else what)
+        key = {("Inference", "avg"): "avg_ms", ("Inference", "min"): "min_ms",
+               ("Inference", "max"): "max_ms", ("Inference", "std"): "std_ms",
+               ("Inference", "median"): "median_ms", ("Model initialization", None): "init_ms",
+               ("Warmup", "first"): "warmup_first_ms"}.get((what, stat))
+        if key:
+            latency[key] = v
+        if (what, stat) == ("Inference", "avg") and runs:
+            latency["num_runs"] = int(runs)
+    if latency:
+        out.append((latency, dict(info)))
+    return [_litert_record(lat, _litert_params(inf.get("model"), inf.get("accelerators"),
+                                               inf.get("num threads")),
+                           file=file, where=f"run {k + 1}")
+            for k, (lat, inf) in enumerate(out)]
+
+
+def parse_benchmark_log(text: str, *, file: Any = None) -> list[dict[str, Any]]:
+    """Parse LiteRT benchmark output into one dict per run: ``benchmark_model``'s log, or the
+    Python ``litert-benchmark`` (ai-edge-litert) as printed or as its ``--result_json`` file.
+
+    Each dict has ``params`` (the tool's ``Name: [value]`` lines; for ``litert-benchmark`` its
+    model, accelerators and threads in the same names), ``L`` (mean, ms), and where the output
+    has them ``L_min``, ``L_max``, ``L_std``, ``runs``, ``init_ms``, ``first_ms``, ``MF``.
     """
+    if text.lstrip().startswith(("{", "[")):
+        return _parse_litert_json(text, file=file)
+    if "BENCHMARK RESULTS" in text and "Inference timings in us" not in text:
+        return _parse_litert_text(text, file=file)
     runs = _split_runs(text)
     if not runs:
-        raise InputError("not a benchmark_model log: no 'Inference timings in us' line", file=file)
+        raise InputError("not a LiteRT benchmark output: no 'Inference timings in us' line "
+                         "(benchmark_model), no 'BENCHMARK RESULTS' block and not a "
+                         "--result_json file (litert-benchmark)", file=file)
     out = []
     for lines in runs:
         rec: dict[str, Any] = {"params": {}}

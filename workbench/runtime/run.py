@@ -6,14 +6,17 @@ Standard library + numpy + LiteRT: this is what runs on a device.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import math
 import os
+import re
 import sys
 import threading
 import time
 from concurrent.futures import Future, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -42,10 +45,39 @@ class RunResult:
     timeline: dict[str, Any]
     served: list[tuple[float, str, float, str | None, int]]
     summary: dict[str, Any]
+    #: Per task, each answered request's latency from submission to answer (ms).
+    request_ms: dict[str, list[float]] = field(default_factory=dict)
+    #: Per task, the latency bound the bundle's SLO puts on it (ms), if any.
+    slo_ms: dict[str, float] = field(default_factory=dict)
+
+    def requests(self) -> dict[str, dict[str, Any]]:
+        """Per task: answered requests, their latency's p50/p95/p99 (ms, submission to answer,
+        queueing included) and, where the SLO bounds latency, how many were answered later."""
+        out: dict[str, dict[str, Any]] = {}
+        for task, ms in self.request_ms.items():
+            v = np.asarray(ms, float)
+            row: dict[str, Any] = {"n": int(len(v))}
+            if len(v):
+                p50, p95, p99 = np.percentile(v, [50, 95, 99])
+                row.update(p50_ms=float(p50), p95_ms=float(p95), p99_ms=float(p99))
+            bound = self.slo_ms.get(task)
+            if bound is not None:
+                row.update(slo_ms=bound, over_slo=int((v > bound).sum()))
+            out[task] = row
+        return out
+
+    def report(self) -> dict[str, Any]:
+        """What a run's caller reads (``workbench run --json``): the counts, each task's request
+        latency and SLO violations, the switches."""
+        return {"submitted": self.stats.get("submitted"), "served": self.stats.get("served"),
+                "rejected": self.stats.get("rejected"), "lost": self.lost,
+                "switches": len(self.timeline.get("switches", [])),
+                "requests": self.requests(), "limited": self.stats.get("limited"),
+                "exits": self.stats.get("exits"), "faults": self.summary.get("faults", [])}
 
     def to_dict(self) -> dict[str, Any]:
         return {"stats": self.stats, "lost": self.lost, "summary": self.summary,
-                "timeline": self.timeline,
+                "requests": self.requests(), "timeline": self.timeline,
                 "served": {"t": [round(s[0], 5) for s in self.served],
                            "task": [s[1] for s in self.served],
                            "ms": [round(s[2], 5) for s in self.served],
@@ -80,6 +112,14 @@ def run(bundle: Bundle | str | Path, *, duration: float = 10.0, rate: float = 30
     futures: list[Future] = []
     lock = threading.Lock()
     stop = threading.Event()
+    request_ms: dict[str, list[float]] = {t: [] for t in rm.tasks}
+
+    def note_answer(f: Future, task: str, t0: float) -> None:
+        # Runs where the answer is set: the latency a caller of submit() sees.
+        if not f.cancelled() and f.exception() is None:
+            ms = (time.perf_counter() - t0) * 1e3
+            with lock:
+                request_ms[task].append(ms)
 
     def generate(task: str) -> None:
         xs = None if inputs is None else inputs.get(task)
@@ -87,7 +127,9 @@ def run(bundle: Bundle | str | Path, *, duration: float = 10.0, rate: float = 30
         t_next = time.perf_counter()
         while not stop.is_set():
             x = None if xs is None else xs[k % len(xs)][None]
+            t0 = time.perf_counter()
             f = rm.submit(task, x)
+            f.add_done_callback(lambda f, task=task, t0=t0: note_answer(f, task, t0))
             with lock:
                 futures.append(f)
             k += 1
@@ -125,8 +167,33 @@ def run(bundle: Bundle | str | Path, *, duration: float = 10.0, rate: float = 30
     answered = sum(1 for f in futures if f.done() and f.exception() is None)
     rejected = sum(1 for f in futures if f.done() and isinstance(f.exception(), Rejected))
     lost = len(futures) - answered - rejected
+    with lock:
+        got = {t: list(v) for t, v in request_ms.items()}
     return RunResult(stats, lost, rm.timeline.to_dict(), list(rm.served_log),
-                     summarise(rm.timeline))
+                     summarise(rm.timeline), got,
+                     slo_latency_bounds(str(b.manifest.get("slo") or ""), rm.tasks))
+
+
+#: A latency bound in an SLO: ``L <= 41.67ms``, ``max L <= 40ms``, ``L[uc1] <= 0.5s``.
+_L_BOUND = re.compile(r"(?<![\w\]])L(?:\[([^\]]+)\])?\s*<=\s*([0-9.]+(?:[eE][-+]?\d+)?)\s*"
+                      r"(ms|s|us)?(?![\w])")
+
+
+def slo_latency_bounds(slo: str, tasks: Sequence[str]) -> dict[str, float]:
+    """The latency bound the SLO text puts on each task (ms): a bound naming a task
+    (``L[uc1] <= ...``) applies to it, an unnamed one to every task. (The runtime reads the
+    SLO's text itself: the SLO parser lives with the optimiser, which a device does not run.)"""
+    out: dict[str, float] = {}
+    scale = {"ms": 1.0, "s": 1000.0, "us": 1e-3, None: 1.0}
+    for part in slo.split(";"):
+        m = _L_BOUND.search(part)
+        if not m:
+            continue
+        ms = float(m.group(2)) * scale[m.group(3)]
+        for t in ([m.group(1)] if m.group(1) else tasks):
+            if t in tasks:
+                out[t] = min(ms, out.get(t, math.inf))
+    return out
 
 
 #: How much of each design's reason a "no loadable design" error quotes (LiteRT's messages can
@@ -210,6 +277,9 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
                         "then lent)")
     p.add_argument("--timeline", default=None, metavar="JSON",
                    help="write the timeline and every served batch to this file")
+    p.add_argument("--json", action="store_true",
+                   help="print the run's summary as JSON (counts, request latency percentiles, "
+                        "SLO violations, switches) instead of text")
 
 
 def cmd_check(bundle: str) -> int:
@@ -287,6 +357,16 @@ def _check_run_arguments(args: argparse.Namespace) -> RuntimeOptions:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    if getattr(args, "json", False):
+        # The text goes nowhere; one JSON document is the output.
+        with contextlib.redirect_stdout(io.StringIO()):
+            code, res = _run_and_print(args)
+        print(json.dumps(res.report() if res is not None else None))
+        return code
+    return _run_and_print(args)[0]
+
+
+def _run_and_print(args: argparse.Namespace) -> tuple[int, RunResult | None]:
     options = _check_run_arguments(args)
     events = parse_events(args.inject) if args.inject else []
     b = load_bundle(args.bundle)
@@ -319,6 +399,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"requests: {st['submitted']} submitted, {st['served']} served, {st['rejected']} "
           f"rejected, {res.lost} lost" + (f"; rejections: {st['rejected_reasons']}"
                                           if st['rejected'] else ""))
+    print(f"switches: {len(res.timeline.get('switches', []))}")
+    for task, r in res.requests().items():
+        if not r["n"]:
+            print(f"  {task}: no request answered")
+            continue
+        line = (f"  {task}: latency (submission to answer) p50 {r['p50_ms']:.2f} ms, "
+                f"p95 {r['p95_ms']:.2f} ms, p99 {r['p99_ms']:.2f} ms over {r['n']} answers")
+        if "slo_ms" in r:
+            line += (f"; {r['over_slo']} over the SLO's L <= {r['slo_ms']:g} ms "
+                     f"({100 * r['over_slo'] / r['n']:.1f}%)")
+        print(line)
     if args.limits:
         lim = st["limited"]
         print(f"limiter ({', '.join(f'{t} {v:g}' for t, v in args.limits.items())}, "
@@ -345,7 +436,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.timeline:
         atomic_write_text(args.timeline, json.dumps(res.to_dict()) + "\n")
         print(f"timeline: {args.timeline}")
-    return 0 if res.lost == 0 else 2
+    return (0 if res.lost == 0 else 2), res
 
 
 def main(argv: Sequence[str] | None = None) -> int:
