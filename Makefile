@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV   ?= .venv
 # Extras the default targets install; later capabilities add ml (TFLite pipeline) and torch.
-EXTRAS ?= dev,notebooks,ml,torch,pretrained,sweep
+EXTRAS ?= dev,notebooks,ml,torch,pretrained,sweep,tune
 BIN     = $(VENV)/bin
 comma  := ,
 STAMP   = $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))

@@ -1,4 +1,5 @@
-"""One conformance suite that every solver passes (RASS, OODIn, pymoo's NSGA-II and friends)."""
+"""One conformance suite that every solver passes (RASS, OODIn, pymoo's NSGA-II and friends,
+Optuna's samplers)."""
 
 import json
 
@@ -12,7 +13,9 @@ from workbench.moo.problem import DiscreteProblem
 from workbench.solvers import solve
 
 FAST = {"pop_size": 20, "n_gen": 15}
-SOLVERS = [("rass", {}), ("oodin", {}), ("nsga2", FAST), ("spea2", FAST), ("smsemoa", FAST)]
+TRIALS = {"pop_size": 20, "n_gen": 10}
+SOLVERS = [("rass", {}), ("oodin", {}), ("nsga2", FAST), ("spea2", FAST), ("smsemoa", FAST),
+           ("optuna-nsga2", TRIALS), ("optuna-tpe", TRIALS)]
 
 
 def _problems():
@@ -105,3 +108,25 @@ def test_an_evolutionary_run_reports_progress_and_stops_when_asked():
     stop = evolutionary(pb, pop_size=10, n_gen=1000, compare=False,
                         progress=lambda done, total: done < 3)
     assert stop.extra["cancelled"] and stop.extra["generations_done"] <= 4 and stop.ok
+
+
+@pytest.mark.parametrize("solver", ["nsga2", "optuna-nsga2", "optuna-tpe"])
+def test_both_libraries_report_the_same_indicators_and_keep_their_own_result(solver):
+    """pymoo and Optuna answer on one table: evaluations, HV and IGD against the exact front,
+    the optimality ratio; the library's own result (pymoo's Result, Optuna's Study) stays with
+    the caller; a seed reproduces the front."""
+    pr = PROBLEMS["uc2-pixel7"]
+    res = solve(pr, solver, pop_size=20, n_gen=10, seed=3)
+    ex = res.extra
+    assert ex["evaluations"] > 0 and 0 <= ex["hv_ratio"] <= 1 + 1e-9 and ex["igd"] >= 0
+    assert 0 < ex["optimality_ratio"] <= 1 + 1e-9
+    if solver.startswith("optuna"):
+        assert len(res.raw.trials) == ex["evaluations"] == 200
+        # Its front is the feasible non-dominated set of what it tried.
+        tried = {int(np.ravel_multi_index(tuple(t.params[f"x{i}"] for i in range(len(pr.shape))),
+                                          pr.shape)) for t in res.raw.trials}
+        assert set(ex["front"]) <= tried
+    else:
+        assert res.raw.algorithm.evaluator.n_eval == ex["evaluations"]
+    assert solve(pr, solver, pop_size=20, n_gen=10, seed=3).extra["front"] == ex["front"]
+    assert "raw" not in res.to_dict()

@@ -34,3 +34,11 @@ class InputError(WorkbenchError, ValueError):
         if self.value is not ...:
             text += f" (got {self.value!r})"
         return text
+
+
+class MissingExtra(WorkbenchError, ImportError):
+    """An optional package is not installed: names it and the extra that installs it."""
+
+    def __init__(self, package: str, extra: str) -> None:
+        self.package, self.extra = package, extra
+        super().__init__(f"this needs {package}: pip install 'workbench[{extra}]'")

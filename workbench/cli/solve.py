@@ -79,7 +79,9 @@ def solve(args: argparse.Namespace) -> int:
     problem = problem_from_args(args)
     opts = {}
     if args.solver not in ("rass", "oodin"):
-        opts = dict(pop_size=args.pop_size, n_gen=args.generations, seed=args.seed)
+        # Unset effort takes each solver's own default (Optuna's TPE costs more per trial).
+        opts = {k: v for k, v in (("pop_size", args.pop_size), ("n_gen", args.generations),
+                                  ("seed", args.seed)) if v is not None}
     res = solve_problem(problem, args.solver, **opts)
     front = front_designs(problem, res)
     if args.csv:
@@ -164,7 +166,8 @@ def extra_lines(extra: dict[str, Any]) -> list[str]:
     an evolutionary run's settings and how its front compares with the exact one."""
     out = [f"{role}: {text}" for role, text in (extra.get("notes") or {}).items()]
     if "algorithm" in extra:
-        run = (f"{str(extra['algorithm']).upper()} (pymoo): population {extra.get('pop_size')}, "
+        run = (f"{str(extra['algorithm']).upper()} ({extra.get('library', 'pymoo')}): "
+               f"population {extra.get('pop_size')}, "
                f"{extra.get('n_gen')} generations, seed {extra.get('seed')}, "
                f"{extra.get('evaluations')} evaluations")
         if extra.get("cancelled"):
@@ -183,7 +186,7 @@ def extra_lines(extra: dict[str, Any]) -> list[str]:
                 cmp += (f"; best optimality found over the best there is "
                         f"{_num(extra['optimality_ratio'])}")
             out.append(cmp)
-    known = {"notes", "front", "dropped_rows", "algorithm", "pop_size", "n_gen", "seed",
+    known = {"notes", "front", "dropped_rows", "algorithm", "library", "pop_size", "n_gen", "seed",
              "evaluations", "cancelled", "generations_done", "hv", "hv_exact", "hv_ratio", "igd",
              "exact_front_size", "optimality_ratio"}
     for k, v in extra.items():
@@ -254,15 +257,18 @@ def bundle(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("solve", help="solve SLOs on a profile with RASS, OODIn or a pymoo "
-                       "algorithm")
+    p = sub.add_parser("solve", help="solve SLOs on a profile with RASS, OODIn, a pymoo "
+                       "algorithm or an Optuna sampler")
     add_problem_arguments(p, tables=True)
     p.add_argument("--solver", default="rass",
-                   help="rass (default), oodin, or a pymoo algorithm: nsga2, nsga3, spea2, ...")
-    p.add_argument("--pop-size", type=whole(2, MAX_EFFORT), default=100,
-                   help=f"evolutionary: population, 2..{MAX_EFFORT} (default 100)")
-    p.add_argument("--generations", type=whole(1, MAX_EFFORT), default=100,
-                   help=f"evolutionary: generations, 1..{MAX_EFFORT} (default 100)")
+                   help="rass (default), oodin, a pymoo algorithm (nsga2, nsga3, spea2, ...) or "
+                        "an Optuna sampler (optuna-nsga2, optuna-tpe, optuna-random; needs the "
+                        "tune extra)")
+    p.add_argument("--pop-size", type=whole(2, MAX_EFFORT), default=None,
+                   help=f"evolutionary: population, 2..{MAX_EFFORT} (default 100; Optuna 50)")
+    p.add_argument("--generations", type=whole(1, MAX_EFFORT), default=None,
+                   help=f"evolutionary: generations, 1..{MAX_EFFORT} (default 100; Optuna 20: "
+                        "an Optuna run takes population x generations trials)")
     p.add_argument("--seed", type=int, default=1, help="evolutionary: random seed")
     p.add_argument("--json", action="store_true", help="print the result as JSON (with "
                    "an evolutionary solver: the front it found, as designs)")

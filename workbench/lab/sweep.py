@@ -124,7 +124,7 @@ def sweep_grid(*, profiles: Sequence[str], use_cases: Sequence[str] = (),
     are then required); every profile must hold every task named."""
     from ..moo.usecases import scenario
     from ..profiles import resolve_profile
-    from ..solvers import ALGORITHMS, SOLVERS
+    from ..solvers import ALGORITHMS, SAMPLERS, SOLVERS
     from ..solvers.evolutionary import MAX_EFFORT
 
     if not (1 <= repeat <= 1000):
@@ -165,8 +165,8 @@ def sweep_grid(*, profiles: Sequence[str], use_cases: Sequence[str] = (),
     for uc in use_cases:
         scenario(uc)
     for s in solvers:
-        if s not in SOLVERS and s.lower() not in ALGORITHMS:
-            raise InputError(f"unknown solver; use {', '.join([*SOLVERS, *ALGORITHMS])}",
+        if s not in SOLVERS and s.lower() not in ALGORITHMS and s.lower() not in SAMPLERS:
+            raise InputError(f"unknown solver; use {', '.join([*SOLVERS, *ALGORITHMS, *SAMPLERS])}",
                              where="solvers", value=s)
     slo_list = [x for s in slos for x in ([None] if s is None else expand(s))]
     w_list = [x for w in weights for x in ([None] if w is None else expand(w))]

@@ -131,13 +131,13 @@ def evolutionary(problem: DiscreteProblem, *, algorithm: str = "nsga2", pop_size
         extra["generations_done"] = stopped_at[0]
     if res.X is None:
         return SolveResult(algorithm, "infeasible", {}, {"solve": solve_ms, "total": solve_ms},
-                           problem.size, -1, extra=extra)
+                           problem.size, -1, extra=extra, raw=res)
     X = np.atleast_2d(res.X).astype(np.int64)
     flats = np.unique(np.ravel_multi_index(tuple(X.T), problem.shape))
     flats = flats[feasible_mask(problem.evaluate_flat(flats).G)]
     if len(flats) == 0:
         return SolveResult(algorithm, "infeasible", {}, {"solve": solve_ms, "total": solve_ms},
-                           problem.size, -1, extra=extra)
+                           problem.size, -1, extra=extra, raw=res)
     opt = problem.optimality_of(flats)
     best = int(flats[int(np.nanargmax(opt))])
     extra["front"] = flats.tolist()
@@ -150,4 +150,4 @@ def evolutionary(problem: DiscreteProblem, *, algorithm: str = "nsga2", pop_size
             else (1.0 if np.isinf(np.nanmax(opt)) else 0.0)
     d0 = Design.of(problem, "d0", best, optimality=float(np.nanmax(opt)))
     return SolveResult(algorithm, "ok", {"d0": d0}, {"solve": solve_ms, "total": solve_ms},
-                       problem.size, -1, extra=extra)
+                       problem.size, -1, extra=extra, raw=res)

@@ -124,6 +124,7 @@ class SolveResult:
         extra: Solver-specific numbers (evaluations, fronts, indicators).
         sorted_index: RASS: the feasible space X_s, flat indices best first (not in to_dict).
         sorted_optimality: RASS: their optimality, aligned with ``sorted_index``.
+        raw: The library's own result object (pymoo Result, Optuna Study), not serialised.
     """
 
     solver: str
@@ -138,6 +139,9 @@ class SolveResult:
     extra: dict[str, Any] = field(default_factory=dict)
     sorted_index: np.ndarray | None = field(default=None, repr=False)
     sorted_optimality: np.ndarray | None = field(default=None, repr=False)
+    #: The library's own result, for the caller (not in to_dict): pymoo's ``Result`` (history,
+    #: evaluations) for its algorithms, the Optuna ``Study`` (every trial) for Optuna's samplers.
+    raw: Any = field(default=None, repr=False)
 
     @property
     def ok(self) -> bool:
