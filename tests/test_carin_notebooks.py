@@ -59,6 +59,14 @@ def test_rass_vs_nsga2(tmp_path):
     s = m["summary"]
     assert 0 < s["min_optimality_ratio"] <= s["mean_optimality_ratio"] <= 1 + 1e-9
     assert all(r["evaluations"] > 0 for r in m["rows"])
+    # Both libraries on the same table, with the share of the exact front each found, and the
+    # hypervolume of each solver's front over its wall time.
+    assert [s["solver"] for s in m["by_solver"]] == ["nsga2", "optuna-nsga2", "optuna-tpe"]
+    assert all(0 <= r["front_recall"] <= 1 for r in m["rows"])
+    assert {p["solver"] for p in m["trace"]} == {"nsga2", "optuna-nsga2", "optuna-tpe"}
+    ms = [p["ms"] for p in m["trace"] if p["solver"] == "optuna-tpe"]
+    assert ms == sorted(ms) and all(0 < p["hv_ratio"] <= 1 + 1e-9 for p in m["trace"]
+                                    if p["hv_ratio"] is not None)
 
 
 def test_phone_model_report(tmp_path):

@@ -21,6 +21,7 @@ from .experiments.carin import (
     ObjectiveGainRow,
     PaperGainRow,
     SolveTimeRow,
+    TracePoint,
     UseCaseGainRow,
     VersusRow,
     VersusSummary,
@@ -97,7 +98,13 @@ class SolveTimeMetrics:
 class VersusMetrics:
     source: str
     rows: list[VersusRow]
+    #: pymoo NSGA-II's summary (the report's headline comparison).
     summary: VersusSummary
+    #: One summary per solver (pymoo's and Optuna's).
+    by_solver: list[VersusSummary] = field(default_factory=list)
+    #: Hypervolume ratio over wall time per solver on one problem (``trace_problem``).
+    trace: list[TracePoint] = field(default_factory=list)
+    trace_problem: str = ""
 
 
 @dataclass

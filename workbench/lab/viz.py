@@ -192,6 +192,45 @@ def lines(x: Sequence[float], series: dict[str, Sequence[float]], *, x_title: st
     return fig
 
 
+def hv_trace(points: Sequence[Any], *, title: str | None = None) -> "go.Figure":
+    """Each solver's hypervolume ratio against the exact front over its wall time (one line per
+    solver; points are :class:`~workbench.lab.experiments.carin.TracePoint`)."""
+    fig = go.Figure()
+    for solver in dict.fromkeys(p.solver for p in points):
+        mine = [p for p in points if p.solver == solver and p.hv_ratio is not None]
+        fig.add_trace(go.Scatter(x=[p.ms for p in mine], y=[p.hv_ratio for p in mine],
+                                 mode="lines+markers", name=solver,
+                                 text=[f"{p.evaluations} evaluations" for p in mine],
+                                 hovertemplate="%{x:.0f} ms, HV ratio %{y:.4f} (%{text})"
+                                               "<extra>%{fullData.name}</extra>"))
+    fig.add_hline(y=1.0, line=dict(color="#888", dash="dot"),
+                  annotation_text="exact front (RASS)", annotation_position="bottom right")
+    fig.update_layout(title=title, xaxis_title="wall time (ms, log)", xaxis_type="log",
+                      yaxis_title="hypervolume / exact front's", template="plotly_white",
+                      height=420, legend=dict(orientation="h", y=-0.2))
+    return fig
+
+
+def fronts(x: str, y: str, series: dict[str, tuple[Sequence[float], Sequence[float]]], *,
+           exact: tuple[Sequence[float], Sequence[float]], x_unit: str = "", y_unit: str = "",
+           title: str | None = None) -> "go.Figure":
+    """Fronts in two objectives: the exact front (RASS) as a line, each solver's front as
+    markers."""
+    fig = go.Figure()
+    order = sorted(range(len(exact[0])), key=lambda i: exact[0][i])
+    fig.add_trace(go.Scatter(x=[exact[0][i] for i in order], y=[exact[1][i] for i in order],
+                             mode="lines+markers", name="exact front (RASS)",
+                             line=dict(color="#222"), marker=dict(size=11, color="#222")))
+    symbols = ("x", "diamond-open", "circle-open", "square-open", "triangle-up-open")
+    for k, (name, (xs, ys)) in enumerate(series.items()):
+        fig.add_trace(go.Scatter(x=list(xs), y=list(ys), mode="markers", name=name,
+                                 marker=dict(size=9, symbol=symbols[k % len(symbols)])))
+    fig.update_layout(title=title, xaxis_title=_axis_title(x, x_unit),
+                      yaxis_title=_axis_title(y, y_unit), template="plotly_white", height=440,
+                      legend=dict(orientation="h", y=-0.2))
+    return fig
+
+
 def runtime_timeline(run: dict[str, Any], *, title: str | None = None,
                      task: str | None = None) -> "go.Figure":
     """CARIn Figs 7-8's shape from a runtime run (``RunResult.to_dict()``): invoke latency of

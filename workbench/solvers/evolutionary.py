@@ -77,7 +77,8 @@ def make_algorithm(name: str, n_obj: int, *, pop_size: int = 100, seed: int = 1)
 
 def evolutionary(problem: DiscreteProblem, *, algorithm: str = "nsga2", pop_size: int = 100,
                  n_gen: int = 100, seed: int = 1, compare: bool = True,
-                 progress: Callable[[int, int], bool | None] | None = None) -> SolveResult:
+                 progress: Callable[[int, int], bool | None] | None = None,
+                 history: bool = False) -> SolveResult:
     """Run a pymoo algorithm on the problem.
 
     Args:
@@ -88,6 +89,8 @@ def evolutionary(problem: DiscreteProblem, *, algorithm: str = "nsga2", pop_size
             best design (costs an exhaustive evaluation; the solver's own time excludes it).
         progress: Called after each generation with (generations done, ``n_gen``); returning
             False stops the run there (``extra["cancelled"]``), keeping the front found so far.
+        history: Keep pymoo's per-generation snapshots in ``raw.history`` (memory grows with
+            the generations).
 
     Returns:
         SolveResult whose ``d0`` is the front member with the highest optimality (RASS's
@@ -118,6 +121,7 @@ def evolutionary(problem: DiscreteProblem, *, algorithm: str = "nsga2", pop_size
     t0 = time.perf_counter()
     try:
         res = minimize(problem, alg, ("n_gen", n_gen), seed=seed, verbose=False,
+                       save_history=history,
                        **({"callback": callback} if callback is not None else {}))
     except AssertionError as exc:  # pymoo states an algorithm's limits as assertions
         raise InputError(f"pymoo's {algorithm} cannot solve this problem: {exc}",

@@ -18,7 +18,7 @@ from ... import papers
 from ...moo.problem import DiscreteProblem
 from ...moo.usecases import scenario
 from ...profiles import Profile, load_profile, resolve_profile
-from ...solvers import OodinManager, evolutionary, oodin, rass
+from ...solvers import OodinManager, oodin, rass
 from ...solvers.baselines import multi_dnn_unaware, single_architecture, transferred
 from ...solvers.result import Design
 from ...timing import mean_ms, samples_ms
@@ -344,7 +344,7 @@ def oodin_solve_times(devices: Iterable[str] = CARIN_DEVICES,
 
 @dataclass(frozen=True)
 class VersusRow:
-    """RASS against a pymoo algorithm on one use case and device."""
+    """RASS against an evolutionary solver (pymoo's or Optuna's) on one use case and device."""
 
     use_case: str
     device: str
@@ -357,13 +357,28 @@ class VersusRow:
     hv_ratio: float | None
     igd: float | None
     same_d0: bool
+    #: Share of the exact Pareto front's designs the solver's front holds.
+    front_recall: float | None = None
+    #: Which library ran it ("pymoo", "optuna 5.1.0").
+    library: str = "pymoo"
+
+
+#: The evolutionary solvers compared with RASS: pymoo's NSGA-II and Optuna's NSGA-II and TPE.
+VERSUS_SOLVERS = ("nsga2", "optuna-nsga2", "optuna-tpe")
 
 
 def rass_vs_evolutionary(use_cases: Iterable[str] = ("uc1", "uc2", "uc3", "uc4"),
-                         devices: Iterable[str] = CARIN_DEVICES, *, algorithm: str = "nsga2",
-                         pop_size: int = 100, n_gen: int = 100, seed: int = 1) -> list[VersusRow]:
-    """RASS (exact) against a pymoo algorithm: optimality of the best design found, HV ratio and
-    IGD of its front against the exact front, evaluations and wall time."""
+                         devices: Iterable[str] = CARIN_DEVICES, *,
+                         solvers: Iterable[str] = VERSUS_SOLVERS, pop_size: int = 100,
+                         n_gen: int = 100, seed: int = 1,
+                         optuna_pop_size: int = 50, optuna_n_gen: int = 20) -> list[VersusRow]:
+    """RASS (exact) against evolutionary solvers of both libraries: optimality of the best
+    design found, HV ratio and IGD of its front against the exact front, the share of the exact
+    front it found, evaluations and wall time. pymoo runs ``pop_size x n_gen``; Optuna
+    ``optuna_pop_size x optuna_n_gen`` trials (TPE's cost per trial grows with the trials)."""
+    from ...moo.front import exact_front
+    from ...solvers import SAMPLERS, solve
+
     out = []
     for uc in use_cases:
         for dev in devices:
@@ -373,12 +388,83 @@ def rass_vs_evolutionary(use_cases: Iterable[str] = ("uc1", "uc2", "uc3", "uc4")
             rass_ms = (time.perf_counter() - t0) * 1e3
             if not r.ok:
                 continue
-            e = evolutionary(pr, algorithm=algorithm, pop_size=pop_size, n_gen=n_gen, seed=seed)
-            ex = e.extra
-            out.append(VersusRow(uc, dev, algorithm, pr.size, rass_ms, e.timing_ms["total"],
-                                 ex["evaluations"], ex.get("optimality_ratio"),
-                                 ex.get("hv_ratio"), ex.get("igd"),
-                                 bool(e.ok and e.d0.index == r.d0.index)))
+            exact = set(int(f) for f in exact_front(pr))
+            for solver in solvers:
+                effort = ((optuna_pop_size, optuna_n_gen) if solver in SAMPLERS
+                          else (pop_size, n_gen))
+                e = solve(pr, solver, pop_size=effort[0], n_gen=effort[1], seed=seed)
+                ex = e.extra
+                found = set(ex.get("front", []))
+                out.append(VersusRow(uc, dev, solver, pr.size, rass_ms, e.timing_ms["total"],
+                                     ex["evaluations"], ex.get("optimality_ratio"),
+                                     ex.get("hv_ratio"), ex.get("igd"),
+                                     bool(e.ok and e.d0.index == r.d0.index),
+                                     len(found & exact) / len(exact) if exact else None,
+                                     ex.get("library", "pymoo")))
+    return out
+
+
+@dataclass(frozen=True)
+class TracePoint:
+    """An evolutionary solver's front after some of its work: wall time since it started (ms),
+    evaluations so far, and its hypervolume ratio against the exact front."""
+
+    solver: str
+    evaluations: int
+    ms: float
+    hv_ratio: float | None
+
+
+def hv_over_time(use_case: str, device: str, *, solvers: Iterable[str] = VERSUS_SOLVERS,
+                 pop_size: int = 50, n_gen: int = 20, seed: int = 1) -> list[TracePoint]:
+    """Each solver's hypervolume ratio (against the exact front) after every generation (every
+    ``pop_size`` trials for Optuna), with the wall time it had taken: how fast each library
+    approaches the front RASS computes exactly."""
+    from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
+
+    from ...moo.front import exact_front, front_indicators
+    from ...moo.optimality import feasible_mask
+    from ...solvers import SAMPLERS, evolutionary, optuna_search
+
+    pr = _problem(use_case, device)
+    exact = exact_front(pr)
+
+    def hv(flats: np.ndarray) -> float | None:
+        flats = np.unique(np.asarray(flats, dtype=np.int64))
+        flats = flats[feasible_mask(pr.evaluate_flat(flats).G)] if len(flats) else flats
+        if not len(flats):
+            return None
+        F = pr.evaluate_flat(flats).F
+        F = np.where(pr.maximise, -F, F)
+        nd = flats[NonDominatedSorting().do(F, only_non_dominated_front=True)]
+        return front_indicators(pr, nd, exact).get("hv_ratio")
+
+    out: list[TracePoint] = []
+    for solver in solvers:
+        if solver in SAMPLERS:
+            res = optuna_search(pr, sampler=solver, pop_size=pop_size, n_gen=n_gen, seed=seed,
+                                compare=False)
+            trials = res.raw.trials
+            t0 = trials[0].datetime_start
+            flats = [int(np.ravel_multi_index(tuple(t.params[f"x{i}"]
+                                                    for i in range(len(pr.shape))), pr.shape))
+                     for t in trials]
+            for k in range(pop_size, len(trials) + 1, pop_size):
+                ms = (trials[k - 1].datetime_complete - t0).total_seconds() * 1e3
+                out.append(TracePoint(solver, k, ms, hv(np.array(flats[:k]))))
+        else:
+            stamps: list[float] = []
+            t_start = time.perf_counter()
+
+            def tick(done: int, total: int) -> None:
+                stamps.append((time.perf_counter() - t_start) * 1e3)
+
+            res = evolutionary(pr, algorithm=solver, pop_size=pop_size, n_gen=n_gen, seed=seed,
+                               compare=False, progress=tick, history=True)
+            for algo, ms in zip(res.raw.history, stamps):
+                X = np.atleast_2d(algo.opt.get("X")).astype(np.int64)
+                flats = np.ravel_multi_index(tuple(X.T), pr.shape) if X.size else np.empty(0)
+                out.append(TracePoint(solver, int(algo.evaluator.n_eval), ms, hv(flats)))
     return out
 
 
@@ -389,16 +475,32 @@ class VersusSummary:
     same_d0_share: float
     mean_hv_ratio: float | None
     mean_speed_ratio: float
+    #: The solver summarised ("" for rows of several).
+    solver: str = ""
+    mean_front_recall: float | None = None
+    #: Use case x device problems summarised.
+    n: int = 0
 
 
 def versus_summary(rows: list[VersusRow]) -> VersusSummary:
-    """Means over use cases and devices of :func:`rass_vs_evolutionary`'s rows."""
+    """Means over use cases and devices of :func:`rass_vs_evolutionary`'s rows (pass one
+    solver's rows; :func:`versus_by_solver` does each)."""
     opt = [r.optimality_ratio for r in rows if r.optimality_ratio is not None]
     hv = [r.hv_ratio for r in rows if r.hv_ratio is not None]
+    rec = [r.front_recall for r in rows if r.front_recall is not None]
+    names = {r.algorithm for r in rows}
     return VersusSummary(statistics.fmean(opt) if opt else None, min(opt) if opt else None,
                          statistics.fmean(r.same_d0 for r in rows) if rows else 0.0,
                          statistics.fmean(hv) if hv else None,
-                         statistics.fmean(r.algo_ms / r.rass_ms for r in rows) if rows else 0.0)
+                         statistics.fmean(r.algo_ms / r.rass_ms for r in rows) if rows else 0.0,
+                         names.pop() if len(names) == 1 else "",
+                         statistics.fmean(rec) if rec else None, len(rows))
+
+
+def versus_by_solver(rows: list[VersusRow]) -> list[VersusSummary]:
+    """One :class:`VersusSummary` per solver, in the rows' order."""
+    return [versus_summary([r for r in rows if r.algorithm == s])
+            for s in dict.fromkeys(r.algorithm for r in rows)]
 
 
 def as_dicts(rows: list) -> list[dict]:
