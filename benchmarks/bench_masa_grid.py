@@ -188,6 +188,12 @@ def derive(cells: list[dict]) -> dict:
         ra, rb = (c["policies"]["masa"].get("round_ms", {}) for c in (a, b))
         return [ra[k] / rb[k] for k in sorted(ra, key=int) if k in rb and rb[k]]
 
+    def order_rounds(c):
+        """The policies fastest first in each round of a cell (a round: one draw for all)."""
+        per = [c["policies"][p].get("round_ms", {}) for p in POLICIES]
+        keys = sorted(set.intersection(*(set(r) for r in per)), key=int) if per else []
+        return [sorted(POLICIES, key=lambda p: c["policies"][p]["round_ms"][k]) for k in keys]
+
     def round_saving(c, k):
         got = [c["policies"][p].get("round_ms", {}).get(k) for p in ("masa", "bulk", "deepeye")]
         return None if None in got else saving(got[0], min(got[1:]))
@@ -219,7 +225,8 @@ def derive(cells: list[dict]) -> dict:
            "s2_masa_512_over_2048_i1.0_rounds": masa_ratio_rounds(2, 1.0),
            "s1_saving_512_minus_2048_i1.2_rounds_pct": gain_gap_rounds(1.2),
            "s1_saving_512_minus_2048_i1.2_pct": None if None in gains else gains[0] - gains[1],
-           "s2_order_1024_i1.2": None if mid is None else mid["order_fastest_first"]}
+           "s2_order_1024_i1.2": None if mid is None else mid["order_fastest_first"],
+           "s2_order_1024_i1.2_rounds": None if mid is None else order_rounds(mid)}
     for sc in (1, 2):
         mine = [c for c in cells if c["scenario"] == sc and len(c["order_fastest_first"]) == 3]
         out[f"s{sc}_cells"] = len(mine)

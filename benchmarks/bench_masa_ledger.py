@@ -160,7 +160,8 @@ def fig8(quick: bool) -> dict:
         "jobs": n, "images_networks": [len(j.nets) for j in jobs],
         "networks": list(nets.profiles), "swap_mb": FIG8_SWAP_MB,
         "budgets_mb": {str(k): v / 1e6 for k, v in budgets.items()},
-        "loads": loads, "rows": rows, "summary": summary, "derived": fig8_derived(summary),
+        "loads": loads, "rows": rows, "summary": summary,
+        "derived": {**fig8_derived(summary), **fig8_rounds(rows)},
     }
 
 
@@ -359,17 +360,40 @@ def fig3c(quick: bool) -> dict:
                    "(two in parallel, one in sequence), so the networks get the same budget "
                    "and the paper's overcommit (one instance 1.7x, two 3.4x at 512 MB)",
         "budgets_mb": {str(k): v / 1e6 for k, v in budgets.items()},
-        "load": start, "rows": rows, "summary": summary, "derived": fig3c_derived(summary),
+        "load": start, "rows": rows, "summary": summary,
+        "derived": fig3c_derived(summary, rows),
     }
 
 
-def fig3c_derived(summary: list[dict]) -> dict:
+def fig3c_derived(summary: list[dict], rows: list[dict] | None = None) -> dict:
+    """Parallel over sequential execution time per memory size, from the medians; with the
+    runs, per round too (``*_rounds``: each round's median image time, parallel over sequence)."""
     med = {(s["paper_budget_mb"], s["parallel"]): s["median_ms"] for s in summary}
-    out = {}
+    out: dict = {}
     for mb in sorted({k[0] for k in med}):
         p, q = med.get((mb, True)), med.get((mb, False))
         out[f"parallel_over_sequence_{mb}"] = None if p is None or not q else p / q
+        if rows is not None:
+            by = {(r["round"], r["parallel"]): statistics.median(r["exec_ms"]) for r in rows
+                  if r["paper_budget_mb"] == mb and r["finished"] and r["exec_ms"]}
+            out[f"parallel_over_sequence_{mb}_rounds"] = [
+                by[(k, True)] / by[(k, False)] for k in sorted({k for k, _ in by})
+                if (k, True) in by and (k, False) in by and by[(k, False)]]
     return out
+
+
+def fig8_rounds(rows: list[dict]) -> dict:
+    """Fig. 8's readings per round (a round: every policy on one draw): at 512 MB, intensity
+    1.2, the paper's policies fastest first and MASA's saving against the better other."""
+    orders, savings = [], []
+    for k in sorted({r["round"] for r in rows}):
+        got = {r["policy"]: r["mean_response_ms"] for r in rows if r["round"] == k
+               and r["finished"] and (r["paper_budget_mb"], r["intensity"]) == (512, 1.2)}
+        if all(p in got for p in PAPER_POLICIES):
+            orders.append(sorted(PAPER_POLICIES, key=lambda p: got[p]))
+            savings.append(saving(got["masa"], min(got["bulk"], got["deepeye"])))
+    return {"i12_512_order_fastest_first_rounds": orders,
+            "i12_512_masa_saving_vs_best_other_rounds_pct": savings}
 
 
 # --- Fig. 12: batching against individual arrivals ----------------------------------------------
@@ -521,8 +545,12 @@ def main(argv=None) -> int:
         # summary kept in the file is rounded, so recomputing them would move their last digit).
         new = round_floats(fig12_derived(f["summary"], f["rows"]))
         f["derived"].update({k: v for k, v in new.items() if "rounds" in k})
+        for part, more in (("fig8", lambda d: fig8_rounds(d["rows"])),
+                           ("fig3c", lambda d: fig3c_derived(d["summary"], d["rows"]))):
+            new = round_floats(more(out[part]))
+            out[part]["derived"].update({k: v for k, v in new.items() if "rounds" in k})
         atomic_write_text(Path(a.output), json.dumps(out, indent=1) + "\n")
-        print(f"rederived Fig. 12 in {a.output}")
+        print(f"rederived Figs. 3(c), 8 and 12's rounds in {a.output}")
         return 0
     if a.no_wait:
         WAIT["give_up"] = 0.0

@@ -27,6 +27,7 @@ from workbench.multiexit.policies import ParetoPolicy
 from workbench.multiexit.profiling import measure_exit_profile
 from workbench.multiexit.runner import SegmentedNet, open_session
 from workbench.multiexit.training import MultiExitNet, count_flops, export_onnx, to_torch, train
+from workbench.procfs import cpu_model as _cpu_model
 from workbench.runtime.criteria import ExitState, parse_criteria
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -307,6 +308,7 @@ def main(argv=None) -> int:
                    "ResNet-style 4-exit nets on h1 (32x32) at several widths",
            "criteria_eval": crit, "pareto": pareto, "overhead": rows, "limiter": lim,
            "runtime": rt, "real_scale": real,
+           "cpu": _cpu_model(),
            "paper": {"criteria_eval_us": 100, "pareto_update_ms": 2.6, "overhead_mean_pct": 6.9,
                      "source": "Delen section 6.5, Table 3, Fig. 16 (Jetson Nano, TensorRT)"},
            "targets": targets(crit, pareto, rows, real, lim, rt)}

@@ -472,3 +472,26 @@ def test_a_build_that_fails_part_way_removes_its_temporary_folder(monkeypatch, t
     with pytest.raises(RuntimeError, match="profiling failed"):
         dx.build("ResNet-ME (h1)", quick=True, epochs=1)
     assert not list(tmp_path.glob("delen-*"))
+
+
+def test_a_quick_build_chains_into_bundle_and_run(tmp_path, capsys):
+    """What one command writes, the next finds: `multiexit build --quick` keeps its segments in
+    the quick zoo and its profile says where, so `bundle` (no --quick, no --models) finds them
+    and `run` serves the bundle."""
+    import json
+
+    from workbench.cli import main
+
+    prof = tmp_path / "me.json"
+    assert main(["multiexit", "build", "--quick", "--epochs", "1", "--points", "2", "--quiet",
+                 "-o", str(prof)]) == 0
+    assert "workbench bundle --profile" in capsys.readouterr().out
+    entry = json.loads(prof.read_text())["multi_exit"][0]
+    assert "quick" in entry["folder"] and Path(entry["folder"], "exits.json").is_file()
+    out = tmp_path / "bundle"
+    assert main(["bundle", "--profile", str(prof), "--task", "h1", "--slo", "max A; min L",
+                 "-o", str(out)]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    assert main(["run", str(out), "--duration", "0.5", "--rate", "20", "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["lost"] == 0 and rep["served"] > 0

@@ -181,3 +181,23 @@ def test_report_ledger_refuses_a_folder_that_is_not_there_and_warns_about_unread
     ledger = json.loads((tmp_path / "reproduction.json").read_text())
     (fig8,) = [e for e in ledger["items"] if e["paper"] == "oodin" and e["id"] == "Fig. 8"]
     assert fig8["status"] == "not-reproduced" and "not a number: '343'" in fig8["reason"]
+
+
+def test_no_report_ends_in_a_raw_object_dump():
+    """A report reads as a paper to its end: no notebook's last code cell leaves a bare value
+    (a dataclass, a dict, a name) for Jupyter to print as its repr."""
+    import ast
+
+    from conftest import ROOT
+
+    dumps = (ast.Name, ast.Attribute, ast.Dict, ast.DictComp, ast.Subscript, ast.List,
+             ast.Tuple, ast.Constant, ast.ListComp)
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        if path.name == "explorer.ipynb":
+            continue  # the explorer page ends by showing its widget, as it should
+        cells = [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+        if not cells:
+            continue
+        body = ast.parse("".join(cells[-1]["source"])).body
+        last = body[-1] if body else None
+        assert not (isinstance(last, ast.Expr) and isinstance(last.value, dumps)), path.name

@@ -136,7 +136,7 @@ def test_a_median_inside_its_tolerance_does_not_hold_when_its_rounds_spread_past
     noisy = entry(f, _item(c("rounds")))
     assert noisy["status"] == "not-reproduced"
     assert "quartiles of 5 rounds: 5.2 to 15.5%" in noisy["reason"]
-    assert noisy["reason"].startswith("not shown (the rounds straddle the tolerance")
+    assert noisy["reason"].startswith("not shown (the spread, of rounds or two standard errors")
     assert noisy["comparisons"][0]["rounds"] == {"low": 5.2, "high": 15.5,
                                                  "what": "quartiles of 5 rounds"}
     assert noisy["comparisons"][0]["not_shown"] is True
@@ -352,3 +352,33 @@ def test_a_number_whose_file_keeps_its_rounds_is_compared_with_them():
             if isinstance(node, dict) and last[:-4] + "_rounds_pct" in node:
                 unpaired.append(f"{item.paper} {item.id}: {c.label}")
     assert not unpaired, unpaired
+
+
+def test_one_runs_sampling_error_and_orderings_per_round_judge_like_rounds(tmp_path):
+    """An accuracy change of one run carries two standard errors (Agresti-Caffo): a change
+    inside a 0.04 'no impact' band on a few dozen requests is not shown; an ordering with rounds
+    holds only if it holds in every round."""
+    from workbench.lab.reproduction.evidence import TwoSE
+
+    f = _files(tmp_path, {"d.json": {"source": "measured", "before": 0.80, "n0": 60,
+                                     "burst": 0.82, "n1": 60, "sure0": 0.8, "m0": 20000,
+                                     "sure1": 0.81, "m1": 20000,
+                                     "order": ["masa", "deepeye", "bulk"],
+                                     "rounds": [["masa", "bulk", "deepeye"],
+                                                ["masa", "deepeye", "bulk"]]}})
+    r = "reports/d.json#/"
+    few = entry(f, _item(Comparison("accuracy change", Diff(Ptr(r + "burst"), Ptr(r + "before")),
+                                    Near(0.0, 0.04),
+                                    halfwidth=TwoSE(Ptr(r + "burst"), Ptr(r + "n1"),
+                                                    Ptr(r + "before"), Ptr(r + "n0")))))
+    assert few["status"] == "not-reproduced" and few["comparisons"][0]["not_shown"]
+    assert "two standard errors" in few["reason"]
+    many = entry(f, _item(Comparison("accuracy change", Diff(Ptr(r + "sure1"), Ptr(r + "sure0")),
+                                     Near(0.0, 0.04),
+                                     halfwidth=TwoSE(Ptr(r + "sure1"), Ptr(r + "m1"),
+                                                     Ptr(r + "sure0"), Ptr(r + "m0")))))
+    assert many["status"] == "reproduced"
+    order = entry(f, _item(Comparison("order", Ptr(r + "order"),
+                                      Order(("masa", "deepeye", "bulk")),
+                                      rounds=Ptr(r + "rounds"))))
+    assert order["comparisons"][0]["not_shown"] and "1 of 2 rounds hold" in order["reason"]

@@ -295,6 +295,13 @@ def make_bundle(result: SolveResult, problem: DiscreteProblem, out: str | os.Pat
         from .multiexit.profiling import stored_multiexit
 
         stored = stored_multiexit(Path(models) if models is not None else workspace.zoo_dir())
+        # A model the zoo given does not hold: where the profile says it was stored (a quick
+        # build's zoo, say), if that folder still holds it. What one command wrote, the next
+        # finds.
+        for m in prof.multi_exit or []:
+            if m.folder and (m.task, m.arch) not in stored and \
+                    (m.task, m.arch) in stored_multiexit(Path(m.folder).parent.parent):
+                stored[(m.task, m.arch)] = Path(m.folder)
         stored.update({k: Path(v) for k, v in (multi_exit or {}).items()})
         lost = [c for c in exits if (c.task, c.arch) not in stored]
         if lost:

@@ -19,7 +19,9 @@ def build(args: argparse.Namespace) -> int:
     out = Path(args.output or workspace.profiles_dir() / "host-multiexit.json")
     save_profile(prof, out)
     print(f"{out}: {len(prof.multi_exit)} multi-exit models, {len(prof.configs)} operating points "
-          f"(solve with: workbench solve --profile {out} --task h1 --slo \"max A; min L\")")
+          f"(solve with: workbench solve --profile {out} --task h1 --slo \"max A; min L\"; "
+          f"deploy with: workbench bundle --profile {out} --task h1 --slo \"max A; min L\" "
+          "-o BUNDLE; the profile records where the segments are)")
     return 0
 
 

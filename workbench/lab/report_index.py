@@ -48,7 +48,7 @@ TITLES = {
     "quickstart": "Quickstart: UC1 on the Galaxy S20 FE",
     "carin_designs": "CARIn designs against the baselines (Figs 3-6, Tables 7-8)",
     "oodin_solve_time": "OODIn's solve time against RASS's look-up (Table 9)",
-    "rass_vs_nsga2": "RASS against pymoo NSGA-II",
+    "rass_vs_nsga2": "RASS against pymoo's NSGA-II and Optuna's NSGA-II and TPE",
     "host": "The host end to end, measured",
     "host_real": "The host at real scale beside the toy host (r1/r2 vs h1/h2)",
     "runtime": "Runtime adaptation, measured (CARIn Figs 7-8, OODIn Figs 7-8, Table 10)",
@@ -63,7 +63,8 @@ TITLES = {
 _CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;
 color:#222}table{border-collapse:collapse;margin:1em 0;width:100%}th,td{border-bottom:1px solid #ddd;
 padding:.4em .6em;text-align:left;vertical-align:top;font-size:.92em}th{background:#f4f4f4}
-.src{white-space:nowrap;font-size:.85em;color:#555}code{background:#f4f4f4;padding:0 .3em}
+.src{overflow-wrap:anywhere;word-break:break-word;max-width:28em;font-size:.85em;color:#555}
+td{overflow-wrap:anywhere}code{background:#f4f4f4;padding:0 .3em}
 .missing{color:#a00}.st-reproduced{color:#060}.st-partial{color:#a60}
 .st-not-reproduced,.st-not-attempted{color:#a00}.counts{font-size:1.1em}"""
 

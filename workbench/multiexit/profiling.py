@@ -90,11 +90,13 @@ def folder_size_mb(folder: str | Path, files: Sequence[str]) -> float:
 
 
 def model_entry(p: ExitProfile, *, name: str, task: str, arch: str, processor: str,
-                threads: int, size_mb: float) -> dict[str, Any]:
-    """The profile-schema form of an exit profile (``Profile.multi_exit`` entry)."""
+                threads: int, size_mb: float, folder: str | None = None) -> dict[str, Any]:
+    """The profile-schema form of an exit profile (``Profile.multi_exit`` entry); ``folder``:
+    where its segments are stored."""
     d = p.to_dict()
     return {"name": name, "task": task, "arch": arch, "processor": processor, "threads": threads,
             "size_mb": round(size_mb, 6), "source": "measured",
+            **({"folder": str(folder)} if folder else {}),
             "note": "latency measured with onnxruntime (batch 1, unpinned); energy modelled: "
                     "5 W per busy core",
             "exits": [{k: (min(1.0, v) if k == "confidence_mean" else v) for k, v in e.items()}
@@ -108,7 +110,8 @@ def multiexit_profile(models: list[dict[str, Any]], *, pareto_points: int = 10,
 
     Args:
         models: Dicts with ``profile`` (ExitProfile), ``name``, ``task``, ``arch``, ``size_mb``
-            and optionally ``description`` (the task's dataset).
+            and optionally ``description`` (the task's dataset) and ``folder`` (where its
+            segments are stored).
         pareto_points: Pareto threshold vectors kept per model as configurations.
         device: The Device (default: this machine).
     """
@@ -126,7 +129,8 @@ def multiexit_profile(models: list[dict[str, Any]], *, pareto_points: int = 10,
                                 threads=threads, size_mb=m["size_mb"], pareto=pp,
                                 max_points=pareto_points)
         entries.append(model_entry(p, name=m["name"], task=m["task"], arch=m["arch"],
-                                   processor=processor, threads=threads, size_mb=m["size_mb"]))
+                                   processor=processor, threads=threads, size_mb=m["size_mb"],
+                                   folder=m.get("folder")))
         tasks[m["task"]] = {"name": m["task"], "metric": "top1", "higher_is_better": True,
                             "dataset": m.get("description", m["task"]), "batch": 1}
     data = {

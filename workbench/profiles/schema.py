@@ -411,6 +411,9 @@ class MultiExitModel(_Strict):
     size_mb: float | None = Field(default=None, ge=0)
     source: Source
     note: str | None = None
+    #: Where its segments were stored when it was built (``<zoo>/multiexit/<arch>``, the quick
+    #: zoo's for ``--quick``): ``bundle`` looks there first, so a profile finds its own model.
+    folder: str | None = Field(default=None, max_length=4096)
     exits: list[ExitRow] = Field(min_length=1)
 
     @model_validator(mode="after")

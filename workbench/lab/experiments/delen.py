@@ -191,7 +191,7 @@ def build_profile(*, quick: bool = False, width: int = 32, epochs: int | None = 
         b = build(name, quick=quick, width=width, epochs=epochs,
                   folder=workspace.zoo_dir(quick=quick) / "multiexit" / name.split(" ")[0])
         models.append({"profile": b.profile, "name": name, "task": b.task,
-                       "arch": name.split(" ")[0], "size_mb": b.size_mb,
+                       "arch": name.split(" ")[0], "size_mb": b.size_mb, "folder": b.folder,
                        "description": ds.load(b.task, quick=quick).description})
         if progress:
             acc = ", ".join(f"{a:.3f}" for a in b.profile.accuracy)

@@ -19,7 +19,7 @@ from typing import Any
 from ...fileio import atomic_write_text
 from . import carin, delen, flexnn, masa, oodin
 from .evidence import CHECKOUT, EvidenceError, Files
-from .rules import DATA_KINDS, STATUSES, Item, Outcome, _num, decide, spread, weaker
+from .rules import DATA_KINDS, STATUSES, Item, Outcome, _num, decide, spread, spread_text, weaker
 
 PAPERS = {"carin": "CARIn", "oodin": "OODIn", "delen": "Delen", "masa": "MASA",
           "flexnn": "FlexNN"}
@@ -50,15 +50,30 @@ def _outcome(files: Files, c: Any) -> tuple[Outcome, list[str]]:
             paths += [f"{p} (rounds)" for p in (c.rounds.describe() if hasattr(
                 c.rounds, "describe") else [r.ref for r in c.rounds.refs()])]
             vals = c.rounds.value(files)
-            if not isinstance(vals, list):
-                raise TypeError(f"the rounds are not a list: {vals!r}")
-            spread_ = spread(vals)
-            ends = [bool(c.rule.holds(v)) for v in spread_[:2]]
+            if not isinstance(vals, list) or not vals:
+                raise TypeError(f"the rounds are not a non-empty list: {vals!r}")
+            if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+                spread_ = spread(vals)
+                ends = [bool(c.rule.holds(v)) for v in spread_[:2]]
+            else:  # an ordering or outcome per round: every round must agree
+                ends = [bool(c.rule.holds(v)) for v in vals]
+                spread_ = (float(sum(ends)), float(len(ends)),
+                           f"rounds holding of {len(ends)}")
             # Not shown: the median and the spread's ends do not all agree.
             not_shown = len({holds, *ends}) > 1
             holds = holds and all(ends)
             tolerance += (", with the rounds' spread inside it too (their quartiles from 5 rounds "
                           "on, every round below 5)")
+        elif c.halfwidth is not None:
+            # One run with a known sampling error: ours +- two standard errors must fit.
+            paths += [f"{r.ref} (sampling error)" for r in c.halfwidth.refs()]
+            h = float(c.halfwidth.value(files))
+            o = float(ours)
+            spread_ = (o - h, o + h, f"+-{_num(h)}, two standard errors")
+            ends = [bool(c.rule.holds(v)) for v in spread_[:2]]
+            not_shown = len({holds, *ends}) > 1
+            holds = holds and all(ends)
+            tolerance += ", with ours +- two standard errors inside it too"
     except EvidenceError as e:
         return Outcome(c.label, None, False, c.rule.paper_text(), tolerance, paths, c.unit,
                        str(e)), []
@@ -90,8 +105,8 @@ def entry(files: Files, item: Item) -> dict[str, Any]:
         "status": d.status, "data": data if item.kind == "result" and outs else "paper",
         "claim": item.claim + (f" (read off the plot: {item.reading})" if item.reading else ""),
         "ours": "; ".join(f"{o.label}: {_text(o.ours, o.unit)}" + (
-            f" ({o.spread[2]}: {_num(o.spread[0])} to {_num(o.spread[1])}{o.unit})"
-            if o.spread else "") for o in outs if o.ours is not None) or None,
+            f" ({spread_text(o.spread, o.unit)})" if o.spread else "")
+            for o in outs if o.ours is not None) or None,
         "paper_value": "; ".join(f"{o.label}: {o.paper}" for o in outs) or None,
         "tolerance": "; ".join(f"{o.label}: {o.tolerance}" for o in outs) or None,
         "evidence": [p for o in outs for p in o.evidence],

@@ -301,4 +301,45 @@ class Ranked:
         return [k for k, _ in pairs]
 
 
-Expr = Ptr | Diff | Ratio | Saving | Hits | Agg | Ranked
+@dataclass(frozen=True)
+class Total:
+    """The sum of a plain list of numbers (requests per exit -> requests)."""
+
+    ptr: Ptr
+
+    def refs(self) -> list[Ptr]:
+        return [self.ptr]
+
+    def value(self, files: Files) -> float:
+        v = resolve(files, self.ptr.ref)
+        if not isinstance(v, list) or not v:
+            raise EvidenceError(f"{self.ptr.ref}: not a non-empty list of numbers")
+        return sum(_number(self.ptr.ref, x) for x in v)
+
+
+@dataclass(frozen=True)
+class TwoSE:
+    """Two standard errors of a difference of two accuracies measured on ``n`` requests each,
+    with Agresti and Caffo's adjustment (one right and one wrong answer added to each, so an
+    accuracy of 1.0 on 60 requests is not read as certain): ``2 sqrt(a'(1-a')/(na+2) +
+    b'(1-b')/(nb+2))``, ``a' = (a na + 1) / (na + 2)`` (each request right or wrong,
+    independent). The half-width a comparison of the difference must clear
+    (``Comparison.halfwidth``)."""
+
+    a: Any
+    na: Any
+    b: Any
+    nb: Any
+
+    def refs(self) -> list[Ptr]:
+        return [r for e in (self.a, self.na, self.b, self.nb) for r in e.refs()]
+
+    def value(self, files: Files) -> float:
+        a, na, b, nb = (float(e.value(files)) for e in (self.a, self.na, self.b, self.nb))
+        if na < 1 or nb < 1 or not (0 <= a <= 1 and 0 <= b <= 1):
+            raise EvidenceError(f"{self.a.ref}: accuracies in [0, 1] on at least one request")
+        a, b = (a * na + 1) / (na + 2), (b * nb + 1) / (nb + 2)
+        return 2.0 * math.sqrt(a * (1 - a) / (na + 2) + b * (1 - b) / (nb + 2))
+
+
+Expr = Ptr | Diff | Ratio | Saving | Hits | Agg | Ranked | Total | TwoSE

@@ -25,7 +25,9 @@ The rules (docs/reproduction.md states them for readers):
   spread too: the quartiles with 5 or more rounds, every round with fewer (:func:`spread`); it
   fails only if the rule fails for the median and the whole spread. Between the two (the spread
   straddles the tolerance) it is *not shown*: no evidence either way, so it does not hold, and
-  the reason says so apart from the failures.
+  the reason says so apart from the failures. A number of one run whose sampling error is known
+  (an accuracy over n requests) names it instead (``Comparison.halfwidth``: two standard
+  errors), and the interval is its spread.
 """
 
 from __future__ import annotations
@@ -215,6 +217,10 @@ class Comparison:
     #: An expression for the per-round values ``ours`` summarises (a median over rounds): the
     #: comparison then also needs the rounds' spread inside the tolerance (:func:`spread`).
     rounds: Any = None
+    #: An expression for the sampling error's half-width of ``ours`` (two standard errors, e.g.
+    #: :class:`~.evidence.TwoSE` of an accuracy change): the interval ``ours`` +- it is then the
+    #: spread that must fit the tolerance (one run, but its sampling error is known).
+    halfwidth: Any = None
 
 
 #: From this many rounds on, the spread is the inclusive quartiles; below it, every round.
@@ -295,13 +301,21 @@ def weaker(a: str, b: str) -> str:
     return a if ia >= ib else b
 
 
+def spread_text(sp: tuple[float, float, str], unit: str = "") -> str:
+    """A comparison's spread in words: ``quartiles of 5 rounds: 5.2 to 15.5%``, or for
+    orderings ``1 of 3 rounds hold``."""
+    if sp[2].startswith("rounds holding"):
+        return f"{int(sp[0])} of {int(sp[1])} rounds hold"
+    return f"{sp[2]}: {_num(sp[0])} to {_num(sp[1])}{unit}"
+
+
 def _show(o: Outcome) -> str:
     if o.ours is None:
         return f"{o.label}: no number ({o.error})"
     ours = (" > ".join(map(str, o.ours)) if isinstance(o.ours, (list, tuple))
             else _num(o.ours) + o.unit)
     if o.spread is not None:
-        ours += f" ({o.spread[2]}: {_num(o.spread[0])} to {_num(o.spread[1])}{o.unit})"
+        ours += f" ({spread_text(o.spread, o.unit)})"
     return f"{o.label}: ours {ours}, paper {o.paper}"
 
 
@@ -323,7 +337,8 @@ def decide(item: Item, outcomes: Sequence[Outcome], data: str) -> Decision:
         parts.append("does not hold: " + "; ".join(f"{_show(o)} (needs {o.tolerance})"
                                                    for o in failed))
     if unsure:
-        parts.append("not shown (the rounds straddle the tolerance: no evidence either way): "
+        parts.append("not shown (the spread, of rounds or two standard errors, straddles the "
+                     "tolerance: no evidence either way): "
                      + "; ".join(f"{_show(o)} (needs {o.tolerance})" for o in unsure))
     if missing:
         parts.append("; ".join(_show(o) for o in missing))
