@@ -190,11 +190,12 @@ def dask_cluster(tmp_path):
             time.sleep(0.1)
         address = json.loads(file.read_text())["address"]
 
-        def start_worker(*args: str) -> None:
+        def start_worker(*args: str, cwd: str | None = None) -> None:
             procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker",
                                            address, "--nthreads", "1", "--no-dashboard", *args],
-                                          **quiet))
+                                          cwd=cwd, **quiet))
 
+        start_worker.scheduler_file = file  # type: ignore[attr-defined]
         yield address, start_worker
     finally:
         for p in procs:

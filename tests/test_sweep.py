@@ -60,6 +60,40 @@ def test_rows_are_the_same_on_a_separately_started_scheduler_and_worker(dask_clu
     assert _same(sweep(grid, workers=0), sweep(grid, scheduler=address))
 
 
+def test_workers_in_another_directory_need_none_of_the_clients_files(dask_cluster, tmp_path,
+                                                                      monkeypatch, capsys):
+    """A scheduler and a worker started apart, the worker in a directory of its own: the sweep
+    names its profile by a path relative to the client's directory, which the worker cannot
+    open, and still runs, because each task carries its profile's text; the CLI finds the
+    scheduler from its --scheduler-file, checks versions and reports every row."""
+    import shutil
+
+    from workbench.cli import main
+    from workbench.profiles import resolve_profile
+
+    address, start_worker = dask_cluster
+    client_dir, worker_dir = tmp_path / "client", tmp_path / "worker"
+    client_dir.mkdir()
+    worker_dir.mkdir()
+    shutil.copy(resolve_profile("s20fe"), client_dir / "mine.json")
+    start_worker(cwd=str(worker_dir))
+    monkeypatch.chdir(client_dir)
+    assert main(["sweep", "--profiles", "mine.json", "--use-cases", "uc1", "--solvers", "rass",
+                 "--scheduler-file", str(start_worker.scheduler_file), "-o", "res.csv",
+                 "--quiet"]) == 0, capsys.readouterr().err
+    rows = (client_dir / "res.csv").read_text().splitlines()
+    assert len(rows) == 2 and ",ok," in rows[1]
+    assert address in capsys.readouterr().err
+    assert not (worker_dir / "mine.json").exists()
+    # A scheduler file that is not one is one line naming it.
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    assert main(["sweep", "--profiles", "mine.json", "--use-cases", "uc1",
+                 "--scheduler-file", str(bad), "-o", "r2.csv"]) == 1
+    err = capsys.readouterr().err
+    assert "bad.json" in err and "--scheduler-file" in err and "Traceback" not in err
+
+
 def test_a_failing_task_is_a_row_and_the_sweep_goes_on():
     import pandas as pd
 
@@ -135,3 +169,17 @@ def test_a_grid_file_gives_the_same_tasks_as_the_flags(tmp_path):
     with pytest.raises(InputError) as e:
         load_grid(f)
     assert "grid.json" in str(e.value) and "solver" in str(e.value)
+
+
+def test_a_cluster_running_other_versions_is_refused_in_one_line():
+    from workbench.errors import WorkbenchError
+    from workbench.lab.sweep import _check_versions
+
+    class Mismatched:
+        def get_versions(self, check=False):
+            assert check
+            raise ValueError("Mismatched versions found\n\n| Package | Client | Scheduler |\n"
+                             "| numpy | 2.4.6 | 1.26.0 |")
+
+    with pytest.raises(WorkbenchError, match="different versions: Mismatched versions found"):
+        _check_versions(Mismatched())

@@ -36,6 +36,13 @@ def sweep_cmd(args: argparse.Namespace) -> int:
     journal = out.with_name(out.name + ".partial.jsonl")
     workers = (args.workers if args.workers is not None
                else min(os.cpu_count() or 1, MAX_WORKERS))
+    if args.scheduler and args.scheduler_file:
+        raise InputError("give --scheduler or --scheduler-file, not both",
+                         where="--scheduler-file")
+    if args.scheduler_file:
+        from ..lab.sweep import scheduler_address
+
+        args.scheduler = scheduler_address(args.scheduler_file)
     if args.scheduler:  # before the first line of output: a wrong address is the only line
         from ..lab.sweep import probe_scheduler
 
@@ -63,8 +70,13 @@ def sweep_cmd(args: argparse.Namespace) -> int:
             bar.refresh()
 
     try:
+        def dashboard(client) -> None:
+            link = getattr(client, "dashboard_link", None)
+            if link:
+                print(f"Dask dashboard: {link}", file=sys.stderr)
+
         df = sweep(grid, workers=workers, scheduler=args.scheduler, journal=journal,
-                   progress=progress)
+                   progress=progress, on_client=dashboard)
     except ImportError as exc:  # no sweep extra: one line that says what to install
         raise WorkbenchError(str(exc)) from None
     finally:
@@ -116,6 +128,10 @@ def add_parser(sub) -> None:
                    help="0: this process (the reference); N: a local Dask cluster of N "
                    f"processes, at most {MAX_WORKERS} (default: one per CPU)")
     p.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
-                   help="run on an existing Dask cluster instead")
+                   help="run on an existing Dask cluster instead (its versions are checked "
+                        "against this client's; each task carries its profile's text, so the "
+                        "workers need none of this machine's files)")
+    p.add_argument("--scheduler-file", default=None, metavar="JSON",
+                   help="or the file `dask scheduler --scheduler-file JSON` wrote")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=sweep_cmd)

@@ -230,10 +230,16 @@ def _digest(text: str) -> str:
 
 def _read_profile(path: Path) -> tuple[Any, str]:
     """A profile file parsed, and the sha256 of the very text that was parsed."""
-    from ..fileio import parse_json, read_text
+    from ..fileio import read_text
+
+    return _parse_profile(read_text(path, what="profile file"), path)
+
+
+def _parse_profile(text: str, path: Any) -> tuple[Any, str]:
+    """A profile's text parsed (cached by name and content), and the text's sha256."""
+    from ..fileio import parse_json
     from ..profiles.store import profile_from_dict
 
-    text = read_text(path, what="profile file")
     sha = _digest(text)
     prof = _PARSED.get((str(path), sha))
     if prof is None:
@@ -261,9 +267,12 @@ def input_key(task: "SweepTask", profile_sha: str | None) -> str:
     return hashlib.sha256(f"{task.key()} {profile_sha}".encode()).hexdigest()[:32]
 
 
-def run_task(task: SweepTask) -> dict[str, Any]:
+def run_task(task: SweepTask, profile_text: str | None = None) -> dict[str, Any]:
     """Solve one task; a plain row (see :data:`COLUMNS`). Never raises for a task's own
-    problem: a bad SLO, an infeasible problem or a solver failure is the row's status."""
+    problem: a bad SLO, an infeasible problem or a solver failure is the row's status.
+
+    ``profile_text``: the profile file's text, read by the client and shipped with the task,
+    so a worker needs no access to the client's disk (without it the worker reads the file)."""
     from ..moo.problem import DiscreteProblem
     from ..moo.usecases import scenario
     from ..profiles import resolve_profile
@@ -275,7 +284,8 @@ def run_task(task: SweepTask) -> dict[str, Any]:
     # The journal's key for this row: the content this task actually read (not in COLUMNS).
     row["input_key"] = input_key(task, None)
     try:
-        prof, sha = _read_profile(resolve_profile(task.profile))
+        prof, sha = (_parse_profile(profile_text, task.profile) if profile_text is not None
+                     else _read_profile(resolve_profile(task.profile)))
         row["input_key"] = input_key(task, sha)
         row.update(device=prof.device.name, profile_source=prof.source)
         if task.tasks is not None:
@@ -408,16 +418,53 @@ def probe_scheduler(address: str) -> None:
                              + (f" (it is a {what})" if what else ""))
 
 
-def dask_client(workers: int, scheduler: str | None) -> tuple[Any, Callable[[], None]]:
-    """A Dask client on an existing scheduler, or on a new LocalCluster of ``workers`` worker
+def _check_versions(client: Any) -> None:
+    """The client, scheduler and workers must run the same versions of what a task needs
+    (Dask's own check, ``get_versions(check=True)``): a mismatch is one clear error, not a
+    failure in the middle of a sweep."""
+    from ..errors import WorkbenchError
+
+    try:
+        client.get_versions(check=True)
+    except (ValueError, RuntimeError) as exc:
+        lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+        raise WorkbenchError("the Dask client, scheduler and workers run different versions: "
+                             + "; ".join(lines[:6])) from None
+
+
+def scheduler_address(path: str | os.PathLike) -> str:
+    """The address a ``dask scheduler --scheduler-file`` wrote, or an InputError naming the
+    file."""
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("no such scheduler file (start the scheduler with `dask scheduler "
+                         "--scheduler-file FILE`)", file=p, where="--scheduler-file") from None
+    except (OSError, ValueError) as exc:
+        raise InputError(f"not a Dask scheduler file: {exc}", file=p,
+                         where="--scheduler-file") from None
+    address = data.get("address") if isinstance(data, dict) else None
+    if not isinstance(address, str) or "://" not in address:
+        raise InputError("not a Dask scheduler file: no 'address'", file=p,
+                         where="--scheduler-file")
+    return address
+
+
+def dask_client(workers: int, scheduler: str | None, *, scheduler_file: str | None = None
+                ) -> tuple[Any, Callable[[], None]]:
+    """A Dask client on an existing scheduler (its address, or the ``scheduler_file`` that
+    ``dask scheduler --scheduler-file`` writes), or on a new LocalCluster of ``workers`` worker
     processes (one thread each, at most :data:`MAX_WORKERS`), and the function that closes
-    what was started."""
+    what was started. On an existing cluster the versions are checked first."""
     _check_workers(workers)
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError("a sweep on Dask needs the sweep extra: pip install 'workbench[sweep]' "
                           "(or run in this process with workers=0)") from exc
+    if scheduler_file:
+        scheduler = scheduler_address(scheduler_file)
     if scheduler:
         probe_scheduler(scheduler)
         try:
@@ -426,10 +473,19 @@ def dask_client(workers: int, scheduler: str | None) -> tuple[Any, Callable[[], 
             from ..errors import WorkbenchError
 
             raise WorkbenchError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
+        try:
+            _check_versions(client)
+        except BaseException:
+            client.close()
+            raise
         return client, client.close
-    # Processes, one thread each: solvers are numpy-bound and hold the GIL between calls.
+    # Processes, one thread each: solvers are numpy-bound and hold the GIL between calls. The
+    # dashboard (on a free port) when bokeh is there to serve it.
+    import importlib.util
+
+    dashboard = ":0" if importlib.util.find_spec("bokeh") is not None else None
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                           dashboard_address=None, silence_logs=40)
+                           dashboard_address=dashboard, silence_logs=40)
     client = Client(cluster)
 
     def close() -> None:
@@ -440,14 +496,21 @@ def dask_client(workers: int, scheduler: str | None) -> tuple[Any, Callable[[], 
 
 
 def sweep(tasks: Iterable[SweepTask], *, workers: int = 0, scheduler: str | None = None,
-          client: Any = None, journal: str | os.PathLike | None = None,
-          progress: Callable[[int, int], None] | None = None) -> "Any":
+          scheduler_file: str | None = None, client: Any = None,
+          journal: str | os.PathLike | None = None,
+          progress: Callable[[int, int], None] | None = None,
+          on_client: Callable[[Any], None] | None = None) -> "Any":
     """Run every task; a DataFrame with one row per task, in task order.
 
     Args:
         tasks: From :func:`sweep_grid` (or built by hand).
         workers: 0 runs in this process; N starts a Dask LocalCluster of N worker processes.
         scheduler: The address of a running Dask scheduler (``tcp://HOST:PORT``) instead.
+        scheduler_file: Or the file ``dask scheduler --scheduler-file`` wrote.
+        on_client: Called with the Dask client once it is up (e.g. to print its dashboard).
+
+    On Dask, each task carries its profile's text (read once here and scattered to the
+    workers): the workers need none of this machine's files.
         client: A ``dask.distributed.Client`` of your own (it is not closed).
         journal: A JSON-lines file: rows already in it for the same task on a profile of the
             same content are not run again (see :func:`reusable`), new rows are appended as they
@@ -478,13 +541,23 @@ def sweep(tasks: Iterable[SweepTask], *, workers: int = 0, scheduler: str | None
             progress(len(rows), len(tasks))
 
     try:
-        if todo and (client is not None or scheduler or workers > 0):
+        if todo and (client is not None or scheduler or scheduler_file or workers > 0):
+            from ..fileio import read_text
+            from ..profiles import resolve_profile
+
+            # Read here, sent with the tasks: a worker on another machine has no such file.
+            texts = {name: read_text(resolve_profile(name), what="profile file")
+                     for name in dict.fromkeys(t.profile for t in todo)}
             own = client is None
-            cl, close = (client, lambda: None) if client is not None else dask_client(workers, scheduler)
+            cl, close = ((client, lambda: None) if client is not None
+                         else dask_client(workers, scheduler, scheduler_file=scheduler_file))
             try:
                 from dask.distributed import as_completed
 
-                futures = cl.map(run_task, todo, pure=False)
+                if on_client is not None:
+                    on_client(cl)
+                shipped = {name: cl.scatter(text, broadcast=True) for name, text in texts.items()}
+                futures = [cl.submit(run_task, t, shipped[t.profile], pure=False) for t in todo]
                 for fut in as_completed(futures):
                     record(fut.result())
             finally:
