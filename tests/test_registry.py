@@ -75,6 +75,10 @@ def test_add_a_sequential_keras_model_with_data(files, home, capsys):
     assert "cnn" in capsys.readouterr().out
     assert main(["models", "show", "cnn", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["name"] == "cnn"
+    # The text form ends with how to open the graph (Netron / Model Explorer, or how to get one).
+    assert main(["models", "show", "cnn"]) == 0
+    graph = capsys.readouterr().out.strip().splitlines()[-1]
+    assert graph.startswith("  graph: ") and "FP32.tflite" in graph
     # The registry is the workspace's: nothing outside it was written.
     assert (home / "models" / "cnn" / "FP32.tflite").is_file()
     assert main(["models", "remove", "cnn"]) == 0

@@ -6,6 +6,8 @@ through :func:`workbench.names.printable` (as ``_p``), so escape codes never rea
 from __future__ import annotations
 
 import argparse
+import shlex
+from pathlib import Path
 
 from .. import taskmetrics
 from ..names import printable as _p
@@ -152,7 +154,26 @@ def show(args: argparse.Namespace) -> int:
     missing = [p for p in registry.PRECISIONS if r.variant(p) is None]
     if missing and r.kind != "tflite":
         print(f"not converted yet: {', '.join(missing)} (workbench quantise {_p(r.name)})")
+    print(viewer_line(registry.model_dir(r.name), [v.precision for v in r.variants
+                                                   if v.available]))
     return 0
+
+
+def viewer_line(folder: Path, schemes: list[str]) -> str:
+    """The command that opens a model's graph in a viewer: Netron (``pip install netron``) or
+    Google's Model Explorer (``pip install ai-edge-model-explorer``) when one is installed, else
+    how to get one. Both run offline on the local file."""
+    import shutil
+
+    files = [folder / f"{s}.tflite" for s in schemes if (folder / f"{s}.tflite").is_file()]
+    target = files[0] if files else folder
+    quoted = shlex.quote(str(target))
+    if shutil.which("netron"):
+        return f"  graph: netron {quoted}"
+    if shutil.which("model-explorer"):
+        return f"  graph: model-explorer {quoted}"
+    return (f"  graph: {quoted} (to view it: pip install netron, then netron FILE; or pip install "
+            "ai-edge-model-explorer, then model-explorer FILE)")
 
 
 def remove(args: argparse.Namespace) -> int:
