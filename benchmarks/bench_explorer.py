@@ -83,7 +83,9 @@ print((t1 - t0) * 1e3, (t2 - t1) * 1e3, ex.last.n_feasible)
 def first_render(n: int, rounds: int) -> dict:
     """What a fresh kernel does before the page shows anything: import the explorer, open the
     profile of ``n`` configurations, solve and build the figure (a new process each round;
-    the browser's own drawing and the kernel's start come on top)."""
+    the browser's own drawing and the kernel's start come on top). Rounds alternate between an
+    idle machine and one where another process keeps a core busy (as the test suite does), so
+    both see the same drift; each condition's median and quartiles are reported."""
     import subprocess
     import tempfile
 
@@ -91,18 +93,34 @@ def first_render(n: int, rounds: int) -> dict:
 
     base = load_profile(ROOT / "profiles" / "s20fe.json")
     prof = make_profile(base, [synthetic(base, n, task="uc1", seed=1)])
+    got: dict[str, dict[str, list[float]]] = {c: {"import": [], "build": []}
+                                              for c in ("idle", "busy")}
     with tempfile.TemporaryDirectory() as tmp:
         path = save_profile(prof, Path(tmp) / f"uc1-{n}.json")
-        imp, build = [], []
-        for _ in range(rounds):
-            out = subprocess.run([sys.executable, "-c", _FIRST, str(path)], check=True,
-                                 capture_output=True, text=True).stdout.split()
-            imp.append(float(out[0]))
-            build.append(float(out[1]))
-    total = [a + b for a, b in zip(imp, build)]
-    return {"configurations": n, "rounds": rounds, "import_ms": pct(imp, 50),
-            "open_solve_draw_ms": pct(build, 50), "first_render_ms_p50": pct(total, 50),
-            "first_render_ms_max": max(total)}
+        for r in range(rounds):
+            for cond in (("idle", "busy") if r % 2 == 0 else ("busy", "idle")):
+                hog = (subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                       if cond == "busy" else None)
+                try:
+                    out = subprocess.run([sys.executable, "-c", _FIRST, str(path)], check=True,
+                                         capture_output=True, text=True).stdout.split()
+                finally:
+                    if hog is not None:
+                        hog.kill()
+                        hog.wait()
+                got[cond]["import"].append(float(out[0]))
+                got[cond]["build"].append(float(out[1]))
+    res: dict = {"configurations": n, "rounds": rounds}
+    for cond, g in got.items():
+        total = [a + b for a, b in zip(g["import"], g["build"])]
+        key = "" if cond == "idle" else "_busy"
+        res.update({f"import_ms{key}": pct(g["import"], 50),
+                    f"open_solve_draw_ms{key}": pct(g["build"], 50),
+                    f"first_render_ms_p50{key}": pct(total, 50),
+                    f"first_render_ms_q1{key}": pct(total, 25),
+                    f"first_render_ms_q3{key}": pct(total, 75),
+                    f"first_render_ms_max{key}": max(total)})
+    return res
 
 
 def main(argv=None) -> int:
@@ -113,14 +131,22 @@ def main(argv=None) -> int:
     rows = [bench(n, args.edits) for n in (1000, 10000)]
     big = rows[-1]
     worst = big.get("widget_update_ms", big["explore_ms"])["p95"]
-    first = first_render(10000, 5)
-    out = {"what": "explorer update time on this machine (measured), synthetic UC1 tables",
-           "rows": rows, "first_render": first,
+    first = first_render(10000, 6)
+    from workbench.procfs import cpu_model
+
+    out = {"what": "explorer update time on this machine (measured), synthetic UC1 tables; "
+                   "first render idle and with another process busy on one core",
+           "cpu": cpu_model(), "rows": rows, "first_render": first,
            "targets": {"update_10k_ms_p95": {"target": 100, "measured": worst,
                                              "met": worst <= 100},
                        "first_render_10k_ms": {"target": 3000,
                                                "measured": first["first_render_ms_p50"],
-                                               "met": first["first_render_ms_max"] <= 3000}}}
+                                               "met": first["first_render_ms_max"] <= 3000},
+                       "first_render_10k_busy_ms": {
+                           "target": 3000, "measured": first["first_render_ms_p50_busy"],
+                           "q3": first["first_render_ms_q3_busy"],
+                           "met": first["first_render_ms_q3_busy"] <= 3000,
+                           "judged": "upper quartile of the rounds with a core busy"}}}
     atomic_write_json(args.output, out)
     for r in rows:
         print(r)
