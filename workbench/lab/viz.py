@@ -337,21 +337,13 @@ def explorer_layout(e: Any) -> dict[str, Any]:
         start, end = (max(pos, lo), hi) if b["op"] == "<=" else (lo, min(pos, hi))
         line = dict(type="line", line=dict(color="#b00", dash="dash", width=2))
         rect = dict(type="rect", fillcolor="rgba(200,0,0,0.07)", line=dict(width=0), layer="below")
-        inside = lo <= pos <= hi
-        if b["axis"] == "x":
-            if inside:
-                shapes.append({**line, "xref": "x", "yref": "paper", "x0": pos, "x1": pos,
-                               "y0": 0, "y1": 1})
-            if start < end:
-                shapes.append({**rect, "xref": "x", "yref": "paper", "x0": start, "x1": end,
-                               "y0": 0, "y1": 1})
-        else:
-            if inside:
-                shapes.append({**line, "xref": "paper", "yref": "y", "y0": pos, "y1": pos,
-                               "x0": 0, "x1": 1})
-            if start < end:
-                shapes.append({**rect, "xref": "paper", "yref": "y", "y0": start, "y1": end,
-                               "x0": 0, "x1": 1})
+        # The constrained axis in data units, the other across the plot (paper units 0..1).
+        a, o = b["axis"], "y" if b["axis"] == "x" else "x"
+        refs = {f"{a}ref": a, f"{o}ref": "paper", f"{o}0": 0, f"{o}1": 1}
+        if lo <= pos <= hi:
+            shapes.append({**line, **refs, f"{a}0": pos, f"{a}1": pos})
+        if start < end:
+            shapes.append({**rect, **refs, f"{a}0": start, f"{a}1": end})
 
     def axis(name: str, unit: str, log: bool, rng: list[float] | None) -> dict[str, Any]:
         out: dict[str, Any] = dict(title=dict(text=_axis_title(name, unit)),

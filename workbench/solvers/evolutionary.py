@@ -142,16 +142,25 @@ def evolutionary(problem: DiscreteProblem, *, algorithm: str = "nsga2", pop_size
     if len(flats) == 0:
         return SolveResult(algorithm, "infeasible", {}, {"solve": solve_ms, "total": solve_ms},
                            problem.size, -1, extra=extra, raw=res)
-    opt = problem.optimality_of(flats)
-    best = int(flats[int(np.nanargmax(opt))])
-    extra["front"] = flats.tolist()
+    return front_result(problem, algorithm, flats, extra, solve_ms, compare=compare, raw=res)
+
+
+def front_result(problem: DiscreteProblem, solver: str, front: np.ndarray, extra: dict[str, Any],
+                 solve_ms: float, *, compare: bool, raw: Any) -> SolveResult:
+    """A sampling solver's answer from its feasible front (flat indices): ``d0`` the member of
+    the highest optimality in RASS's normalisation, the front in ``extra``, and with
+    ``compare`` pymoo's HV and IGD against the exact front and the optimality ratio. The one
+    shape every evolutionary solver (pymoo's, Optuna's) returns."""
+    opt = problem.optimality_of(front)
+    best = int(front[int(np.nanargmax(opt))])
+    extra["front"] = np.sort(front).tolist()
     if compare:
         exact = exact_front(problem)
-        extra.update(front_indicators(problem, flats, exact))
+        extra.update(front_indicators(problem, front, exact))
         extra["exact_front_size"] = int(len(exact))
         best_opt = float(problem.ranking.optimality[0])
         extra["optimality_ratio"] = float(np.nanmax(opt) / best_opt) if np.isfinite(best_opt) \
             else (1.0 if np.isinf(np.nanmax(opt)) else 0.0)
     d0 = Design.of(problem, "d0", best, optimality=float(np.nanmax(opt)))
-    return SolveResult(algorithm, "ok", {"d0": d0}, {"solve": solve_ms, "total": solve_ms},
-                       problem.size, -1, extra=extra, raw=res)
+    return SolveResult(solver, "ok", {"d0": d0}, {"solve": solve_ms, "total": solve_ms},
+                       problem.size, -1, extra=extra, raw=raw)

@@ -17,11 +17,10 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import InputError, MissingExtra
-from ..moo.front import exact_front, front_indicators
 from ..moo.optimality import feasible_mask
 from ..moo.problem import DiscreteProblem
-from .evolutionary import MAX_EFFORT
-from .result import Design, SolveResult
+from .evolutionary import MAX_EFFORT, front_result
+from .result import SolveResult
 
 #: Solver name -> Optuna sampler class. NSGA-II and random search take constraints; TPE too.
 SAMPLERS = {"optuna-nsga2": "NSGAIISampler", "optuna-tpe": "TPESampler",
@@ -120,16 +119,4 @@ def optuna_search(problem: DiscreteProblem, *, sampler: str = "optuna-nsga2", po
     F = problem.evaluate_flat(ok).F
     F = np.where(problem.maximise, -F, F)
     front = ok[NonDominatedSorting().do(F, only_non_dominated_front=True)]
-    opt = problem.optimality_of(front)
-    best = int(front[int(np.nanargmax(opt))])
-    extra["front"] = np.sort(front).tolist()
-    if compare:
-        exact = exact_front(problem)
-        extra.update(front_indicators(problem, front, exact))
-        extra["exact_front_size"] = int(len(exact))
-        best_opt = float(problem.ranking.optimality[0])
-        extra["optimality_ratio"] = float(np.nanmax(opt) / best_opt) if np.isfinite(best_opt) \
-            else (1.0 if np.isinf(np.nanmax(opt)) else 0.0)
-    d0 = Design.of(problem, "d0", best, optimality=float(np.nanmax(opt)))
-    return SolveResult(key, "ok", {"d0": d0}, {"solve": solve_ms, "total": solve_ms},
-                       problem.size, -1, extra=extra, raw=study)
+    return front_result(problem, key, front, extra, solve_ms, compare=compare, raw=study)
