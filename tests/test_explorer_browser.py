@@ -3,6 +3,7 @@ Debian's Chromium through Playwright (never a downloaded browser). Changing a co
 move the highlighted design. The screenshot goes to the test's tmp folder; with
 WORKBENCH_UPDATE_SCREENSHOTS=1 it also replaces the committed reports/explorer/explorer.png."""
 
+import math
 import os
 import shutil
 import socket
@@ -133,6 +134,20 @@ def test_changing_a_constraint_in_the_browser_moves_the_highlighted_design(dashb
             before = page.inner_text(".wb-d0")
             assert before.startswith("d0 = EfficientNet Lite0")
             page.wait_for_selector(".js-plotly-plot", timeout=60_000)  # the FigureWidget drew
+            # As drawn in the browser: the axes span the points (a constraint's shading never
+            # stretches them) and accuracy carries its task's unit.
+            got = page.evaluate("""() => {
+                const gd = document.querySelector('.js-plotly-plot');
+                const L = gd._fullLayout;
+                const xs = gd.data.flatMap(t => Array.from(t.x || [])).filter(Number.isFinite);
+                return {range: L.xaxis.range, log: L.xaxis.type === 'log', lo: Math.min(...xs),
+                        hi: Math.max(...xs), ytitle: L.yaxis.title.text};
+            }""")
+            lo, hi = ((math.log10(got["lo"]), math.log10(got["hi"])) if got["log"]
+                      else (got["lo"], got["hi"]))
+            r0, r1 = got["range"]
+            assert r0 <= lo and hi <= r1 and (r1 - r0) <= 1.5 * (hi - lo) + 1e-9, got
+            assert got["ytitle"] == "A (% top1)", got
             after = _move_bound_until_d0_changes(page, "10")
             assert after != before and "MobileNet V2 1.0" in after
             # The flags: an issue on the CPU (d0's processor) sends the runtime to d1.

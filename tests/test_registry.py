@@ -267,6 +267,19 @@ def test_own_model_end_to_end_from_the_cli(files, home, tmp_path, capsys):
     assert "0 lost" in line and " 0 served" not in line
     # A killed profile run resumes from its partial file: nothing is left once it completes.
     assert not (tmp_path / "mine.json.partial.jsonl").exists()
+    # The same profile feeds a sweep and the designs report: every documented flow chains.
+    sweep_out = tmp_path / "sweep.csv"
+    assert main(["sweep", "--profiles", str(prof_path), "--tasks", "quad", "--slo",
+                 "max A; L <= {5,50}ms", "--workers", "0", "-o", str(sweep_out),
+                 "--quiet"]) == 0, capsys.readouterr().err
+    rows = sweep_out.read_text().splitlines()
+    assert len(rows) == 3 and all(",ok," in r or ",infeasible," in r for r in rows[1:])
+    pytest.importorskip("papermill")
+    reports = tmp_path / "reports"
+    assert main(["report", "--profile", str(prof_path), "--task", "quad", "--slo",
+                 "max A; min L", "--reports-dir", str(reports), "--quiet", "--no-png"]) == 0
+    metrics = next(reports.glob("designs-*/metrics.json"))
+    assert "cnn" in metrics.read_text()
 
 
 def test_a_conversion_that_changes_the_model_is_flagged(home, tmp_path):
