@@ -1,7 +1,7 @@
 # Two commands on a fresh machine:  `make demo`  and  `make test`  (see README.md).
 PYTHON ?= python3
 VENV   ?= .venv
-# Extras the default targets install; later capabilities add ml (TFLite pipeline) and torch.
+# Extras the default targets install (pyproject.toml says what each holds).
 EXTRAS ?= dev,notebooks,ml,torch,pretrained,sweep,tune
 BIN     = $(VENV)/bin
 comma  := ,

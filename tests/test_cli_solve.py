@@ -161,3 +161,28 @@ def test_csv_of_rass_designs(tmp_path, capsys):
     rows = list(csv.DictReader((tmp_path / "d.csv").read_text().splitlines()))
     assert {r["role"] for r in rows} == {"d0", "d1", "d2", "dw", "dm", "dwm"}
     assert rows[0]["design"] and float(rows[0]["optimality"]) > 1
+
+
+def test_a_sampling_solver_that_finds_nothing_does_not_call_the_problem_infeasible(capsys):
+    args = ["solve", "--use-case", "uc2", "--device", "pixel7", "--slo",
+            "min L; max A; L <= 0.62ms", "--pop-size", "2", "--generations", "1"]
+    assert main([*args, "--solver", "optuna-random"]) == 0
+    out = capsys.readouterr().out
+    assert "INFEASIBLE" not in out and "no feasible design found in 2 evaluations" in out
+    assert main([*args, "--solver", "rass"]) == 0  # the space does hold feasible designs
+    assert "INFEASIBLE" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, where", [
+    (["--solver", "nsga2", "--seed", "-1"], "--seed"),
+    (["--solver", "optuna-tpe", "--seed", "99999999999999999999"], "--seed"),
+    (["--solver", "ga"], "solver"),
+])
+def test_bad_effort_and_single_objective_algorithms_are_one_line(argv, where, capsys):
+    try:
+        code = main(["solve", "--use-case", "uc2", "--device", "pixel7", *argv])
+    except SystemExit as e:  # argparse's usage error: one line, status 2
+        code = e.code
+    assert code != 0
+    err = capsys.readouterr().err
+    assert where in err and "Traceback" not in err

@@ -236,3 +236,19 @@ def test_op_lists_come_from_the_flatbuffer_schema_and_match_the_interpreter():
         want = [(o["op_name"], list(o["inputs"]), list(o["outputs"]))
                 for o in open_interpreter(f)._get_ops_details()]  # noqa: SLF001 - the reference
         assert [(o["op_name"], o["inputs"], o["outputs"]) for o in ops_of(f)] == want, f.name
+
+
+@pytest.mark.parametrize("latency, threads, match", [
+    ({"avg_ms": 1.37, "min_ms": 1.9, "max_ms": 2.0}, 1, "between min and max"),
+    ({"avg_ms": 1.5}, -2, "num_threads"),
+    ({"avg_ms": 1.5}, "two", "num_threads"),
+])
+def test_inconsistent_litert_results_are_refused_naming_the_field(tmp_path, latency, threads,
+                                                                  match):
+    import json
+
+    doc = {"model": "/m/x_fp32.tflite", "accelerators": ["CPU"], "num_threads": threads,
+           "latency": latency}
+    with pytest.raises(InputError, match=match) as e:
+        import_benchmark_log(_csv(tmp_path, json.dumps(doc), "r.json"))
+    assert "r.json" in str(e.value)

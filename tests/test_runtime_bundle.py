@@ -327,6 +327,11 @@ def test_a_run_reports_request_latency_percentiles_and_slo_violations():
                                                                               "b": 20.0}
     assert slo_latency_bounds("min L; max A; MF <= 90MB", ["a"]) == {}  # no bound on L
     assert slo_latency_bounds("max A; LP <= 3", ["a"]) == {}              # another metric
+    # A bound on std L or min L is no request's; what is not a number is left out.
+    assert slo_latency_bounds("min L; min std L; max A; L <= 100ms; std L <= 10ms",
+                              ["a"]) == {"a": 100.0}
+    assert slo_latency_bounds("min L <= 3ms; L <= .; L <= 1.2.3ms", ["a"]) == {}
+    assert slo_latency_bounds("max A; p99 L <= 30ms", ["a"]) == {"a": 30.0}
     res = RunResult({"submitted": 101, "served": 100, "rejected": 1}, 0,
                     {"switches": [{}, {}]}, [], {"faults": []},
                     {"a": [float(v) for v in range(1, 101)], "b": []}, {"a": 90.0})

@@ -92,6 +92,14 @@ def test_workers_in_another_directory_need_none_of_the_clients_files(dask_cluste
                  "--scheduler-file", str(bad), "-o", "r2.csv"]) == 1
     err = capsys.readouterr().err
     assert "bad.json" in err and "--scheduler-file" in err and "Traceback" not in err
+    bad.write_text('{"address": 5}')
+    assert main(["sweep", "--profiles", "mine.json", "--use-cases", "uc1",
+                 "--scheduler-file", str(bad), "-o", "r2.csv"]) == 1
+    assert "not a Dask scheduler address" in capsys.readouterr().err
+    # --workers starts a cluster of its own: with an existing scheduler it is refused.
+    assert main(["sweep", "--profiles", "mine.json", "--use-cases", "uc1", "--workers", "2",
+                 "--scheduler-file", str(start_worker.scheduler_file), "-o", "r3.csv"]) == 1
+    assert "--workers" in capsys.readouterr().err
 
 
 def test_a_failing_task_is_a_row_and_the_sweep_goes_on():

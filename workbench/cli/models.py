@@ -165,15 +165,18 @@ def viewer_line(folder: Path, schemes: list[str]) -> str:
     how to get one. Both run offline on the local file."""
     import shutil
 
-    files = [folder / f"{s}.tflite" for s in schemes if (folder / f"{s}.tflite").is_file()]
+    files = [folder / f"{s}{ext}" for s in schemes for ext in (".tflite", ".onnx")
+             if (folder / f"{s}{ext}").is_file()]
     target = files[0] if files else folder
     quoted = shlex.quote(str(target))
+    # Model Explorer reads LiteRT (and TF) graphs; Netron reads both LiteRT and ONNX.
     if shutil.which("netron"):
         return f"  graph: netron {quoted}"
-    if shutil.which("model-explorer"):
+    if shutil.which("model-explorer") and target.suffix == ".tflite":
         return f"  graph: model-explorer {quoted}"
-    return (f"  graph: {quoted} (to view it: pip install netron, then netron FILE; or pip install "
-            "ai-edge-model-explorer, then model-explorer FILE)")
+    other = ("; or pip install ai-edge-model-explorer, then model-explorer FILE"
+             if target.suffix != ".onnx" else "")
+    return f"  graph: {quoted} (to view it: pip install netron, then netron FILE{other})"
 
 
 def remove(args: argparse.Namespace) -> int:

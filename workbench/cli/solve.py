@@ -108,6 +108,12 @@ def solve(args: argparse.Namespace) -> int:
     feas = (f"{res.n_feasible} of {res.n_total} combinations feasible" if res.n_feasible >= 0
             else f"{res.n_total} combinations")
     print(f"decision space: {feas}; solved in {res.timing_ms.get('total', 0):.2f} ms\n")
+    if not res.ok and "evaluations" in res.extra:
+        # A sampling solver saw only part of the space: that is not proof of infeasibility.
+        print(f"no feasible design found in {res.extra['evaluations']} evaluations: "
+              f"{res.solver} samples the space (RASS searches all of it: --solver rass, or more "
+              "--pop-size/--generations).")
+        return 0
     if not res.ok:
         print("INFEASIBLE: no combination meets every constraint.")
         for v in res.nearest:
@@ -166,14 +172,21 @@ def extra_lines(extra: dict[str, Any]) -> list[str]:
     an evolutionary run's settings and how its front compares with the exact one."""
     out = [f"{role}: {text}" for role, text in (extra.get("notes") or {}).items()]
     if "algorithm" in extra:
-        run = (f"{str(extra['algorithm']).upper()} ({extra.get('library', 'pymoo')}): "
-               f"population {extra.get('pop_size')}, "
-               f"{extra.get('n_gen')} generations, seed {extra.get('seed')}, "
-               f"{extra.get('evaluations')} evaluations")
+        head = f"{str(extra['algorithm']).upper()} ({extra.get('library', 'pymoo')}): "
+        if str(extra["algorithm"]) in ("optuna-tpe", "optuna-random"):
+            # No population: pop-size x generations is only the trial count.
+            run = head + f"{extra.get('evaluations')} trials, seed {extra.get('seed')}"
+        else:
+            run = head + (f"population {extra.get('pop_size')}, {extra.get('n_gen')} "
+                          f"generations, seed {extra.get('seed')}, "
+                          f"{extra.get('evaluations')} evaluations")
         if extra.get("cancelled"):
             run += f" (stopped after {extra.get('generations_done')} generations)"
         out.append(run)
-        if "hv" in extra:
+        if extra.get("hv") is None and "hv" in extra:
+            out.append("no hypervolume: more than 4 objectives (IGD and the optimality ratio "
+                       "still compare it)")
+        if extra.get("hv") is not None:
             cmp = f"its front's hypervolume {_num(extra['hv'])}"
             if extra.get("hv_exact") is not None:
                 cmp += (f" against the exact front's {_num(extra['hv_exact'])} (ratio "
@@ -269,7 +282,8 @@ def add_parser(sub) -> None:
     p.add_argument("--generations", type=whole(1, MAX_EFFORT), default=None,
                    help=f"evolutionary: generations, 1..{MAX_EFFORT} (default 100; Optuna 20: "
                         "an Optuna run takes population x generations trials)")
-    p.add_argument("--seed", type=int, default=1, help="evolutionary: random seed")
+    p.add_argument("--seed", type=whole(0, 2**32 - 1), default=1,
+                   help="evolutionary: random seed, 0..4294967295")
     p.add_argument("--json", action="store_true", help="print the result as JSON (with "
                    "an evolutionary solver: the front it found, as designs)")
     p.add_argument("--csv", default=None, metavar="PATH",

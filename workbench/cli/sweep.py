@@ -39,6 +39,9 @@ def sweep_cmd(args: argparse.Namespace) -> int:
     if args.scheduler and args.scheduler_file:
         raise InputError("give --scheduler or --scheduler-file, not both",
                          where="--scheduler-file")
+    if (args.scheduler or args.scheduler_file) and args.workers is not None:
+        raise InputError("--workers starts a local cluster; an existing scheduler has its own "
+                         "workers: give one or the other", where="--workers")
     if args.scheduler_file:
         from ..lab.sweep import scheduler_address
 

@@ -445,9 +445,13 @@ def scheduler_address(path: str | os.PathLike) -> str:
         raise InputError(f"not a Dask scheduler file: {exc}", file=p,
                          where="--scheduler-file") from None
     address = data.get("address") if isinstance(data, dict) else None
-    if not isinstance(address, str) or "://" not in address:
+    if address is None:
         raise InputError("not a Dask scheduler file: no 'address'", file=p,
                          where="--scheduler-file")
+    if not isinstance(address, str) or not address.startswith(("tcp://", "tls://",
+                                                                 "inproc://", "ucx://")):
+        raise InputError("its 'address' is not a Dask scheduler address (tcp://HOST:PORT)",
+                         file=p, where="--scheduler-file.address", value=address)
     return address
 
 

@@ -310,7 +310,10 @@ def _span(v: Any, log: bool, pad: float = 0.05) -> list[float] | None:
     if log:
         lo, hi = np.log10(lo), np.log10(hi)
     width = hi - lo if hi > lo else max(abs(hi), 1.0) * 0.1
-    return [lo - pad * width, hi + pad * width]
+    start = lo - pad * width
+    if not log and lo >= 0 > start:
+        start = 0.0  # a latency or a size never runs below 0: the margin stops there
+    return [start, hi + pad * width]
 
 
 def explorer_layout(e: Any) -> dict[str, Any]:
@@ -333,17 +336,22 @@ def explorer_layout(e: Any) -> dict[str, Any]:
         pos = math.log10(v) if log else v
         lo, hi = rng
         # The infeasible side, clipped to the axis: from the bound (or the axis's near end
-        # when every point is past it) to the axis's far end.
+        # when every point is past it) to the axis's far end. Compared in the axis's units
+        # (log10 on a log axis); shapes take data values on any axis type, so they are drawn
+        # back in data units (plotly reads a shape's x0 on a log axis as data, unlike a range).
         start, end = (max(pos, lo), hi) if b["op"] == "<=" else (lo, min(pos, hi))
+
+        def data(u: float, log: bool = log) -> float:
+            return 10.0 ** u if log else u
         line = dict(type="line", line=dict(color="#b00", dash="dash", width=2))
         rect = dict(type="rect", fillcolor="rgba(200,0,0,0.07)", line=dict(width=0), layer="below")
         # The constrained axis in data units, the other across the plot (paper units 0..1).
         a, o = b["axis"], "y" if b["axis"] == "x" else "x"
         refs = {f"{a}ref": a, f"{o}ref": "paper", f"{o}0": 0, f"{o}1": 1}
         if lo <= pos <= hi:
-            shapes.append({**line, **refs, f"{a}0": pos, f"{a}1": pos})
+            shapes.append({**line, **refs, f"{a}0": v, f"{a}1": v})
         if start < end:
-            shapes.append({**rect, **refs, f"{a}0": start, f"{a}1": end})
+            shapes.append({**rect, **refs, f"{a}0": data(start), f"{a}1": data(end)})
 
     def axis(name: str, unit: str, log: bool, rng: list[float] | None) -> dict[str, Any]:
         out: dict[str, Any] = dict(title=dict(text=_axis_title(name, unit)),

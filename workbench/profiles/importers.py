@@ -356,7 +356,8 @@ def _litert_record(latency: dict[str, Any], params: dict[str, str], *, file: Any
 
     avg = num("avg_ms")
     if avg is None or avg <= 0:
-        raise InputError("no mean inference time > 0 (latency.avg_ms)", file=file, where=where,
+        raise InputError("no mean inference time > 0 (the JSON's latency.avg_ms, the text's "
+                         "'Inference (avg)')", file=file, where=where,
                          value=latency.get("avg_ms"))
     rec: dict[str, Any] = {"params": params, "L": avg}
     for key, field in (("min_ms", "L_min"), ("max_ms", "L_max"), ("std_ms", "L_std"),
@@ -370,19 +371,24 @@ def _litert_record(latency: dict[str, Any], params: dict[str, str], *, file: Any
             raise InputError("num_runs is not a whole number >= 1", file=file, where=where,
                              value=runs)
         rec["runs"] = runs
-    if rec.get("L_min", 0) > rec.get("L_max", math.inf):
-        raise InputError("min is greater than max", file=file, where=where,
-                         value=(rec["L_min"], rec["L_max"]))
+    if not rec.get("L_min", 0) <= avg <= rec.get("L_max", math.inf):
+        raise InputError("the mean is not between min and max", file=file, where=where,
+                         value=(rec.get("L_min"), avg, rec.get("L_max")))
     return rec
 
 
-def _litert_params(model: Any, accelerators: Any, threads: Any) -> dict[str, str]:
+def _litert_params(model: Any, accelerators: Any, threads: Any, *, file: Any = None,
+                   where: str | None = None) -> dict[str, str]:
     """``litert-benchmark``'s model, accelerators and threads in the parameter names of
     ``benchmark_model`` logs (so one reader tells the processor)."""
     acc = [str(a).upper() for a in (accelerators if isinstance(accelerators, list)
                                     else str(accelerators or "").split("|"))]
     acc = [a.strip() for a in acc if a.strip()]
-    params = {"graph": str(model or ""), "num threads": str(threads or "")}
+    t = str(threads if threads is not None else "").strip()
+    if t and not (re.fullmatch("[0-9]+", t) and 1 <= int(t) <= processors.MAX_THREADS):
+        raise InputError(f"num_threads must be 1..{processors.MAX_THREADS}", file=file,
+                         where=where, value=threads)
+    params = {"graph": str(model or ""), "num threads": t}
     params["use gpu"] = "true" if "GPU" in acc else "false"
     params["use nnapi"] = "true" if "NPU" in acc else "false"
     return params
@@ -394,7 +400,9 @@ def _parse_litert_json(text: str, *, file: Any) -> list[dict[str, Any]]:
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
-        raise InputError(f"not JSON: {e.msg}", file=file, where=f"line {e.lineno}") from None
+        raise InputError(f"not JSON ({e.msg}, column {e.colno}): a litert-benchmark "
+                         "--result_json file is one JSON object", file=file,
+                         where=f"line {e.lineno}") from None
     docs = doc if isinstance(doc, list) else [doc]
     out = []
     for k, d in enumerate(docs):
@@ -402,8 +410,9 @@ def _parse_litert_json(text: str, *, file: Any) -> list[dict[str, Any]]:
         if not isinstance(d, dict) or not isinstance(d.get("latency"), dict):
             raise InputError("not a litert-benchmark --result_json file: no 'latency' object",
                              file=file, where=where)
-        out.append(_litert_record(d["latency"], _litert_params(
-            d.get("model"), d.get("accelerators"), d.get("num_threads")), file=file, where=where))
+        params = _litert_params(d.get("model"), d.get("accelerators"), d.get("num_threads"),
+                                file=file, where=f"{where}: num_threads")
+        out.append(_litert_record(d["latency"], params, file=file, where=where))
     return out
 
 
@@ -443,7 +452,8 @@ def _parse_litert_text(text: str, *, file: Any) -> list[dict[str, Any]]:
     if latency:
         out.append((latency, dict(info)))
     return [_litert_record(lat, _litert_params(inf.get("model"), inf.get("accelerators"),
-                                               inf.get("num threads")),
+                                               inf.get("num threads"), file=file,
+                                               where=f"run {k + 1}: Num threads"),
                            file=file, where=f"run {k + 1}")
             for k, (lat, inf) in enumerate(out)]
 
@@ -562,7 +572,9 @@ def import_benchmark_log(path: str | os.PathLike, *, model: str | None = None,
         name = model or re.sub(r"[_-]?(fp32|fp16|dr8|ffx8|fx8|float32|float16)$", "", graph,
                                flags=re.I) or None
         if not name:
-            raise InputError("the log names no graph; pass the model name", file=path, where=where)
+            raise InputError("the log names no graph (benchmark_model's 'Graph:' line, or "
+                             "litert-benchmark's 'Model:' log line: keep it with 2>&1); pass "
+                             "the name with --model", file=path, where=where)
         prec = precision or _precision_from_name(graph)
         if prec is None:
             raise InputError("cannot tell the precision from the graph name; pass it "
@@ -582,9 +594,14 @@ def import_benchmark_log(path: str | os.PathLike, *, model: str | None = None,
             err = error_from_validation(exc, file=path)
             raise InputError(err.message, file=path, where=f"{where}: {err.where}",
                              value=err.value) from None
-    prov = Provenance(method=f"imported from LiteRT benchmark_model log {path.name}",
-                      notes=["L, L_min, L_max, L_std from the tool's timings (us -> ms); MF is its "
-                             "'Peak memory footprint' overall value."])
+    litert = text.lstrip().startswith(("{", "[")) or (
+        "BENCHMARK RESULTS" in text and "Inference timings in us" not in text)
+    prov = (Provenance(method=f"imported from LiteRT's litert-benchmark output {path.name}",
+                       notes=["L, L_min, L_max, L_std from its inference timings (ms); it "
+                              "reports no memory, so MF is not set."]) if litert else
+            Provenance(method=f"imported from LiteRT benchmark_model log {path.name}",
+                       notes=["L, L_min, L_max, L_std from the tool's timings (us -> ms); MF is "
+                              "its 'Peak memory footprint' overall value."]))
     return _assemble(configs, device=_device(device, path.stem), source=source, provenance=prov,
                      file=path)
 

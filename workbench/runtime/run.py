@@ -174,23 +174,31 @@ def run(bundle: Bundle | str | Path, *, duration: float = 10.0, rate: float = 30
                      slo_latency_bounds(str(b.manifest.get("slo") or ""), rm.tasks))
 
 
-#: A latency bound in an SLO: ``L <= 41.67ms``, ``max L <= 40ms``, ``L[uc1] <= 0.5s``.
-_L_BOUND = re.compile(r"(?<![\w\]])L(?:\[([^\]]+)\])?\s*<=\s*([0-9.]+(?:[eE][-+]?\d+)?)\s*"
-                      r"(ms|s|us)?(?![\w])")
+#: A latency bound in an SLO: ``L <= 41.67ms``, ``max L <= 40ms``, ``p99 L[uc1] <= 0.5s``; the
+#: statistic before L, if any, is group 1 (a bound on ``std L`` or ``min L`` is no request's).
+_L_BOUND = re.compile(r"(?:^|[\s;])(?:(avg|max|min|std|p\d{1,2})\s+)?L(?:\[([^\]]+)\])?\s*<=\s*"
+                      r"([0-9]*\.?[0-9]+(?:[eE][-+]?\d+)?)\s*(ms|s|us)?\s*$")
 
 
 def slo_latency_bounds(slo: str, tasks: Sequence[str]) -> dict[str, float]:
-    """The latency bound the SLO text puts on each task (ms): a bound naming a task
-    (``L[uc1] <= ...``) applies to it, an unnamed one to every task. (The runtime reads the
-    SLO's text itself: the SLO parser lives with the optimiser, which a device does not run.)"""
+    """The latency bound the SLO text puts on each task's requests (ms): ``L``, ``avg L``,
+    ``max L`` or a percentile's bound; one naming a task (``L[uc1] <= ...``) applies to it, an
+    unnamed one to every task. Bounds on ``std L`` or ``min L`` say nothing of one request and
+    are left out, as is anything that is not a number. (The runtime reads the SLO's text
+    itself: the SLO parser lives with the optimiser, which a device does not run.)"""
     out: dict[str, float] = {}
     scale = {"ms": 1.0, "s": 1000.0, "us": 1e-3, None: 1.0}
     for part in slo.split(";"):
-        m = _L_BOUND.search(part)
-        if not m:
+        m = _L_BOUND.search(part.strip())
+        if not m or m.group(1) in ("std", "min"):
             continue
-        ms = float(m.group(2)) * scale[m.group(3)]
-        for t in ([m.group(1)] if m.group(1) else tasks):
+        try:
+            ms = float(m.group(3)) * scale[m.group(4)]
+        except ValueError:
+            continue
+        if not math.isfinite(ms) or ms <= 0:
+            continue
+        for t in ([m.group(2)] if m.group(2) else tasks):
             if t in tasks:
                 out[t] = min(ms, out.get(t, math.inf))
     return out

@@ -55,6 +55,11 @@ def make_algorithm(name: str, n_obj: int, *, pop_size: int = 100, seed: int = 1)
             cls = getattr(importlib.import_module(module), cls_name)
         except (ImportError, AttributeError):
             cls = None
+    if isinstance(cls, type) and issubclass(cls, Algorithm) and module.startswith(
+            "pymoo.algorithms.soo.") and n_obj > 1:
+        raise InputError(f"{name} optimises one objective; this SLO has {n_obj} (use nsga2, "
+                         "spea2, smsemoa, ... or an SLO with one objective)", where="solver",
+                         value=name)
     if not (isinstance(cls, type) and issubclass(cls, Algorithm)):
         raise InputError(f"unknown algorithm; use one of {', '.join(ALGORITHMS)} or a pymoo class "
                          "path such as pymoo.algorithms.moo.nsga2.NSGA2", where="solver",

@@ -65,8 +65,9 @@ def optuna_search(problem: DiscreteProblem, *, sampler: str = "optuna-nsga2", po
             raise InputError(f"must be a whole number {lo}..{MAX_EFFORT}", where=name, value=v)
     n_trials = pop_size * n_gen
     if n_trials > MAX_TRIALS:
-        raise InputError(f"pop_size x n_gen is {n_trials:,} trials; at most {MAX_TRIALS:,}",
-                         where="n_gen", value=n_gen)
+        raise InputError(f"pop_size x n_gen is {pop_size:,} x {n_gen:,} = {n_trials:,} Optuna "
+                         f"trials; at most {MAX_TRIALS:,} (TPE's cost per trial grows with the "
+                         "trials)", where="pop_size x n_gen")
     optuna = _optuna()
 
     def constraints(trial: Any) -> list[float]:
