@@ -127,12 +127,8 @@ def summarise(rows: list[dict]) -> list[dict]:
         best = None if None in others else min(others)
         # Per round, MASA against the better of the others on the same draw (a round's seed
         # draws one workload for every policy): the spread the ledger's noise rule reads.
-        per_round = []
-        for rnd in sorted({r["round"] for r in rs}):
-            got = {r["policy"]: r["mean_response_ms"] for r in rs
-                   if r["round"] == rnd and r["finished"]}
-            if all(p in got for p in POLICIES):
-                per_round.append(saving(got["masa"], min(got["bulk"], got["deepeye"])))
+        per_round = [v for k in sorted({str(r["round"]) for r in rs}, key=int)
+                     if (v := round_saving(pol, k)) is not None]
         cells.append({
             "scenario": cell[0], "paper_budget_mb": cell[1], "intensity": cell[2],
             "budget_mb": rs[0]["budget_mb"], "policies": pol,
@@ -144,6 +140,13 @@ def summarise(rows: list[dict]) -> list[dict]:
                                           key=lambda p: m[p]),
         })
     return cells
+
+
+def round_saving(policies: dict, k: str) -> float | None:
+    """MASA's saving against the better of Bulk and DeepEye in round ``k`` of one cell (None
+    where a policy did not finish that round)."""
+    got = [policies[p].get("round_ms", {}).get(k) for p in ("masa", "bulk", "deepeye")]
+    return None if None in got else saving(got[0], min(got[1:]))
 
 
 def derive(cells: list[dict]) -> dict:
@@ -194,17 +197,13 @@ def derive(cells: list[dict]) -> dict:
         keys = sorted(set.intersection(*(set(r) for r in per)), key=int) if per else []
         return [sorted(POLICIES, key=lambda p: c["policies"][p]["round_ms"][k]) for k in keys]
 
-    def round_saving(c, k):
-        got = [c["policies"][p].get("round_ms", {}).get(k) for p in ("masa", "bulk", "deepeye")]
-        return None if None in got else saving(got[0], min(got[1:]))
-
     def gain_gap_rounds(it):
         """MASA's saving against the second best at 512 MB less at 2 GB, per round."""
         a, b = cell(1, 512, it), cell(1, 2048, it)
         if a is None or b is None:
             return None
         keys = sorted(a["policies"]["masa"].get("round_ms", {}), key=int)
-        pairs = [(round_saving(a, k), round_saving(b, k)) for k in keys]
+        pairs = [(round_saving(a["policies"], k), round_saving(b["policies"], k)) for k in keys]
         return [x - y for x, y in pairs if x is not None and y is not None]
 
     tight12, loose12 = cell(1, 512, 1.2), cell(1, 2048, 1.2)

@@ -342,23 +342,24 @@ class Explorer:
         self.w_slo.value = self.slo_text()
         self._quiet = False
         self.fig_box.layout.display = None
-        traces = None if self.fig is None or self._rebuild else explorer_traces(e)
-        if traces is None or len(traces) != len(self.fig.data):
+        fig = self.fig
+        traces = None if fig is None or self._rebuild else explorer_traces(e)
+        if fig is None or traces is None or len(traces) != len(fig.data):
             # Built with its traces (first, after a session is loaded, or when the traces
             # change in number); ordinary edits change the traces' data in place.
-            if self.fig is not None:
-                self.fig.close()
+            if fig is not None:
+                fig.close()
             self.fig = go.FigureWidget(explorer_figure(e))
             self.fig_box.children = [self.fig]
             self._rebuild = False
         else:
-            with self.fig.batch_update():
-                for old, new in zip(self.fig.data, traces):
+            with fig.batch_update():
+                for old, new in zip(fig.data, traces):
                     old.x, old.y, old.text = new.x, new.y, new.text
                     old.customdata, old.marker = new.customdata, new.marker
                     old.mode, old.name, old.hovertemplate = new.mode, new.name, new.hovertemplate
-                self.fig.layout.title.text = f"SLO: {e.slo}"
-                self.fig.update_layout(**explorer_layout(e))
+                fig.layout.title.text = f"SLO: {e.slo}"
+                fig.update_layout(**explorer_layout(e))
         if self.w_view.value == "every metric":
             # Built on demand (not on every edit of the scatter view); replaced, not patched.
             if self.fig_parallel is not None:

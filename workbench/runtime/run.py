@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import io
 import json
 import math
@@ -129,7 +130,7 @@ def run(bundle: Bundle | str | Path, *, duration: float = 10.0, rate: float = 30
             x = None if xs is None else xs[k % len(xs)][None]
             t0 = time.perf_counter()
             f = rm.submit(task, x)
-            f.add_done_callback(lambda f, task=task, t0=t0: note_answer(f, task, t0))
+            f.add_done_callback(functools.partial(note_answer, task=task, t0=t0))
             with lock:
                 futures.append(f)
             k += 1

@@ -150,6 +150,20 @@ def evolutionary(problem: DiscreteProblem, *, algorithm: str = "nsga2", pop_size
     return front_result(problem, algorithm, flats, extra, solve_ms, compare=compare, raw=res)
 
 
+def feasible_front(problem: DiscreteProblem, flats: Any) -> np.ndarray:
+    """The feasible, non-dominated combinations among ``flats`` (flat indices, any order or
+    repeats): what a sampling solver's trials, or its trials so far, amount to as a front."""
+    from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
+
+    seen = np.unique(np.asarray(flats, dtype=np.int64))
+    ok = seen[feasible_mask(problem.evaluate_flat(seen).G)] if len(seen) else seen
+    if not len(ok):
+        return ok
+    F = problem.evaluate_flat(ok).F
+    F = np.where(problem.maximise, -F, F)  # minimisation form
+    return ok[NonDominatedSorting().do(F, only_non_dominated_front=True)]
+
+
 def front_result(problem: DiscreteProblem, solver: str, front: np.ndarray, extra: dict[str, Any],
                  solve_ms: float, *, compare: bool, raw: Any) -> SolveResult:
     """A sampling solver's answer from its feasible front (flat indices): ``d0`` the member of

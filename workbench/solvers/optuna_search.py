@@ -17,9 +17,8 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import InputError, MissingExtra
-from ..moo.optimality import feasible_mask
 from ..moo.problem import DiscreteProblem
-from .evolutionary import MAX_EFFORT, front_result
+from .evolutionary import MAX_EFFORT, feasible_front, front_result
 from .result import SolveResult
 
 #: Solver name -> Optuna sampler class. NSGA-II and random search take constraints; TPE too.
@@ -94,8 +93,8 @@ def optuna_search(problem: DiscreteProblem, *, sampler: str = "optuna-nsga2", po
         if ev.G is not None and np.size(ev.G):
             g = [float(v) for v in np.ravel(ev.G[0])]
             if hasattr(trial, "set_constraint"):  # Optuna 5: the trial carries its constraints
-                for name, v in zip(problem.constraint_names, g):
-                    trial.set_constraint(name, v)
+                for name, gv in zip(problem.constraint_names, g):
+                    trial.set_constraint(name, gv)
             else:
                 trial.set_user_attr("G", g)
         # Natural units to minimisation form (maximised objectives negated), as pymoo sees it.
@@ -110,14 +109,8 @@ def optuna_search(problem: DiscreteProblem, *, sampler: str = "optuna-nsga2", po
     if len(flats) < n_trials:
         extra["cancelled"] = True
         extra["generations_done"] = len(flats) // pop_size
-    seen = np.unique(np.array(flats, dtype=np.int64))
-    ok = seen[feasible_mask(problem.evaluate_flat(seen).G)] if len(seen) else seen
-    if len(ok) == 0:
+    front = feasible_front(problem, flats)
+    if len(front) == 0:
         return SolveResult(key, "infeasible", {}, {"solve": solve_ms, "total": solve_ms},
                            problem.size, -1, extra=extra, raw=study)
-    from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
-
-    F = problem.evaluate_flat(ok).F
-    F = np.where(problem.maximise, -F, F)
-    front = ok[NonDominatedSorting().do(F, only_non_dominated_front=True)]
     return front_result(problem, key, front, extra, solve_ms, compare=compare, raw=study)

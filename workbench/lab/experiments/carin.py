@@ -420,24 +420,16 @@ def hv_over_time(use_case: str, device: str, *, solvers: Iterable[str] = VERSUS_
     """Each solver's hypervolume ratio (against the exact front) after every generation (every
     ``pop_size`` trials for Optuna), with the wall time it had taken: how fast each library
     approaches the front RASS computes exactly."""
-    from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
-
     from ...moo.front import exact_front, front_indicators
-    from ...moo.optimality import feasible_mask
     from ...solvers import SAMPLERS, evolutionary, optuna_search
+    from ...solvers.evolutionary import feasible_front
 
     pr = _problem(use_case, device)
     exact = exact_front(pr)
 
     def hv(flats: np.ndarray) -> float | None:
-        flats = np.unique(np.asarray(flats, dtype=np.int64))
-        flats = flats[feasible_mask(pr.evaluate_flat(flats).G)] if len(flats) else flats
-        if not len(flats):
-            return None
-        F = pr.evaluate_flat(flats).F
-        F = np.where(pr.maximise, -F, F)
-        nd = flats[NonDominatedSorting().do(F, only_non_dominated_front=True)]
-        return front_indicators(pr, nd, exact).get("hv_ratio")
+        nd = feasible_front(pr, flats)
+        return front_indicators(pr, nd, exact).get("hv_ratio") if len(nd) else None
 
     out: list[TracePoint] = []
     for solver in solvers:

@@ -59,21 +59,19 @@ def _outcome(files: Files, c: Any) -> tuple[Outcome, list[str]]:
                 ends = [bool(c.rule.holds(v)) for v in vals]
                 spread_ = (float(sum(ends)), float(len(ends)),
                            f"rounds holding of {len(ends)}")
-            # Not shown: the median and the spread's ends do not all agree.
-            not_shown = len({holds, *ends}) > 1
-            holds = holds and all(ends)
             tolerance += (", with the rounds' spread inside it too (their quartiles from 5 rounds "
                           "on, every round below 5)")
         elif c.halfwidth is not None:
             # One run with a known sampling error: ours +- two standard errors must fit.
             paths += [f"{r.ref} (sampling error)" for r in c.halfwidth.refs()]
-            h = float(c.halfwidth.value(files))
-            o = float(ours)
+            h, o = float(c.halfwidth.value(files)), float(ours)
             spread_ = (o - h, o + h, f"+-{_num(h)}, two standard errors")
             ends = [bool(c.rule.holds(v)) for v in spread_[:2]]
+            tolerance += ", with ours +- two standard errors inside it too"
+        if spread_ is not None:
+            # Not shown: the median and the spread's ends do not all agree.
             not_shown = len({holds, *ends}) > 1
             holds = holds and all(ends)
-            tolerance += ", with ours +- two standard errors inside it too"
     except EvidenceError as e:
         return Outcome(c.label, None, False, c.rule.paper_text(), tolerance, paths, c.unit,
                        str(e)), []
