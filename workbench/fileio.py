@@ -16,8 +16,9 @@ from typing import Any
 from .errors import InputError
 from .procfs import alive
 
-#: The largest text input read (profiles, CSV tables, logs, manifests): 256 MB is far above any
-#: real one, and bounds what a mistaken path (a disk image, /dev/zero) can make us read.
+#: The largest text input read (CSV tables, logs, manifests; profiles have their own bound in
+#: workbench.profiles.store): 256 MB is far above any real one, and bounds what a mistaken path
+#: (a disk image, /dev/zero) can make us read.
 MAX_TEXT_BYTES = 256 << 20
 
 _BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),

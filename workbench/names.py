@@ -78,11 +78,20 @@ def check_name(value: Any, *, what: str, file: Any = None, where: str | None = N
 def validator(what: str, *, max_len: int = MAX_NAME):
     """:func:`check_name` as a schema's field check (pydantic's ``AfterValidator``): raises
     ValueError with the message alone, so the schema's error names the field's JSON path."""
+    # Names repeat on every row of a profile (task, model): each distinct one is checked once.
+    seen: set[str] = set()
+
     def check(value: Any) -> Any:
+        if type(value) is str and value in seen:
+            return value
         try:
-            return check_name(value, what=what, max_len=max_len)
+            value = check_name(value, what=what, max_len=max_len)
         except InputError as e:
             raise ValueError(e.message) from None
+        if len(seen) > 4096:
+            seen.clear()
+        seen.add(value)
+        return value
     return check
 
 

@@ -13,6 +13,7 @@ options: ``CPU_{4,T}`` is the CPU with 4 threads and XNNPACK on (``F``: off).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -82,6 +83,16 @@ def parse(text: str) -> Processor:
     Raises:
         InputError: ``text`` is not a processor id (the message says what one looks like).
     """
+    # A profile names a handful of processors on every row: parse each once.
+    return _parse(text) if isinstance(text, str) else _parse_uncached(text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse(text: str) -> Processor:
+    return _parse_uncached(text)
+
+
+def _parse_uncached(text: str) -> Processor:
     m = _RE.match(text) if isinstance(text, str) else None
     if not m:
         raise InputError(f"unknown processor: {_HELP}", value=text)

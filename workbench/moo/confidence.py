@@ -62,16 +62,19 @@ def tied(F: np.ndarray, H: np.ndarray, pos: int, rows: np.ndarray | None = None)
 
 def break_tie(F: np.ndarray, H: np.ndarray, pos: int, *, W: np.ndarray, MF: np.ndarray,
               names: list[str], label, eligible: np.ndarray | None = None,
-              best: str = "best-ranked") -> tuple[int, str | None]:
+              best: str = "best-ranked", order: np.ndarray | None = None
+              ) -> tuple[int, str | None]:
     """A solver's pick at row ``pos`` reconsidered with the values' intervals: among the
     (``eligible``) rows that tie with it outright, the one with the lowest workload W, then
-    memory MF, then the solver's own order (rows must be in it, best first); and a sentence
-    saying what decided (None when nothing tied). ``label(row)`` names a row for people."""
+    memory MF, then the solver's own order; and a sentence saying what decided (None when
+    nothing tied). ``label(row)`` names a row for people. The solver's order is ``order``
+    (ascending: better; then the row index) or, without it, the rows' own (best first)."""
     group = np.flatnonzero(tied(F, H, pos, eligible))
     if len(group) < 2:
         return pos, None
     Wg, MFg = np.nan_to_num(W[group], nan=np.inf), np.nan_to_num(MF[group], nan=np.inf)
-    k = int(np.lexsort((group, MFg, Wg))[0])
+    own = (group,) if order is None else (group, order[group])
+    k = int(np.lexsort(own + (MFg, Wg))[0])
     pick = int(group[k])
     n = len(group) - 1
     head = (f"ties with {n} other combination{'s' * (n != 1)} within the 95% intervals on every "

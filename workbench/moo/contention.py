@@ -99,6 +99,22 @@ def co_latency(L: list[np.ndarray], proc: list[np.ndarray], is_cpu: list[np.ndar
     return out
 
 
+def linear_coefficients(proc: list[np.ndarray], is_cpu: list[np.ndarray],
+                        coremask: list[np.ndarray], threads: list[np.ndarray],
+                        params: dict[str, float]) -> list[list[np.ndarray]]:
+    """:func:`co_latency` as coefficients: the model is linear in the single-mode latencies,
+    ``L_i^M = sum_j C[i][j] * L_j``, and C depends only on where the models run (processor,
+    cores, threads). A solver computes C once per placement combination (a handful) instead of
+    the model's dozen array passes per combination (10^6 of them)."""
+    M, n = len(proc), len(proc[0])
+    C: list[list[np.ndarray]] = [[np.empty(0)] * M for _ in range(M)]
+    for j in range(M):
+        unit = [np.full(n, 1.0 if k == j else 0.0) for k in range(M)]
+        for i, col in enumerate(co_latency(unit, proc, is_cpu, coremask, threads, params)):
+            C[i][j] = col
+    return C
+
+
 def _batches(configs: list[Config], coexec: list[CoExecution],
              core_mask: Callable[[str], int]) -> list[tuple]:
     """Co-execution rows as vectorised batches (rows with the same number of models together),

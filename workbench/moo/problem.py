@@ -37,10 +37,10 @@ from ..profiles.schema import Config, Profile
 from .confidence import noise_floor
 from .contention import DEFAULTS as CONTENTION_DEFAULTS
 from .contention import PARAMETERS as CONTENTION_PARAMETERS
-from .contention import co_latency, mask_array
+from .contention import co_latency, linear_coefficients, mask_array
 from .contention import fit as fit_contention
 from .front import exact_front, minimisation
-from .optimality import OptimalityResult, feasible_mask, optimality
+from .optimality import OptimalityResult, feasible_mask, rank_order, scores
 from .slo import SLO, number_text
 
 DEFAULT_CHUNK = 1 << 17
@@ -89,31 +89,63 @@ class TaskSpace:
     def __init__(self, name: str, configs: list[Config], processors: list[str],
                  coremasks: dict[str, int]) -> None:
         self.name = name
-        self.configs = configs
-        self.ids = np.array([c.id for c in configs], dtype=object)
-        self.proc = np.array([processors.index(c.processor) for c in configs], dtype=np.int64)
-        self.is_cpu = np.array([c.kind == "CPU" for c in configs], dtype=bool)
-        self.coremask = mask_array([coremasks.get(c.processor, 0) for c in configs])
-        self.threads = np.array([(c.threads or 1) if c.kind == "CPU" else 1 for c in configs],
-                                dtype=np.int64)
-        self.batch = np.array([c.batch for c in configs], dtype=float)
-        self.models = np.array([c.model for c in configs], dtype=object)
+        # An object array from an iterator: np.array would iterate each pydantic model into its
+        # fields, and filling one asks every row for __array__ (three failed lookups a row). A
+        # subset of the rows is then one fancy index, not a Python loop.
+        self.configs = np.fromiter(configs, dtype=object, count=len(configs))
+        # Read each row's fields once from its __dict__ (10^5-row tables: attribute access and
+        # parsing the processor id per row were most of building a problem).
+        rows = [c.__dict__ for c in configs]
+        where = {p: i for i, p in enumerate(processors)}
+        proc = [d["processor"] for d in rows]
+        kinds = _kinds(set(proc))
+        self.ids = np.array([d["id"] for d in rows], dtype=object)
+        self.proc = np.array([where[p] for p in proc], dtype=np.int64)
+        self.is_cpu = np.array([kinds[p] for p in proc], dtype=bool)
+        self.coremask = mask_array([coremasks.get(p, 0) for p in proc])
+        self.threads = np.array([(d["threads"] or 1) if kinds[p] else 1
+                                 for d, p in zip(rows, proc)], dtype=np.int64)
+        self.batch = np.array([d["batch"] for d in rows], dtype=float)
+        self.models = np.array([d["model"] for d in rows], dtype=object)
+        # The table as numpy columns, built once: solvers then never touch Config objects.
+        self._cols = {f: np.array([np.nan if d[f] is None else d[f] for d in rows], dtype=float)
+                      for f in COLUMNS}
         # How sure each row's values are (workbench.moo.confidence): A's 95% half-width, and
         # the mean latency's as a share of L (TP and E follow L).
         self.A_half = np.array([c.A_half_width for c in configs], dtype=float)
         self.L_rel = np.array([c.L_half_width / c.L if c.L else 0.0 for c in configs],
                               dtype=float)
-        # The table as numpy columns, built once: solvers then never touch Config objects.
-        self._cols = {name: np.array([np.nan if v is None else v for v in vals], dtype=float)
-                      for name, vals in zip(COLUMNS, zip(*(
-                          [getattr(c, f) for f in COLUMNS] for c in configs)))} \
-            if configs else {name: np.empty(0) for name in COLUMNS}
+
+    def subset(self, keep: np.ndarray) -> "TaskSpace":
+        """The rows where ``keep`` is True, by indexing the columns (no row is rebuilt)."""
+        out = object.__new__(TaskSpace)
+        out.name = self.name
+        for attr in ("configs", "ids", "proc", "is_cpu", "coremask", "threads", "batch",
+                     "models", "A_half", "L_rel"):
+            setattr(out, attr, getattr(self, attr)[keep])
+        out._cols = {k: v[keep] for k, v in self._cols.items()}
+        return out
 
     def __len__(self) -> int:
         return len(self.configs)
 
     def col(self, name: str) -> np.ndarray:
         return self._cols[name]
+
+    @property
+    def placements(self) -> tuple[np.ndarray, np.ndarray]:
+        """Rows grouped by where they run (processor, cores, threads): each row's group, and
+        the first row of each group. The contention model depends on nothing else."""
+        cached = self.__dict__.get("_placements")
+        if cached is None:
+            ids: dict[tuple, int] = {}
+            keys = zip(self.proc.tolist(), self.is_cpu.tolist(), self.coremask.tolist(),
+                       self.threads.tolist())
+            group = np.fromiter((ids.setdefault(k, len(ids)) for k in keys), dtype=np.int64,
+                                count=len(self.proc))
+            cached = (group, np.unique(group, return_index=True)[1])
+            self.__dict__["_placements"] = cached
+        return cached
 
 
 class Evaluation(NamedTuple):
@@ -126,12 +158,18 @@ class Evaluation(NamedTuple):
 
 
 class _Spaces(NamedTuple):
-    """What a variant of a problem over the same rows reuses."""
+    """What a variant of a problem over the same rows reuses: everything read from the
+    profile's rows (the explorer re-solves on every slider move, and walking 10^4 rows in
+    Python cost more than the solve)."""
 
     processors: list[str]
     tasks: list[TaskSpace]
     contention: dict[str, float]
     contention_source: str
+    known: list[str]
+    n_cores: int
+    #: (task position, columns that must have values) -> the rows that have them.
+    subsets: dict
 
 
 class DiscreteProblem(Problem):
@@ -161,8 +199,8 @@ class DiscreteProblem(Problem):
         self.point_estimates = bool(point_estimates)
         self._args = dict(tasks=tasks, exclude_processors=tuple(exclude_processors), rows=rows,
                           point_estimates=self.point_estimates)
-        known = list(dict.fromkeys([t.name for t in profile.tasks] +
-                                   [c.task for c in profile.configs]))
+        known = _spaces.known if _spaces is not None else list(dict.fromkeys(
+            [t.name for t in profile.tasks] + [c.task for c in profile.configs]))
         if tasks is None:
             if len(known) != 1:
                 raise InputError(f"profile {profile.device.name!r} has tasks "
@@ -182,7 +220,7 @@ class DiscreteProblem(Problem):
             # parameters (the explorer re-solves on every slider move; building them is most of
             # the cost).
             self.processors = list(_spaces.processors)
-            self.n_cores = self._n_cores()
+            self.n_cores = _spaces.n_cores
             self._masks = {p: self.core_mask(p) for p in self.processors}
             self.tasks = list(_spaces.tasks)
         else:
@@ -195,6 +233,7 @@ class DiscreteProblem(Problem):
             self._masks = {p: self.core_mask(p) for p in self.processors}
             self.tasks = [TaskSpace(t, per_task[t], self.processors, self._masks) for t in tasks]
         tables = list(self.tasks)  # before rows lacking this SLO's values are dropped
+        self._subsets: dict = _spaces.subsets if _spaces is not None else {}
         self.objective_terms = self._resolve_objectives()
         self.limits = self._resolve_constraints()
         self._drop_rows_without_values()
@@ -204,7 +243,8 @@ class DiscreteProblem(Problem):
             self.contention, self.contention_source = _spaces.contention, _spaces.contention_source
         else:
             self.contention = self._contention_parameters()
-        self._spaces = _Spaces(self.processors, tables, self.contention, self.contention_source)
+        self._spaces = _Spaces(self.processors, tables, self.contention, self.contention_source,
+                               known, self.n_cores, self._subsets)
         self._coexec = self._measured_coexecution()
         super().__init__(n_var=len(self.tasks), n_obj=len(self.objective_terms),
                          n_ieq_constr=len(self.limits), xl=np.zeros(len(self.tasks)),
@@ -355,19 +395,25 @@ class DiscreteProblem(Problem):
             cols = {t.column for t in terms if t.task in (k, -1)}
             if any(t.task is None for t in terms):
                 cols.add("L")  # system metrics need every model's latency
-            keep = np.ones(len(ts), dtype=bool)
-            for col in sorted(cols):
-                vals = ts.col(col)
-                if len(ts) and np.isnan(vals).all():
-                    raise InputError(
-                        f"the SLO needs {col} for task {ts.name!r}, but profile "
-                        f"{self.profile.device.name!r} has no {col} values for it", where="SLO",
-                        value=col)
-                keep &= ~np.isnan(vals)
-            if not keep.all():
-                self.dropped[ts.name] = int((~keep).sum())
-                self.tasks[k] = TaskSpace(ts.name, [c for c, k2 in zip(ts.configs, keep) if k2],
-                                          self.processors, self._masks)
+            cached = self._subsets.get((k, frozenset(cols)))
+            if cached is not None:
+                self.dropped.update(cached[0])
+                self.tasks[k] = cached[1]
+            else:
+                keep = np.ones(len(ts), dtype=bool)
+                for col in sorted(cols):
+                    vals = ts.col(col)
+                    if len(ts) and np.isnan(vals).all():
+                        raise InputError(
+                            f"the SLO needs {col} for task {ts.name!r}, but profile "
+                            f"{self.profile.device.name!r} has no {col} values for it",
+                            where="SLO", value=col)
+                    keep &= ~np.isnan(vals)
+                dropped = {ts.name: int((~keep).sum())} if not keep.all() else {}
+                if dropped:
+                    self.tasks[k] = ts.subset(keep)
+                self.dropped.update(dropped)
+                self._subsets[(k, frozenset(cols))] = (dropped, self.tasks[k])
             if len(self.tasks[k]) == 0:
                 raise InputError(f"task {ts.name!r} has no configurations to choose from",
                                  where="tasks", value=ts.name)
@@ -407,6 +453,23 @@ class DiscreteProblem(Problem):
                 out[flat] = np.array(lat, dtype=float)
         return out
 
+    @cached_property
+    def _contention_table(self) -> tuple[tuple[int, ...], list[list[np.ndarray]]] | None:
+        """The contention model's coefficients for every combination of the tasks' placement
+        groups (:func:`workbench.moo.contention.linear_coefficients`); None when there are
+        too many combinations of groups for a table to pay."""
+        groups = [ts.placements[1] for ts in self.tasks]
+        shape = tuple(len(g) for g in groups)
+        if math.prod(shape) > (1 << 16):
+            return None
+        combo = np.indices(shape).reshape(len(shape), -1)
+        first = [g[c] for g, c in zip(groups, combo)]
+        return shape, linear_coefficients([ts.proc[r] for ts, r in zip(self.tasks, first)],
+                                          [ts.is_cpu[r] for ts, r in zip(self.tasks, first)],
+                                          [ts.coremask[r] for ts, r in zip(self.tasks, first)],
+                                          [ts.threads[r] for ts, r in zip(self.tasks, first)],
+                                          self.contention)
+
     # --- evaluation ---------------------------------------------------------------------------
     @property
     def maximise(self) -> np.ndarray:
@@ -426,7 +489,10 @@ class DiscreteProblem(Problem):
 
     def unravel(self, flat: np.ndarray) -> tuple[np.ndarray, ...]:
         """Per-task row indices of combinations given by flat index."""
-        return np.unravel_index(np.asarray(flat, dtype=np.int64), self.shape)
+        flat = np.asarray(flat, dtype=np.int64)
+        if len(self.shape) == 1:  # one task: the flat index is the row (unravel_index copies)
+            return (flat,)
+        return np.unravel_index(flat, self.shape)
 
     def _per_task(self, rows: tuple[np.ndarray, ...], flat: np.ndarray, cols: set[str]
                   ) -> tuple[list[dict[str, np.ndarray]], list[np.ndarray]]:
@@ -435,10 +501,18 @@ class DiscreteProblem(Problem):
         if not self.multi:
             return vals, [np.ones(len(flat))]
         Ls = [v["L"] for v in vals]
-        LM = co_latency(Ls, [ts.proc[r] for ts, r in zip(self.tasks, rows)],
-                        [ts.is_cpu[r] for ts, r in zip(self.tasks, rows)],
-                        [ts.coremask[r] for ts, r in zip(self.tasks, rows)],
-                        [ts.threads[r] for ts, r in zip(self.tasks, rows)], self.contention)
+        table = self._contention_table
+        if table is None:
+            LM = co_latency(Ls, [ts.proc[r] for ts, r in zip(self.tasks, rows)],
+                            [ts.is_cpu[r] for ts, r in zip(self.tasks, rows)],
+                            [ts.coremask[r] for ts, r in zip(self.tasks, rows)],
+                            [ts.threads[r] for ts, r in zip(self.tasks, rows)], self.contention)
+        else:
+            shape, C = table
+            at = np.ravel_multi_index(tuple(ts.placements[0][r] for ts, r in
+                                            zip(self.tasks, rows)), shape)
+            LM = [sum(C[i][j][at] * Ls[j] for j in range(len(Ls)) if C[i][j].any())
+                  for i in range(len(Ls))]
         if self._coexec:
             keys = np.fromiter(self._coexec, dtype=np.int64)
             hit = np.isin(flat, keys)
@@ -496,12 +570,13 @@ class DiscreteProblem(Problem):
         terms = self.objective_terms + [b.term for b in self.limits]
         cols = {t.column for t in terms if t.task is not None}
         vals, ntt = self._per_task(rows, flat, cols)
-        F = np.stack([self._term_values(t, vals, ntt) for t in self.objective_terms], axis=1) \
-            if self.objective_terms else np.zeros((len(flat), 0))
-        G = np.zeros((len(flat), len(self.limits)))
-        for j, b in enumerate(self.limits):
-            v = self._term_values(b.term, vals, ntt)
-            G[:, j] = v - b.value if b.op == "<=" else b.value - v
+        # Built column by column and returned as the transpose of a (terms, n) array: the same
+        # (n, terms) values, laid out so that a statistic of one objective over every
+        # combination reads contiguous memory (along rows of a (n, 3) C array it was 50x
+        # slower, and most of a solve).
+        F = _columns([self._term_values(t, vals, ntt) for t in self.objective_terms], len(flat))
+        G = _columns([v - b.value if b.op == "<=" else b.value - v for b, v in (
+            (b, self._term_values(b.term, vals, ntt)) for b in self.limits)], len(flat))
         return Evaluation(flat, F, G)
 
     def chunks(self, chunk: int = DEFAULT_CHUNK) -> Iterator[Evaluation]:
@@ -531,9 +606,14 @@ class DiscreteProblem(Problem):
         for ev in self.chunks():
             ok = feasible_mask(ev.G)
             idx.append(ev.index[ok])
-            F.append(ev.F[ok])
-            G.append(ev.G[ok])
-        return Evaluation(np.concatenate(idx), np.concatenate(F), np.concatenate(G))
+            # (terms, n) and C-ordered (see evaluate_flat): compress keeps the order, a boolean
+            # index across axis 1 does not.
+            F.append(np.compress(ok, ev.F.T, axis=1))
+            G.append(np.compress(ok, ev.G.T, axis=1))
+        if len(idx) == 1:
+            return Evaluation(idx[0], F[0].T, G[0].T)
+        return Evaluation(np.concatenate(idx), np.concatenate(F, axis=1).T,
+                          np.concatenate(G, axis=1).T)
 
     # --- how sure the values are (workbench.moo.confidence) -----------------------------------
     @cached_property
@@ -581,17 +661,29 @@ class DiscreteProblem(Problem):
         return self.noise_flat(self.feasible.index)
 
     @cached_property
-    def ranking(self) -> OptimalityResult:
-        """The feasible space sorted by CARIn's optimality (ties: lower W, then lower MF); with
+    def scores(self) -> OptimalityResult:
+        """CARIn's optimality of every feasible combination, in :attr:`feasible`'s order
+        (unsorted: RASS picks its few designs from it without sorting the space); with
         intervals, each objective's scale is at least its noise (workbench.moo.confidence)."""
         fe = self.feasible
-        tot = self.metrics(fe.index)
         floor = noise_floor(self.feasible_noise) if self.noisy else None
-        res = optimality(fe.F, self.maximise, weights=self.weights, floor=floor,
-                         tie_break=(np.nan_to_num(tot["W"], nan=np.inf),
-                                    np.nan_to_num(tot["MF"], nan=np.inf)))
-        # optimality() indexes into fe; translate to flat combination indices.
-        return res._replace(index=fe.index[res.index])
+        res = scores(fe.F, self.maximise, weights=self.weights, floor=floor)
+        return res._replace(index=fe.index)
+
+    @cached_property
+    def tie_keys(self) -> tuple[np.ndarray, np.ndarray]:
+        """CARIn's tie-breaks of the feasible combinations (lower workload W, then lower
+        memory MF; unknown: last), aligned with :attr:`feasible`."""
+        tot = self.metrics(self.feasible.index)
+        return (np.nan_to_num(tot["W"], nan=np.inf), np.nan_to_num(tot["MF"], nan=np.inf))
+
+    @cached_property
+    def ranking(self) -> OptimalityResult:
+        """The feasible space sorted by CARIn's optimality (ties: lower W, then lower MF, then
+        the lower flat index)."""
+        sc = self.scores
+        order = rank_order(sc.optimality, *self.tie_keys)
+        return sc._replace(index=sc.index[order], optimality=sc.optimality[order])
 
     def optimality_of(self, flat: np.ndarray) -> np.ndarray:
         """Optimality of any combinations in RASS's normalisation over this problem's feasible
@@ -599,11 +691,11 @@ class DiscreteProblem(Problem):
         combinations get NaN."""
         flat = np.atleast_1d(np.asarray(flat, dtype=np.int64))
         out = np.full(len(flat), np.nan)
-        if self.ranking.index.size == 0:
+        if self.scores.index.size == 0:
             return out
         ev = self.evaluate_flat(flat)
         ok = feasible_mask(ev.G)
-        out[ok] = self.ranking.of(ev.F[ok])
+        out[ok] = self.scores.of(ev.F[ok])
         return out
 
     # --- describing combinations --------------------------------------------------------------
@@ -627,20 +719,42 @@ class DiscreteProblem(Problem):
 
     def describe(self, flat: int) -> dict:
         """A JSON-ready description of one combination: configs, objectives, constraints."""
-        ev = self.evaluate_flat(np.array([flat]))
-        tot = self.metrics(np.array([flat]))
-        cfgs = self.configs_of(flat)
-        return {
-            "configs": [c.id for c in cfgs],
-            "labels": [c.label() for c in cfgs],
-            "processors": [c.processor for c in cfgs],
-            "objectives": {n: float(v) for n, v in zip(self.objective_names, ev.F[0])},
-            "intervals": ({n: float(h) for n, h in zip(self.objective_names,
-                                                       self.noise_flat(np.array([flat]))[0])
-                           if h > 0} if self.noisy else {}),
-            "constraints": {b.name: float(g) for b, g in zip(self.limits, ev.G[0])},
-            "W": _num(tot["W"][0]), "MF": _num(tot["MF"][0]),
-        }
+        return self.describe_many([flat])[0]
+
+    def describe_many(self, flats) -> list[dict]:
+        """:meth:`describe` of several combinations, evaluated together (a solver describes
+        its designs in one pass)."""
+        flat = np.asarray(flats, dtype=np.int64).reshape(-1)
+        ev = self.evaluate_flat(flat)
+        tot = self.metrics(flat)
+        H = self.noise_flat(flat) if self.noisy else None
+        rows = self.unravel(flat)
+        out = []
+        for i in range(len(flat)):
+            cfgs = [ts.configs[int(r[i])] for ts, r in zip(self.tasks, rows)]
+            out.append({
+                "configs": [c.id for c in cfgs],
+                "labels": [c.label() for c in cfgs],
+                "processors": [c.processor for c in cfgs],
+                "objectives": {n: float(v) for n, v in zip(self.objective_names, ev.F[i])},
+                "intervals": ({n: float(h) for n, h in zip(self.objective_names, H[i]) if h > 0}
+                              if H is not None else {}),
+                "constraints": {b.name: float(g) for b, g in zip(self.limits, ev.G[i])},
+                "W": _num(tot["W"][i]), "MF": _num(tot["MF"][i]),
+            })
+        return out
+
+
+def _kinds(procs: set[str]) -> dict[str, bool]:
+    """Whether each processor id is a CPU, parsed once per id rather than once per row."""
+    return {p: processors.kind(p) == "CPU" for p in procs}
+
+
+def _columns(cols: list[np.ndarray], n: int) -> np.ndarray:
+    """Columns as an (n, len(cols)) array in column-major order."""
+    if not cols:
+        return np.zeros((n, 0))
+    return np.stack([np.asarray(c, dtype=float) for c in cols]).T
 
 
 def _num(x: float) -> float | None:

@@ -177,7 +177,7 @@ def front_result(problem: DiscreteProblem, solver: str, front: np.ndarray, extra
         exact = exact_front(problem)
         extra.update(front_indicators(problem, front, exact))
         extra["exact_front_size"] = int(len(exact))
-        best_opt = float(problem.ranking.optimality[0])
+        best_opt = float(problem.scores.optimality.max())
         extra["optimality_ratio"] = float(np.nanmax(opt) / best_opt) if np.isfinite(best_opt) \
             else (1.0 if np.isinf(np.nanmax(opt)) else 0.0)
     d0 = Design.of(problem, "d0", best, optimality=float(np.nanmax(opt)))

@@ -14,19 +14,17 @@ from __future__ import annotations
 
 import itertools
 import time
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from ..moo.confidence import break_tie, overlapping
+from ..moo.optimality import best_of
 from ..moo.problem import DiscreteProblem
 from .result import Design, PolicyRule, SolveResult, nearest_violations
 
 MAX_PROCESSOR_DESIGNS = 3
-
-
-def _first(mask: np.ndarray) -> int | None:
-    return int(np.argmax(mask)) if mask.any() else None
 
 
 def rass(problem: DiscreteProblem, *, max_designs: int = MAX_PROCESSOR_DESIGNS) -> SolveResult:
@@ -41,17 +39,22 @@ def rass(problem: DiscreteProblem, *, max_designs: int = MAX_PROCESSOR_DESIGNS) 
         combination is feasible, status "infeasible" and the nearest combinations.
     """
     t0 = time.perf_counter()
-    n_feasible = len(problem.feasible.index)
+    fe = problem.feasible
+    n_feasible = len(fe.index)
     t1 = time.perf_counter()
     if n_feasible == 0:
         nearest = nearest_violations(problem)
         return SolveResult("rass", "infeasible", {}, {"evaluate": (t1 - t0) * 1e3,
                            "total": (time.perf_counter() - t0) * 1e3}, problem.size, 0,
                            nearest=nearest)
-    rk = problem.ranking
+    # Steps 2-4 without sorting X': each design below is the best of a subset in the sort's
+    # order (optimality, then lower W, lower MF, lower flat index), found by a pass over the
+    # subset; the sorted space is built only if the caller reads result.sorted_index.
+    opt = problem.scores.optimality
+    W, MF = problem.tie_keys  # NaN read as +inf: an unknown value never wins a tie
     t2 = time.perf_counter()
 
-    flat, opt = rk.index, rk.optimality
+    flat = fe.index
     rows = problem.unravel(flat)
     procs = [ts.proc[r] for ts, r in zip(problem.tasks, rows)]
     uses = np.zeros(len(flat), dtype=np.int64)
@@ -59,64 +62,67 @@ def rass(problem: DiscreteProblem, *, max_designs: int = MAX_PROCESSOR_DESIGNS) 
         uses |= np.left_shift(np.int64(1), p)
     mapping = np.ravel_multi_index(tuple(procs), (len(problem.processors),) * len(procs)) \
         if len(procs) > 1 else procs[0]
-    W_task = [ts.col("W")[r] for ts, r in zip(problem.tasks, rows)]
-    L_task = [ts.col("L")[r] for ts, r in zip(problem.tasks, rows)]
-    tot = problem.metrics(flat)
-    W, MF = tot["W"], tot["MF"]
 
     def trigger_of(pos: int) -> str:
         # The processor running the design's largest workload (latency where W is unknown).
-        w = np.array([x[pos] for x in W_task])
-        if np.isnan(w).any():
-            w = np.array([x[pos] for x in L_task])
-        return problem.processors[int(procs[int(np.nanargmax(w))][pos])]
+        r = [int(x[pos]) for x in rows]
+        w = [float(ts.col("W")[i]) for ts, i in zip(problem.tasks, r)]
+        if any(x != x for x in w):
+            w = [float(ts.col("L")[i]) for ts, i in zip(problem.tasks, r)]
+        k = max(range(len(w)), key=lambda j: w[j])  # the first of equal workloads
+        return problem.processors[int(procs[k][pos])]
 
-    designs: dict[str, Design] = {}
+    picks: list[dict[str, Any]] = []
     triggers: list[str] = []
     chosen: list[int] = []
     trig_bits = np.int64(0)
-    if problem.noisy:
-        # F and H in the sorted order (the feasible rows are in ascending flat order).
-        perm = np.searchsorted(problem.feasible.index, flat)
-        F_s, H_s = problem.feasible.F[perm], problem.feasible_noise[perm]
     for k in range(max_designs):
-        eligible = (uses & trig_bits) == 0
-        pos = _first(eligible)
+        eligible = None if k == 0 else (uses & trig_bits) == 0
+        pos = best_of(opt, eligible, W, MF)
         if pos is None:
             break
         tie = None
         if problem.noisy:
-            pos, tie = _within_noise(problem, F_s, H_s, pos, eligible, flat, W, MF)
+            pos, tie = _within_noise(problem, pos, eligible, flat, opt, W, MF)
         trig = trigger_of(pos)
         chosen.append(pos)
         triggers.append(trig)
-        designs[f"d{k}"] = Design.of(problem, f"d{k}", int(flat[pos]), optimality=float(opt[pos]),
-                                     trigger=trig, tie=tie)
+        picks.append(dict(role=f"d{k}", flat=int(flat[pos]), optimality=float(opt[pos]),
+                          trigger=trig, tie=tie, pos=pos))
         trig_bits |= np.int64(1) << np.int64(problem.processors.index(trig))
 
-    union = np.isin(mapping, mapping[chosen])
+    # The X_i: combinations mapping models to processors as a chosen design does (a lookup
+    # table over the few mappings, not np.isin).
+    in_union = np.zeros(int(mapping.max()) + 1, dtype=bool)
+    in_union[mapping[chosen]] = True
+    union = in_union[mapping]
     notes: dict[str, str] = {}
+    found: dict[str, int] = {}
     for role, col in (("dm", MF), ("dw", W)):
-        vals = np.where(union, col, np.nan)
-        if np.isnan(vals).all():
+        vals = np.where(union, col, np.inf)
+        low = vals.min()
+        if not np.isfinite(low):
             notes[role] = (f"absent: the profile has no {'MF' if role == 'dm' else 'W'} values "
                            "for these designs")
             continue
-        pos = _first(vals == np.nanmin(vals))  # sorted by optimality: first = best of the ties
-        designs[role] = Design.of(problem, role, int(flat[pos]), optimality=float(opt[pos]))
-    if "dm" in designs and "dw" in designs:
-        def cost(d: Design) -> float:
-            c = 0.0
-            for v, col in ((d.MF, MF), (d.W, W)):
-                lo, hi = np.nanmin(col), np.nanmax(col)
-                c += 0.0 if hi <= lo else (v - lo) / (hi - lo)
-            return c
-        pick = designs["dw"] if cost(designs["dw"]) < cost(designs["dm"]) else designs["dm"]
-        designs["dwm"] = Design.of(problem, "dwm", pick.index, optimality=pick.optimality)
-    elif "dm" in designs or "dw" in designs:
-        pick = designs.get("dm") or designs["dw"]
-        designs["dwm"] = Design.of(problem, "dwm", pick.index, optimality=pick.optimality)
-        notes["dwm"] = f"only {pick.role} is available"
+        pos = best_of(opt, vals == low, W, MF)  # the best-ranked of the ties
+        assert pos is not None
+        found[role] = pos
+        picks.append(dict(role=role, flat=int(flat[pos]), optimality=float(opt[pos]), pos=pos))
+    if "dm" in found and "dw" in found:
+        span = [(col.min(), np.where(np.isfinite(col), col, -np.inf).max()) for col in (MF, W)]
+
+        def cost(pos: int) -> float:
+            # MF + W, each min-max normalised over X' (unknown values left out).
+            return sum(0.0 if hi <= lo else (col[pos] - lo) / (hi - lo)
+                       for col, (lo, hi) in zip((MF, W), span))
+        pick = "dw" if cost(found["dw"]) < cost(found["dm"]) else "dm"
+    elif found:
+        pick = next(iter(found))
+        notes["dwm"] = f"only {pick} is available"
+    designs = {d.role: d for d in Design.many(problem, picks)}
+    if found:
+        designs["dwm"] = replace(designs[pick], role="dwm")
     policy = switching_policy(triggers, designs, notes)
     t3 = time.perf_counter()
     timing = {"evaluate": (t1 - t0) * 1e3, "sort": (t2 - t1) * 1e3, "search": (t3 - t2) * 1e3,
@@ -127,29 +133,30 @@ def rass(problem: DiscreteProblem, *, max_designs: int = MAX_PROCESSOR_DESIGNS) 
     if problem.multi:
         extra["contention"] = problem.contention_source
     return SolveResult("rass", "ok", designs, timing, problem.size, n_feasible, triggers=triggers,
-                       policy=policy, extra=extra, sorted_index=flat, sorted_optimality=opt)
+                       policy=policy, extra=extra, ranking=lambda: problem.ranking)
 
 
 def _label(problem: DiscreteProblem, flat: int) -> str:
     return " + ".join(c.label() for c in problem.configs_of(int(flat)))
 
 
-def _within_noise(problem: DiscreteProblem, F: np.ndarray, H: np.ndarray, pos: int,
-                  eligible: np.ndarray, flat: np.ndarray, W: np.ndarray, MF: np.ndarray
+def _within_noise(problem: DiscreteProblem, pos: int, eligible: np.ndarray | None,
+                  flat: np.ndarray, opt: np.ndarray, W: np.ndarray, MF: np.ndarray
                   ) -> tuple[int, str | None]:
-    """The design at sorted position ``pos``, reconsidered with the values' intervals
+    """The design at feasible row ``pos``, reconsidered with the values' intervals
     (:func:`workbench.moo.confidence.break_tie`); when nothing tied outright, a sentence naming
     the objectives on which the runner-up was within the noise, and those that decided."""
     names = problem.objective_names
-    pick, tie = break_tie(F, H, pos, W=W, MF=MF, names=names, eligible=eligible,
+    F, H = problem.feasible.F, problem.feasible_noise
+    pick, tie = break_tie(F, H, pos, W=W, MF=MF, names=names, eligible=eligible, order=-opt,
                           label=lambda k: _label(problem, flat[k]))
     if tie is not None:
         return pick, tie
-    rest = np.flatnonzero(eligible)
-    rest = rest[rest != pos]
-    if not rest.size:
+    rest = np.ones(len(flat), dtype=bool) if eligible is None else eligible.copy()
+    rest[pos] = False
+    runner = best_of(opt, rest, W, MF)
+    if runner is None:
         return pos, None
-    runner = int(rest[0])
     overlap = overlapping(F, H, pos, runner)
     if not overlap.any():
         return pos, None

@@ -37,12 +37,29 @@ class Design:
     @classmethod
     def of(cls, problem: DiscreteProblem, role: str, flat: int, *, optimality: float | None = None,
            trigger: str | None = None, tie: str | None = None) -> "Design":
-        d = problem.describe(int(flat))
-        opt = float(problem.optimality_of(np.array([flat]))[0]) if optimality is None else optimality
-        return cls(role=role, index=int(flat), configs=tuple(d["configs"]),
-                   labels=tuple(d["labels"]), processors=tuple(d["processors"]), optimality=opt,
-                   objectives=d["objectives"], W=d["W"], MF=d["MF"], trigger=trigger,
-                   intervals=d.get("intervals", {}), tie=tie)
+        return cls.many(problem, [dict(role=role, flat=flat, optimality=optimality,
+                                       trigger=trigger, tie=tie)])[0]
+
+    @classmethod
+    def many(cls, problem: DiscreteProblem, picks: list[dict[str, Any]]) -> list["Design"]:
+        """Designs of several combinations, described in one pass over the problem; each pick
+        holds :meth:`of`'s arguments (``role``, ``flat``, optional ``optimality``, ``trigger``,
+        ``tie``)."""
+        if not picks:
+            return []
+        flats = [int(p["flat"]) for p in picks]
+        described = problem.describe_many(flats)
+        missing = [i for i, p in enumerate(picks) if p.get("optimality") is None]
+        scored = problem.optimality_of(np.array([flats[i] for i in missing])) if missing else []
+        opts = [p.get("optimality") for p in picks]
+        for i, v in zip(missing, scored):
+            opts[i] = float(v)
+        return [cls(role=p["role"], index=f, configs=tuple(d["configs"]),
+                    labels=tuple(d["labels"]), processors=tuple(d["processors"]),
+                    optimality=float(o), objectives=d["objectives"], W=d["W"], MF=d["MF"],
+                    trigger=p.get("trigger"), intervals=d.get("intervals", {}),
+                    tie=p.get("tie"))
+                for p, f, d, o in zip(picks, flats, described, opts)]
 
     def value_text(self, name: str, fmt=lambda v: f"{v:.4g}") -> str:
         """An objective for people: its value, and its 95% interval's half-width when known
@@ -122,8 +139,8 @@ class SolveResult:
         policy: RASS: one rule per combination of trigger and memory flags.
         nearest: When infeasible: the closest combinations and what they break.
         extra: Solver-specific numbers (evaluations, fronts, indicators).
-        sorted_index: RASS: the feasible space X_s, flat indices best first (not in to_dict).
-        sorted_optimality: RASS: their optimality, aligned with ``sorted_index``.
+        ranking: RASS: a function returning the feasible space sorted by optimality (built
+            on first use of :attr:`sorted_index`: RASS itself never sorts the space).
         raw: The library's own result object (pymoo Result, Optuna Study), not serialised.
     """
 
@@ -137,8 +154,7 @@ class SolveResult:
     policy: list[PolicyRule] = field(default_factory=list)
     nearest: list[Violation] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
-    sorted_index: np.ndarray | None = field(default=None, repr=False)
-    sorted_optimality: np.ndarray | None = field(default=None, repr=False)
+    ranking: Any = field(default=None, repr=False)
     #: The library's own result, for the caller (not in to_dict): pymoo's ``Result`` (history,
     #: evaluations) for its algorithms, the Optuna ``Study`` (every trial) for Optuna's samplers.
     raw: Any = field(default=None, repr=False)
@@ -146,6 +162,16 @@ class SolveResult:
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+    @property
+    def sorted_index(self) -> np.ndarray | None:
+        """RASS: the feasible space X_s, flat indices best first (not in to_dict)."""
+        return None if self.ranking is None else self.ranking().index
+
+    @property
+    def sorted_optimality(self) -> np.ndarray | None:
+        """RASS: the optimality of :attr:`sorted_index`, aligned with it."""
+        return None if self.ranking is None else self.ranking().optimality
 
     @property
     def d0(self) -> Design | None:
