@@ -77,10 +77,12 @@ lint: setup
 bench: setup
 	$(BIN)/python benchmarks/bench_profiles.py
 	$(BIN)/python benchmarks/bench_solvers.py
+	$(BIN)/python benchmarks/bench_rass.py
 	$(BIN)/python benchmarks/bench_runtime.py
 	$(BIN)/python benchmarks/bench_explorer.py
 	$(BIN)/python benchmarks/bench_multiexit.py
 	$(BIN)/python benchmarks/bench_memory.py
+	$(BIN)/workbench report --ledger  # the ledger, the index and reports/bench/index.html
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -36,6 +36,11 @@ def report(args: argparse.Namespace) -> int:
         from ..lab.reproduction import LEDGER, build_ledger, summary_line
 
         print(f"index: {write_index(out)}")
+        if (out / "bench").is_dir():
+            from ..lab.bench_page import bench_targets, render_page
+
+            page = render_page(bench_targets(out / "bench"), out / "bench" / "index.html")
+            print(f"benchmarks: {page}")
         ledger = build_ledger(out)
         print(f"ledger: {out / LEDGER}: {summary_line(ledger)}")
         # Say what could not be read, so a broken file or renamed field is not silent.
@@ -129,8 +134,9 @@ def add_parser(sub) -> None:
     p.add_argument("--render-only", action="store_true",
                    help="re-render the HTML of reports already executed (nothing runs)")
     p.add_argument("--ledger", action="store_true",
-                   help="rebuild the reproduction ledger (reproduction.json) and the index from "
-                   "the reports and benchmarks already there (nothing runs)")
+                   help="rebuild the reproduction ledger (reproduction.json), the index and the "
+                   "benchmark page (bench/index.html) from the reports and benchmarks already "
+                   "there (nothing runs)")
     p.add_argument("--profile", default=None, metavar="P",
                    help="the designs report on your own profile (a name or a file): device, "
                    "tasks and models from the profile, solved with RASS, intervals and ties "

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..fileio import atomic_write_text
+from .bench_page import bench_targets
 from .report_metrics import METRICS, validate_metrics
 from .reproduction import LEDGER, PAPERS, counts, summary_line, write_ledger
 
@@ -161,18 +162,18 @@ def write_index(reports_dir: Path) -> Path:
         src = e(read[name].source)
         parts.append(f"<tr><td><a href='{name}/{name}.html'>{e(title)}</a></td>"
                      f"<td class='src'>{src}</td><td>{' · '.join(files)}</td></tr>")
-    parts.append("</table><h2>Benchmarks</h2><table><tr><th>file</th><th>targets</th></tr>")
-    for b in sorted((reports_dir / "bench").glob("*.json")):
-        try:
-            m = json.loads(b.read_text())
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-            m = {}
-        targets = m.get("targets", {}) if isinstance(m, dict) else {}
-        targets = targets if isinstance(targets, dict) else {}
-        text = "; ".join(f"{k}: {_fmt(v.get('measured', v.get('measured_max')))}"
-                         + ("" if "met" not in v else (" (met)" if v["met"] else " (MISSED)"))
-                         for k, v in targets.items() if isinstance(v, dict))
-        parts.append(f"<tr><td><a href='bench/{b.name}'>{e(b.name)}</a></td>"
+    parts.append("</table><h2>Benchmarks</h2>")
+    if (reports_dir / "bench" / "index.html").is_file():
+        parts.append("<p><a href='bench/index.html'>The benchmark page</a>: each target beside "
+                     "its quartiles and its history over commits.</p>")
+    parts.append("<table><tr><th>file</th><th>targets</th></tr>")
+    try:
+        benches = bench_targets(reports_dir / "bench", history=0)
+    except InputError:  # a broken file: the index still lists the rest
+        benches = []
+    for b in benches:
+        text = "; ".join(f"{t.name}: {_fmt(t.measured)} ({t.verdict})" for t in b.targets)
+        parts.append(f"<tr><td><a href='bench/{e(b.file)}'>{e(b.file)}</a></td>"
                      f"<td>{e(text) or 'see file'}</td></tr>")
     parts.append("</table><h2>Explorer</h2><p><code>workbench explore</code> serves the "
                  "interactive Pareto explorer on localhost (Voila); in JupyterLab open "

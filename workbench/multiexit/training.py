@@ -329,7 +329,7 @@ def export_onnx(net: MultiExitNet, input_shape: tuple[int, ...], folder, *,
         with warnings.catch_warnings(), redirect_stdout(io.StringIO()):
             warnings.simplefilter("ignore")
             torch.onnx.export(module, args, str(path), input_names=["x"], output_names=outputs,
-                              external_data=False, verbose=False)
+                              external_data=False, verbose=False, dynamo=False)
 
     with torch.no_grad():
         for k, seg in enumerate(segments(net)):
