@@ -56,12 +56,18 @@ report: setup
 	$(BIN)/workbench report
 
 # The whole suite (what CI runs); test-fast skips the slow tier (model training, notebooks, the
-# browser, a fresh venv), test-slow runs only it.
+# browser, a fresh venv), test-slow runs only it. Each runs in two parts: the tests that measure
+# nothing on both cores (pytest-xdist; tests sharing an expensive module fixture stay on one
+# worker), then the serial ones alone (they
+# time things or load the machine; tests/conftest.py lists them). Both parts always run.
+PARALLEL = -n 2 --dist loadgroup
 test: setup
-	$(BIN)/python -m pytest
+	@status=0; $(BIN)/python -m pytest $(PARALLEL) -m "not serial" || status=1; \
+	$(BIN)/python -m pytest -m serial || status=1; exit $$status
 
 test-fast: setup
-	$(BIN)/python -m pytest -m "not slow"
+	@status=0; $(BIN)/python -m pytest $(PARALLEL) -m "not slow and not serial" || status=1; \
+	$(BIN)/python -m pytest -m "not slow and serial" || status=1; exit $$status
 
 test-slow: setup
 	$(BIN)/python -m pytest -m slow

@@ -200,7 +200,8 @@ def real_overhead(rounds: int, *, block: int = 20) -> dict:
     Blocks of ``block`` back-to-back requests per variant (as a server runs one model), the
     variants' order alternating every round, the ratio taken per round: alternating single
     requests of two models mixed their caches and moved the ratio between -9% and +10% with
-    what else ran in the process; blocks give quartiles within a point. The raw segment calls
+    what else ran in the process; blocks narrow that (quartiles about two points apart in the
+    last runs). The raw segment calls
     (no softmax, no criteria) split the overhead into the segment boundaries and the per-exit
     work in Python."""
     from workbench.lab.experiments import delen as dx

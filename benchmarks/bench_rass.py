@@ -9,20 +9,23 @@ What is timed (measured here, on this machine's CPU, recorded in the output):
 * **10^4 rows.** A 10^4-row UC1 table written as CSV and read by ``import_csv`` (the table a
   user brings; the benchmark does not build the problem's arrays itself). One solve is
   ``problem.variant(slo=...)`` + ``rass``, each with another latency bound (as the explorer
-  re-solves on every slider move). The floor is a three-key ``np.lexsort`` of the same table's
-  A, TP and L columns. Each round alternates 40 solves with 40 sorts; a round's value is the
-  median of each, and its ratio is solve / sort.
+  re-solves on every slider move). The reference is a three-key ``np.lexsort`` of the same
+  table's A, TP and L columns: reading and ordering the table once, which RASS used to do (it
+  now picks its designs without a full sort, so it can come in under it). Each round alternates
+  40 solves with 40 sorts; a round's value is the median of each, and its ratio solve / sort.
 * **10^6 combinations.** Two 1000-row tasks from one CSV (1000 x 1000 multi-DNN, SLO
-  "max STP; max A[v]; max A[a]; L[v] <= ..; L[a] <= .."); the floor is a three-key lexsort of
-  the space's three objective columns (10^6 each). Peak memory of a solve: tracemalloc (numpy
-  reports its buffers to it), in a separate call from the timed ones.
+  "max STP; max A[v]; max A[a]; L[v] <= ..; L[a] <= .." with five latency bounds); each round
+  alternates the five solves with five sorts of the space's three objective columns (10^6
+  each). Peak memory of each of the five solves: tracemalloc (numpy reports its buffers to it),
+  apart from the timed ones; judged on the largest.
 * **A 10^6-row profile.** One task of 10^6 rows as a profile JSON; each round loads it in a
-  fresh process (``load_profile``), builds the problem and solves, and reports the seconds of
-  each and the process's peak RSS.
+  fresh process (what ``load_profile`` does: read and parse, then validate, timed apart), builds
+  the problem and solves, and reports the seconds of each and the process's peak RSS (MiB).
 
 Rows are resampled from the modelled S20 FE's UC1 rows (as in bench_solvers.py). Targets
-(issue 40): 10^4: <= 1 ms and <= 2x the lexsort; 10^6: <= 0.2 s and <= 1 GB peak; a 10^6-row
-profile loads "in seconds". Each verdict reads the rounds' quartiles (``_rounds.at_most``).
+(issue 40): 10^4: <= 1 ms and <= 2x the lexsort; 10^6: <= 0.2 s and <= 1 GiB peak; a 10^6-row
+profile loads "in seconds", judged as <= 10 s for load and problem. Each timed verdict reads the
+rounds' quartiles (``_rounds.at_most``).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -118,14 +122,15 @@ def bench_1e6(base, tmp: Path, *, rounds: int) -> dict:
     slos = [MULTI.format(b=b) for b in (80, 90, 100, 110, 120)]
     rass(problem.variant(slo=slos[0]))  # the placement table, built once per problem's rows
     out = interleaved(lambda i: rass(problem.variant(slo=slos[i % len(slos)])),
-                      lexsort_of(cols), rounds=rounds, reps=3)
+                      lexsort_of(cols), rounds=rounds, reps=len(slos))
     peaks = []
-    for s in slos[:3]:
+    for s in slos:
         tracemalloc.start()
         res = rass(problem.variant(slo=s))
         peaks.append(tracemalloc.get_traced_memory()[1] / 2 ** 20)
         tracemalloc.stop()
     out.update(space=problem.size, n_feasible=res.n_feasible, peak_mb=summary(peaks, digits=1),
+               peak_mb_max=round(max(peaks), 1),
                table=f"CSV via import_csv ({path.name}), 2 x 1000 rows")
     return out
 
@@ -133,18 +138,23 @@ def bench_1e6(base, tmp: Path, *, rounds: int) -> dict:
 _LOAD = """
 import json, resource, sys, time
 t0 = time.perf_counter()
-from workbench.profiles import load_profile
+from workbench.fileio import parse_json, read_text
+from workbench.profiles.store import MAX_PROFILE_BYTES, profile_from_dict
 from workbench.moo.problem import DiscreteProblem
 from workbench.solvers import rass
 t1 = time.perf_counter()
-p = load_profile(sys.argv[1])
+data = parse_json(read_text(sys.argv[1], limit=MAX_PROFILE_BYTES))  # what load_profile does
+tp = time.perf_counter()
+p = profile_from_dict(data)
+del data
 t2 = time.perf_counter()
 pr = DiscreteProblem(p, sys.argv[2])
 t3 = time.perf_counter()
 r = rass(pr)
 t4 = time.perf_counter()
-print(json.dumps({"import_s": t1 - t0, "load_s": t2 - t1, "problem_s": t3 - t2,
-                  "rass_s": t4 - t3, "peak_rss_mb": resource.getrusage(
+print(json.dumps({"import_s": t1 - t0, "load_s": t2 - t1, "parse_s": tp - t1,
+                  "validate_s": t2 - tp, "problem_s": t3 - t2,
+                  "rass_s": t4 - t3, "peak_rss_mib": resource.getrusage(
                       resource.RUSAGE_SELF).ru_maxrss / 1024, "d0": list(r.design().labels)}))
 """
 
@@ -170,7 +180,8 @@ def bench_load(base, tmp: Path, *, rows: int, rounds: int) -> dict:
         r["load_and_problem_s"] = r["load_s"] + r["problem_s"]
     return {"rows": rows, "file_mb": round(size_mb, 1),
             **{k: summary([r[k] for r in runs], digits=3)
-               for k in ("load_s", "problem_s", "load_and_problem_s", "rass_s", "peak_rss_mb")},
+               for k in ("load_s", "parse_s", "validate_s", "problem_s", "load_and_problem_s",
+                         "rass_s", "peak_rss_mib")},
             "d0": runs[0]["d0"]}
 
 
@@ -185,7 +196,8 @@ def main(argv: list[str] | None = None) -> int:
     base = load_profile(ROOT / "profiles" / "s20fe.json")
     out: dict = {"what": "measured here: RASS through variant(slo) + rass against a three-key "
                  "lexsort of the same table, interleaved; medians and quartiles over rounds",
-                 "cpu": cpu_model(), "python": sys.version.split()[0],
+                 "cpu": cpu_model(), "cores": len(os.sched_getaffinity(0)),
+                 "python": sys.version.split()[0],
                  "source": "synthetic tables resampled from the MODELLED s20fe profile's UC1 rows"}
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
@@ -207,14 +219,17 @@ def main(argv: list[str] | None = None) -> int:
         "solve_1e4_ms": judged(a["solve_ms"], 1.0, "ms"),
         "solve_over_lexsort_1e4": judged(a["ratio"], 2.0, "x"),
         "solve_1e6_ms": judged(b["solve_ms"], 200.0, "ms"),
-        "peak_1e6_mb": judged(b["peak_mb"], 1024.0, "MB"),
+        # Peaks of the five SLOs (not rounds): judged on the largest.
+        "peak_1e6_mb": {"target": 1024.0, "measured": b["peak_mb_max"], "n": b["peak_mb"]["n"],
+                        "unit": "MiB", "met": b["peak_mb_max"] <= 1024.0,
+                        "judged": "the largest peak over the five SLOs"},
         # "In seconds, not a minute": judged at 10 s for load + problem.
         "load_1e6_rows_s": judged(c["load_and_problem_s"], 10.0, "s"),
     }
     if args.baseline:
         base_run = json.loads(args.baseline.read_text())
         out["baseline"] = {"what": f"the same benchmark on {args.baseline_label}",
-                           **{k: base_run[sec][stat]["median"] for k, (sec, stat) in (
+                           **{k: base_run[sec][stat] for k, (sec, stat) in (
                                ("solve_1e4_ms", ("rows_1e4", "solve_ms")),
                                ("solve_over_lexsort_1e4", ("rows_1e4", "ratio")),
                                ("solve_1e6_ms", ("space_1e6", "solve_ms")),

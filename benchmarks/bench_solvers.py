@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import statistics
 import sys
 import time
@@ -26,6 +27,7 @@ import numpy as np
 from workbench.fileio import atomic_write_json
 from workbench.moo.front import exact_front, front_indicators
 from workbench.moo.problem import DiscreteProblem
+from workbench.procfs import cpu_model
 from workbench.profiles import Profile, load_profile
 from workbench.solvers import OodinManager, evolutionary, oodin, rass
 
@@ -151,10 +153,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="10^3 and 10^4 only, fewer generations")
     args = ap.parse_args(argv)
     base = load_profile(ROOT / "profiles" / "s20fe.json")
-    out: dict = {"machine": {"python": sys.version.split()[0], "cores": 2},
+    out: dict = {"machine": {"python": sys.version.split()[0],
+                             "cores": len(os.sched_getaffinity(0))}, "cpu": cpu_model(),
                  "source": "synthetic tables resampled from the MODELLED s20fe profile",
-                 "targets": {"rass_1e4_median_ms": 5, "rass_1e6_s": 1.5, "rass_1e6_peak_gb": 2,
-                             "lookup_vs_resolve_speedup_at_1e4": 1000}, "spaces": {}}
+                 "spaces": {}}
     sizes = [1_000, 10_000] if args.quick else [1_000, 10_000, 100_000]
     for n in sizes:
         prof = make_profile(base, [synthetic(base, n, task="uc1", seed=n)])
@@ -177,6 +179,21 @@ def main(argv: list[str] | None = None) -> int:
         checks.update(rass_1e6_s=r6["median_ms"] / 1e3, rass_1e6_ok=r6["median_ms"] <= 1500,
                       rass_1e6_peak_mb=r6["peak_mb"], rass_1e6_mem_ok=r6["peak_mb"] <= 2048)
     out["checks"] = checks
+    # The common form of targets (workbench.lab.bench_page): single medians, no rounds.
+    sp = out["spaces"]
+    out["targets"] = {"rass_1e4_median_ms": {
+        "target": 5, "measured": r4, "n": 5, "unit": "ms", "met": r4 <= 5,
+        "judged": "the median of 5 solves on problems built beforehand (no rounds)"},
+        "lookup_vs_resolve_speedup_at_1e4": {
+        "target": ">= 1000", "measured": out["switching"]["speedup"],
+        "met": out["switching"]["speedup"] >= 1000}}
+    if "1e6" in sp:
+        r6 = sp["1e6"]["rass"]
+        out["targets"].update(
+            rass_1e6_ms={"target": 1500, "measured": r6["median_ms"], "n": 3, "unit": "ms",
+                         "met": r6["median_ms"] <= 1500, "judged": "the median of 3 solves"},
+            rass_1e6_peak_mb={"target": 2048, "measured": r6["peak_mb"], "n": 1, "unit": "MiB",
+                              "met": r6["peak_mb"] <= 2048})
     target = atomic_write_json(ROOT / "reports" / "bench" / "solvers.json", out)
     print(f"wrote {target}\n{checks}")
     return 0

@@ -25,12 +25,44 @@ except ImportError:  # pragma: no cover - hypothesis is a dev dependency
 SLOW_FIXTURES = {"quick_zoo", "quick_profile"}
 
 
+#: Tests that time things, limit memory or CPU, or load the whole machine: `make test` runs them
+#: alone after the rest has run on both cores (pytest-xdist), so another test's load cannot move
+#: what they measure. Whole modules, and single tests of modules that are otherwise safe.
+SERIAL_MODULES = {
+    "test_runtime_live", "test_runtime_trust", "test_runtime_light_install", "test_throttle",
+    "test_pressure", "test_memory", "test_flexnn_fig10", "test_masa_ledger",
+    "test_explorer_browser", "test_explorer_trust", "test_registry_trust", "test_oodin_load",
+    "test_profiling_stats", "test_host_pipeline", "test_sweep",
+}
+SERIAL_TESTS = {
+    "test_multiexit_torch.py": ("test_trace_driven_serving", "test_serving_calibrates",
+                                "test_the_limiter_holds", "test_work_conserving",
+                                "test_the_runtime_serves", "test_workbench_run_serves",
+                                "test_the_runtime_holds"),
+}
+
+
+#: Module fixtures that build something expensive (a trained net, converted models): the tests
+#: using one stay on one pytest-xdist worker (``--dist loadgroup``), so it is built once.
+GROUPED_FIXTURES = {"h1", "keras_gallery", "multi", "two_inputs", "rnn", "cnn", "files", "models",
+                    "memory_rows"}
+
+
 def pytest_collection_modifyitems(config, items):
-    """The slow tier, decided in one place: zoo training (the quick-zoo fixtures), notebook runs
-    and whatever a module marks slow itself (the torch engine, the browser, a fresh venv)."""
+    """The tiers, decided in one place. Slow: zoo training (the quick-zoo fixtures), notebook
+    runs and whatever a module marks slow itself (the torch engine, the browser, a fresh venv).
+    Serial: :data:`SERIAL_MODULES` and :data:`SERIAL_TESTS`, and every test that trains the quick
+    zoo (its fixture is built once in the serial run rather than once per worker)."""
     for item in items:
         if item.get_closest_marker("notebook") or SLOW_FIXTURES & set(item.fixturenames):
             item.add_marker(pytest.mark.slow)
+        module = item.path.stem
+        if (module in SERIAL_MODULES or SLOW_FIXTURES & set(item.fixturenames)
+                or item.name.startswith(SERIAL_TESTS.get(item.path.name, ("\0",)))):
+            item.add_marker(pytest.mark.serial)
+        elif GROUPED_FIXTURES & set(item.fixturenames) and config.pluginmanager.hasplugin(
+                "xdist"):
+            item.add_marker(pytest.mark.xdist_group(module))
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -4,9 +4,6 @@ import json
 import subprocess
 from pathlib import Path
 
-import pytest
-
-from workbench.errors import InputError
 from workbench.lab.bench_page import _fmt, bench_targets, render_page
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,13 +60,23 @@ def test_without_git_there_is_no_history(tmp_path):
     assert b.targets[0].history == [] and b.targets[0].verdict == "met"
 
 
-def test_a_broken_benchmark_file_is_named(tmp_path):
+def test_a_broken_benchmark_file_is_named_and_the_rest_shown(tmp_path):
     bench = tmp_path / "bench"
-    bench.mkdir()
+    _write(bench, "good.json", {"targets": {"x": {"target": 1, "measured": 0.5, "met": True,
+                                                  "judged": 3, "unit": ["ms"]}}})
     (bench / "bad.json").write_text("{not json")
-    with pytest.raises(InputError) as e:
-        bench_targets(bench, history=0)
-    assert "bad.json" in str(e.value)
+    (bench / "list.json").write_text("[1, 2]")
+    _write(bench, "odd.json", {"targets": {"odd": {"target": float("nan"), "measured":
+                                                   float("inf"), "met": "yes", "n": True}}})
+    got = {b.file: b for b in bench_targets(bench, history=0)}
+    assert "not a benchmark output" in got["bad.json"].error and got["bad.json"].targets == []
+    assert "JSON object" in got["list.json"].error
+    (odd,) = got["odd.json"].targets
+    assert (odd.target, odd.measured, odd.met, odd.n) == (None, None, None, None)
+    assert odd.verdict == "no verdict"
+    page = render_page(list(got.values()), tmp_path / "p.html").read_text()
+    assert "bad.json" in page and "<td>x</td>" in page
+    assert "nan" not in page.lower() and "inf" not in page.lower().replace("infeasible", "")
 
 
 def test_the_committed_page_shows_every_committed_target():
@@ -78,7 +85,7 @@ def test_the_committed_page_shows_every_committed_target():
     page = (ROOT / "reports" / "bench" / "index.html").read_text()
     for b in bench_targets(ROOT / "reports" / "bench", history=0):
         for t in b.targets:
-            row = page[page.index(f"<h2>{b.file}</h2>"):].split("</table>")[0]
+            row = page[page.index(f"<h2>{b.file}</h2>"):].split("<h2>")[1]
             assert f"<td>{t.name}</td>" in row, (b.file, t.name)
             cell = row[row.index(f"<td>{t.name}</td>"):].split("</tr>")[0]
             assert f">{_fmt(t.measured)} " in cell and t.verdict in cell, (b.file, t.name)

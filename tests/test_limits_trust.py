@@ -6,6 +6,7 @@ import socket
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -322,7 +323,7 @@ def test_force_never_deletes_a_file_the_bundle_does_not_list(tmp_path, capsys,
 
 def test_a_bundle_of_a_profile_without_sizes_has_no_storage_ratio(tmp_path, capsys,
                                                                    tiny_bundle_inputs):
-    prof = json.loads(open(tiny_bundle_inputs[2]).read())
+    prof = json.loads(Path(tiny_bundle_inputs[2]).read_text())
     for c in prof["configs"]:
         c.pop("S")
     (tmp_path / "nosize.json").write_text(json.dumps(prof))

@@ -61,7 +61,7 @@ def test_a_profile_refuses_control_characters_in_any_text(tmp_path):
     from workbench.profiles import load_profile
 
     for where in ("provenance.method", "tasks[0].metric"):
-        data = json.loads(open(resolve_profile("s20fe")).read())
+        data = json.loads(resolve_profile("s20fe").read_text())
         if where.startswith("prov"):
             data["provenance"]["method"] = "notes \x9b31m"
         else:
@@ -80,7 +80,7 @@ def test_a_profile_refuses_a_name_with_an_escape_code_naming_the_field(tmp_path,
 
     from workbench.profiles import load_profile
 
-    data = json.loads(open(resolve_profile("s20fe")).read())
+    data = json.loads(resolve_profile("s20fe").read_text())
     node = data
     for k in path[:-1]:
         node = node[k]

@@ -74,6 +74,7 @@ def test_what_a_killed_harness_left_is_removed_by_the_next_one(tmp_path):
     path, sleeper = harness.stdout.readline().split()
     harness.kill()  # SIGKILL: no finally runs
     harness.wait()
+    harness.stdout.close()
     assert Path(path).exists() and int(sleeper) in [
         int(p) for p in (Path(path) / "cgroup.procs").read_text().split()]
     with P.memory_group(64 << 20):

@@ -7,8 +7,9 @@ from hypothesis import strategies as st
 
 from workbench.moo.optimality import best_of, rank_order
 
-# Few distinct values, so that ties (the case the shortcut must get right) are common.
-values = st.lists(st.tuples(st.sampled_from([0.5, 1.0, 2.0, np.inf]),
+# Few distinct values, so that ties (the case the shortcut must get right) are common; NaN (no
+# optimality) goes last in both.
+values = st.lists(st.tuples(st.sampled_from([0.5, 1.0, 2.0, np.inf, np.nan]),
                             st.sampled_from([1.0, 2.0, np.inf]),
                             st.sampled_from([3.0, 4.0, np.inf]), st.booleans()),
                   min_size=1, max_size=40)

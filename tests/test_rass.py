@@ -233,3 +233,25 @@ def test_multi_dnn_rass_agrees_with_a_loop_over_the_product(t1, t2, limit):
     assert res.triggers == trig
     for role, f in designs.items():
         assert res.designs[role].index == f, role
+
+
+def test_a_task_without_latencies_does_not_make_anothers_unknown():
+    """Multi-DNN, an SLO that needs only a's latency: v's rows lack L. Under the contention
+    model a's latency depends on v's only where they share an accelerator; elsewhere a's latency
+    stays known and the problem is solved (an unknown L of v used to poison every combination)."""
+    prof = make_profile([
+        dict(id="v1", task="v", processor="GPU", A=70, W=1e9, MF=10),
+        dict(id="v2", task="v", processor="CPU", threads=2, A=72, W=2e9, MF=10),
+        dict(id="a1", task="a", processor="NPU", A=60, L=5, W=1e9, MF=10),
+        dict(id="a2", task="a", processor="GPU", A=65, L=4, W=2e9, MF=10),
+    ], tasks=["v", "a"])
+    pr = DiscreteProblem(prof, "max A[v]; max A[a]; L[a] <= 50ms", tasks=["v", "a"])
+    res = rass(pr)
+    assert res.ok
+    # a on the NPU never waits for v: its latency is known with any v row.
+    ok = {tuple(d.configs) for d in res.designs.values()}
+    assert ("v2", "a2") in ok or ("v1", "a1") in ok or ("v2", "a1") in ok
+    G = pr.evaluate_flat(np.arange(pr.size)).G[:, 0]
+    by = {tuple(c.id for c in pr.configs_of(i)): g for i, g in enumerate(G)}
+    assert np.isfinite(by[("v1", "a1")]) and np.isfinite(by[("v2", "a2")])
+    assert np.isnan(by[("v1", "a2")])  # a shares the GPU with v, whose latency is unknown

@@ -77,7 +77,8 @@ def _timed_run(home, name, *argv):
     proc = _cli(home, *argv)
     _writing(home, name, proc)
     t1 = time.perf_counter()
-    assert proc.wait() == 0, proc.stderr.read()
+    with proc.stderr:
+        assert proc.wait() == 0, proc.stderr.read()
     t2 = time.perf_counter()
     return t2 - t0, t2 - t1
 
@@ -94,6 +95,7 @@ def _killed_at_random(rng, home, name, proc, whole, writing):
         time.sleep(rng.uniform(0, writing))
     proc.send_signal(signal.SIGKILL)
     proc.wait()
+    proc.stderr.close()
 
 
 def test_sigkill_at_random_moments_leaves_the_old_or_the_new_entry(files, home):
@@ -137,6 +139,8 @@ def test_two_processes_adding_one_name_at_once_one_wins(files, home):
         procs = [_cli(home, "models", "add", model, "--name", name, "--task", f"t{k}", "--quiet")
                  for k in range(2)]
         results = [(p.wait(), p.stderr.read()) for p in procs]
+        for p in procs:
+            p.stderr.close()
         assert sorted(rc for rc, _ in results) == [0, 1], results
         err = next(e for rc, e in results if rc == 1)
         assert "error: " in err and repr(name) in err, err

@@ -25,7 +25,6 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import InputError
 from ..fileio import atomic_write_text
 from .bench import bench_file
 
@@ -53,11 +52,13 @@ class Target:
 
     @property
     def verdict(self) -> str:
+        """met / not met as the benchmark judged it; without a verdict: "not shown" when its
+        quartiles straddle the target, else "no verdict" (e.g. too few samples to judge)."""
         if self.met is True:
             return "met"
         if self.met is False:
             return "not met"
-        return "no verdict" if self.target is None else "not shown"
+        return "not shown" if self.q1 is not None and self.q3 is not None else "no verdict"
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,8 @@ class Bench:
     what: str
     cpu: str | None
     targets: list[Target]
+    #: Why the file could not be read (it is listed, named, and skipped).
+    error: str | None = None
 
 
 def _number(x) -> float | None:
@@ -77,6 +80,14 @@ def _number(x) -> float | None:
 
 def _measured(entry: dict) -> float | None:
     return _number(entry.get("measured", entry.get("measured_max")))
+
+
+def _text(x) -> str | None:
+    return x if isinstance(x, str) else None
+
+
+def _count(x) -> int | None:
+    return x if isinstance(x, int) and not isinstance(x, bool) else None
 
 
 def _targets_of(name: str, data: dict) -> list[Target]:
@@ -89,11 +100,11 @@ def _targets_of(name: str, data: dict) -> list[Target]:
             continue  # a bare number: a target without its measured value beside it
         t = e.get("target")
         out.append(Target(
-            file=name, name=str(key), target=t if isinstance(t, (int, float, str)) else None,
+            file=name, name=str(key), target=t if isinstance(t, str) else _number(t),
             measured=_measured(e), met=e.get("met") if isinstance(e.get("met"), bool) else None,
-            unit=str(e.get("unit", "")), q1=_number(e.get("q1")), q3=_number(e.get("q3")),
-            n=e.get("n", e.get("rounds")) if isinstance(e.get("n", e.get("rounds")), int)
-            else None, judged=e.get("judged"), reference=e.get("reference")))
+            unit=_text(e.get("unit")) or "", q1=_number(e.get("q1")), q3=_number(e.get("q3")),
+            n=_count(e.get("n", e.get("rounds"))), judged=_text(e.get("judged")),
+            reference=_text(e.get("reference"))))
     return out
 
 
@@ -128,26 +139,30 @@ def _history(root: Path, rel: str, limit: int) -> dict[str, list[tuple[str, str,
 
 def bench_targets(folder: str | Path | None = None, *, history: int = HISTORY) -> list[Bench]:
     """Every benchmark output in ``folder`` (default: the checkout's ``reports/bench``) with its
-    targets and, where git has them, their history.
-
-    Raises:
-        InputError: A file is not JSON (named).
-    """
+    targets and, where git has them, their history. A file that is not a JSON object is listed
+    with its ``error`` and no targets."""
     folder = Path(folder) if folder is not None else bench_file("x").parent
     root = folder.parent.parent
     out = []
     for path in sorted(folder.glob("*.json")):
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise InputError(f"not a benchmark output: {e}", file=path) from None
-        if not isinstance(data, dict):
-            raise InputError("not a benchmark output: expected a JSON object", file=path)
+            if not isinstance(data, dict):
+                raise ValueError("expected a JSON object")
+        except (OSError, UnicodeDecodeError, ValueError) as e:
+            # One broken file is named and skipped: the page still shows the others.
+            out.append(Bench(path.name, "", None, [], error=f"not a benchmark output: {e}"))
+            continue
         targets = _targets_of(path.name, data)
         if targets and history:
-            past = _history(root, str(path.relative_to(root)), history)
-            targets = [Target(**{**t.__dict__, "history": past.get(t.name, [])})
-                       for t in targets]
+            rel = str(path.relative_to(root))
+            past = _history(root, rel, history)
+            # The file as it is now, when that is not what was last committed (a benchmark
+            # just run): its value ends the line, marked so.
+            changed = bool((_git(root, "status", "--porcelain", "--", rel) or "").strip())
+            targets = [Target(**{**t.__dict__, "history": past.get(t.name, []) + (
+                [("now", "uncommitted", t.measured)] if changed and t.measured is not None
+                else [])}) for t in targets]
         what = data.get("what") or data.get("source") or ""
         out.append(Bench(path.name, str(what), data.get("cpu") if isinstance(
             data.get("cpu"), str) else None, targets))
@@ -159,7 +174,7 @@ def bench_targets(folder: str | Path | None = None, *, history: int = HISTORY) -
 def _fmt(x: float | None) -> str:
     if x is None:
         return "-"
-    return f"{x:.3g}" if abs(x) < 1e4 else f"{x:.4g}"
+    return f"{x:.3g}" if abs(x) < 1000 else f"{x:,.0f}"
 
 
 def _spark(t: Target, width: int = 160, height: int = 36) -> str:
@@ -212,11 +227,17 @@ def render_page(benches: list[Bench], path: str | Path, *, title: str = "Benchma
             f"<style>{_STYLE}</style><h1>{e(title)}</h1>",
             f"<p>Targets: {n_met} met, {n_not} not met, {n_open} without a verdict, over "
             f"{len(benches)} benchmark outputs in reports/bench/. Every value is measured on the "
-            "CPU its file names unless the file says otherwise; the history line is the "
-            "measured value in each committed version of the file (dashed: the target).</p>"]
+            "CPU its file names unless the file says otherwise. A verdict is the benchmark's "
+            "own; \"not shown\": its quartiles straddle the target; \"no verdict\": too little "
+            "to judge. The history line is the measured value in each committed version of the "
+            "file (and the file as it is now, when it differs; dashed: the target); a target "
+            "whose method changed carries both methods on one line.</p>"]
     for b in benches:
         rows.append(f"<h2>{e(b.file)}</h2><p class=dim>{e(b.what)}"
                     + (f" CPU: {e(b.cpu)}." if b.cpu else "") + "</p>")
+        if b.error:
+            rows.append(f"<p class=notmet>{e(b.error)}</p>")
+            continue
         if not b.targets:
             rows.append("<p class=dim>No targets recorded in the common form.</p>")
             continue

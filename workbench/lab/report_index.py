@@ -167,12 +167,9 @@ def write_index(reports_dir: Path) -> Path:
         parts.append("<p><a href='bench/index.html'>The benchmark page</a>: each target beside "
                      "its quartiles and its history over commits.</p>")
     parts.append("<table><tr><th>file</th><th>targets</th></tr>")
-    try:
-        benches = bench_targets(reports_dir / "bench", history=0)
-    except InputError:  # a broken file: the index still lists the rest
-        benches = []
-    for b in benches:
-        text = "; ".join(f"{t.name}: {_fmt(t.measured)} ({t.verdict})" for t in b.targets)
+    for b in bench_targets(reports_dir / "bench", history=0):
+        text = b.error or "; ".join(f"{t.name}: {_fmt(t.measured)} ({t.verdict})"
+                                    for t in b.targets)
         parts.append(f"<tr><td><a href='bench/{e(b.file)}'>{e(b.file)}</a></td>"
                      f"<td>{e(text) or 'see file'}</td></tr>")
     parts.append("</table><h2>Explorer</h2><p><code>workbench explore</code> serves the "

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from ..errors import InputError
+from ..profiles.store import MAX_PROFILE_BYTES
 
 _BRACES = re.compile(r"\{([^{}]*)\}")
 #: The most problems one sweep takes (a grid of braces multiplies fast: nine braces of ten
@@ -232,7 +233,7 @@ def _read_profile(path: Path) -> tuple[Any, str]:
     """A profile file parsed, and the sha256 of the very text that was parsed."""
     from ..fileio import read_text
 
-    return _parse_profile(read_text(path, what="profile file"), path)
+    return _parse_profile(read_text(path, what="profile file", limit=MAX_PROFILE_BYTES), path)
 
 
 def _parse_profile(text: str, path: Any) -> tuple[Any, str]:
@@ -256,7 +257,7 @@ def profile_digest(profile: str) -> str | None:
     from ..profiles import resolve_profile
 
     try:
-        return _digest(read_text(resolve_profile(profile), what="profile file"))
+        return _digest(read_text(resolve_profile(profile), what="profile file", limit=MAX_PROFILE_BYTES))
     except (OSError, ValueError):  # InputError is a ValueError: the task's row will say why
         return None
 
@@ -550,7 +551,7 @@ def sweep(tasks: Iterable[SweepTask], *, workers: int = 0, scheduler: str | None
             from ..profiles import resolve_profile
 
             # Read here, sent with the tasks: a worker on another machine has no such file.
-            texts = {name: read_text(resolve_profile(name), what="profile file")
+            texts = {name: read_text(resolve_profile(name), what="profile file", limit=MAX_PROFILE_BYTES)
                      for name in dict.fromkeys(t.profile for t in todo)}
             own = client is None
             cl, close = ((client, lambda: None) if client is not None

@@ -187,11 +187,12 @@ def rank_order(opt: np.ndarray, *tie_break: np.ndarray) -> np.ndarray:
     One argsort of the optimality, then a lexsort of the tied rows alone: a three-key lexsort
     of every row cost most of a solve, and continuous optimalities rarely tie.
     """
-    order = np.argsort(-opt, kind="stable")
+    order = np.argsort(-opt, kind="stable")  # NaN (no optimality) last
     if not tie_break or len(order) < 2:
         return order
     s = opt[order]
-    same = s[1:] == s[:-1]
+    nan = np.isnan(s)
+    same = (s[1:] == s[:-1]) | (nan[1:] & nan[:-1])
     if not same.any():
         return order
     tied = np.zeros(len(order), dtype=bool)
@@ -209,11 +210,20 @@ def rank_order(opt: np.ndarray, *tie_break: np.ndarray) -> np.ndarray:
 def best_of(opt: np.ndarray, mask: np.ndarray | None, *tie_break: np.ndarray) -> int | None:
     """The position :func:`rank_order` would put first among the rows in ``mask`` (None: no
     row), without sorting: what a solver that picks a few designs needs."""
-    cand = np.arange(len(opt)) if mask is None else np.flatnonzero(mask)
-    if not cand.size:
+    if mask is None:
+        cand, o = None, opt
+    else:
+        cand = np.flatnonzero(mask)
+        o = opt[cand]
+    if not o.size:
         return None
-    o = opt[cand]
-    top = cand[o == o.max()]
+    best = o.max()
+    if best != best:  # a NaN (no optimality): last, as in rank_order
+        o = np.where(np.isnan(o), -np.inf, o)
+        best = o.max()
+    top = np.flatnonzero(o == best)
+    if cand is not None:
+        top = cand[top]
     if top.size > 1 and tie_break:
         top = top[np.lexsort((top,) + tuple(k[top] for k in reversed(tie_break)))]
     return int(top[0])

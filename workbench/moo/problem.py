@@ -487,9 +487,12 @@ class DiscreteProblem(Problem):
     def constraint_names(self) -> list[str]:
         return [b.name for b in self.limits]
 
-    def unravel(self, flat: np.ndarray) -> tuple[np.ndarray, ...]:
-        """Per-task row indices of combinations given by flat index."""
+    def unravel(self, flat: np.ndarray, *, check: bool = True) -> tuple[np.ndarray, ...]:
+        """Per-task row indices of combinations given by flat index (``check=False``: indices
+        known to be in range, e.g. the problem's own feasible ones)."""
         flat = np.asarray(flat, dtype=np.int64)
+        if check and flat.size and (flat.min() < 0 or flat.max() >= self.size):
+            raise ValueError(f"index out of bounds for a space of {self.size}")
         if len(self.shape) == 1:  # one task: the flat index is the row (unravel_index copies)
             return (flat,)
         return np.unravel_index(flat, self.shape)
@@ -511,7 +514,7 @@ class DiscreteProblem(Problem):
             shape, C = table
             at = np.ravel_multi_index(tuple(ts.placements[0][r] for ts, r in
                                             zip(self.tasks, rows)), shape)
-            LM = [sum(C[i][j][at] * Ls[j] for j in range(len(Ls)) if C[i][j].any())
+            LM = [sum(_weighted(C[i][j][at], Ls[j]) for j in range(len(Ls)) if C[i][j].any())
                   for i in range(len(Ls))]
         if self._coexec:
             keys = np.fromiter(self._coexec, dtype=np.int64)
@@ -552,7 +555,12 @@ class DiscreteProblem(Problem):
                 ) -> dict[str, np.ndarray]:
         """Totals over the tasks of per-model columns (e.g. workload W, memory MF) for
         combinations, NaN where a row lacks the value."""
-        rows = self.unravel(flat)
+        return self._totals(self.unravel(flat), columns)
+
+    def _totals(self, rows: tuple[np.ndarray, ...], columns: tuple[str, ...] = ("W", "MF")
+                ) -> dict[str, np.ndarray]:
+        if len(self.tasks) == 1:
+            return {c: self.tasks[0].col(c)[rows[0]] for c in columns}
         return {c: np.sum([ts.col(c)[r] for ts, r in zip(self.tasks, rows)], axis=0)
                 for c in columns}
 
@@ -566,7 +574,7 @@ class DiscreteProblem(Problem):
         if flat.size and (flat.min() < 0 or flat.max() >= self.size):
             bad = int(flat.min()) if flat.min() < 0 else int(flat.max())
             raise InputError(f"combination index out of range 0..{self.size - 1}", value=bad)
-        rows = self.unravel(flat)
+        rows = self.unravel(flat, check=False)
         terms = self.objective_terms + [b.term for b in self.limits]
         cols = {t.column for t in terms if t.task is not None}
         vals, ntt = self._per_task(rows, flat, cols)
@@ -674,7 +682,7 @@ class DiscreteProblem(Problem):
     def tie_keys(self) -> tuple[np.ndarray, np.ndarray]:
         """CARIn's tie-breaks of the feasible combinations (lower workload W, then lower
         memory MF; unknown: last), aligned with :attr:`feasible`."""
-        tot = self.metrics(self.feasible.index)
+        tot = self._totals(self.unravel(self.feasible.index, check=False))
         return (np.nan_to_num(tot["W"], nan=np.inf), np.nan_to_num(tot["MF"], nan=np.inf))
 
     @cached_property
@@ -725,10 +733,10 @@ class DiscreteProblem(Problem):
         """:meth:`describe` of several combinations, evaluated together (a solver describes
         its designs in one pass)."""
         flat = np.asarray(flats, dtype=np.int64).reshape(-1)
-        ev = self.evaluate_flat(flat)
-        tot = self.metrics(flat)
+        ev = self.evaluate_flat(flat)  # checks the indices
+        rows = self.unravel(flat, check=False)
+        tot = self._totals(rows)
         H = self.noise_flat(flat) if self.noisy else None
-        rows = self.unravel(flat)
         out = []
         for i in range(len(flat)):
             cfgs = [ts.configs[int(r[i])] for ts, r in zip(self.tasks, rows)]
@@ -743,6 +751,13 @@ class DiscreteProblem(Problem):
                 "W": _num(tot["W"][i]), "MF": _num(tot["MF"][i]),
             })
         return out
+
+
+def _weighted(c: np.ndarray, L: np.ndarray) -> np.ndarray:
+    """c * L, with a missing latency (NaN) counting only where its coefficient does: another
+    model's unknown L must not make a latency unknown that does not depend on it."""
+    out = c * L
+    return np.where(c != 0, out, 0.0) if np.isnan(L).any() else out
 
 
 def _kinds(procs: set[str]) -> dict[str, bool]:

@@ -125,9 +125,12 @@ def evolutionary(problem: DiscreteProblem, *, algorithm: str = "nsga2", pop_size
         callback = _Progress()
     t0 = time.perf_counter()
     try:
-        res = minimize(problem, alg, ("n_gen", n_gen), seed=seed, verbose=False,
-                       save_history=history,
-                       **({"callback": callback} if callback is not None else {}))
+        # SPEA2 normalises by nadir - ideal, which is 0 when every point is the same (a space of
+        # one row): pymoo then divides by zero, warns, and carries on correctly.
+        with np.errstate(divide="ignore", invalid="ignore"):
+            res = minimize(problem, alg, ("n_gen", n_gen), seed=seed, verbose=False,
+                           save_history=history,
+                           **({"callback": callback} if callback is not None else {}))
     except AssertionError as exc:  # pymoo states an algorithm's limits as assertions
         raise InputError(f"pymoo's {algorithm} cannot solve this problem: {exc}",
                          where="solver", value=algorithm) from None

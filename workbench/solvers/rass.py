@@ -13,8 +13,10 @@
 from __future__ import annotations
 
 import itertools
+import math
 import time
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -55,7 +57,7 @@ def rass(problem: DiscreteProblem, *, max_designs: int = MAX_PROCESSOR_DESIGNS) 
     t2 = time.perf_counter()
 
     flat = fe.index
-    rows = problem.unravel(flat)
+    rows = problem.unravel(flat, check=False)  # X': the problem's own indices
     procs = [ts.proc[r] for ts, r in zip(problem.tasks, rows)]
     uses = np.zeros(len(flat), dtype=np.int64)
     for p in procs:
@@ -69,6 +71,7 @@ def rass(problem: DiscreteProblem, *, max_designs: int = MAX_PROCESSOR_DESIGNS) 
         w = [float(ts.col("W")[i]) for ts, i in zip(problem.tasks, r)]
         if any(x != x for x in w):
             w = [float(ts.col("L")[i]) for ts, i in zip(problem.tasks, r)]
+        w = [-math.inf if x != x else x for x in w]  # unknown: never the largest
         k = max(range(len(w)), key=lambda j: w[j])  # the first of equal workloads
         return problem.processors[int(procs[k][pos])]
 
@@ -91,11 +94,11 @@ def rass(problem: DiscreteProblem, *, max_designs: int = MAX_PROCESSOR_DESIGNS) 
                           trigger=trig, tie=tie, pos=pos))
         trig_bits |= np.int64(1) << np.int64(problem.processors.index(trig))
 
-    # The X_i: combinations mapping models to processors as a chosen design does (a lookup
-    # table over the few mappings, not np.isin).
-    in_union = np.zeros(int(mapping.max()) + 1, dtype=bool)
-    in_union[mapping[chosen]] = True
-    union = in_union[mapping]
+    # The X_i: combinations mapping models to processors as a chosen design does (at most T
+    # mappings: a comparison each, cheaper than np.isin's sort).
+    union = np.zeros(len(flat), dtype=bool)
+    for m in set(mapping[chosen].tolist()):
+        union |= mapping == m
     notes: dict[str, str] = {}
     found: dict[str, int] = {}
     for role, col in (("dm", MF), ("dw", W)):
@@ -125,6 +128,7 @@ def rass(problem: DiscreteProblem, *, max_designs: int = MAX_PROCESSOR_DESIGNS) 
         designs["dwm"] = replace(designs[pick], role="dwm")
     policy = switching_policy(triggers, designs, notes)
     t3 = time.perf_counter()
+    # "sort": scoring X' (RASS no longer sorts it; the name is kept for --json readers).
     timing = {"evaluate": (t1 - t0) * 1e3, "sort": (t2 - t1) * 1e3, "search": (t3 - t2) * 1e3,
               "total": (t3 - t0) * 1e3}
     extra: dict[str, Any] = {"notes": notes} if notes else {}
@@ -133,7 +137,13 @@ def rass(problem: DiscreteProblem, *, max_designs: int = MAX_PROCESSOR_DESIGNS) 
     if problem.multi:
         extra["contention"] = problem.contention_source
     return SolveResult("rass", "ok", designs, timing, problem.size, n_feasible, triggers=triggers,
-                       policy=policy, extra=extra, ranking=lambda: problem.ranking)
+                       policy=policy, extra=extra, ranking=partial(_ranking, problem))
+
+
+def _ranking(problem: DiscreteProblem):
+    """The sorted feasible space of a RASS result, built on first read (a module function, so
+    that a result pickles)."""
+    return problem.ranking
 
 
 def _label(problem: DiscreteProblem, flat: int) -> str:
