@@ -514,8 +514,8 @@ class DiscreteProblem(Problem):
             shape, C = table
             at = np.ravel_multi_index(tuple(ts.placements[0][r] for ts, r in
                                             zip(self.tasks, rows)), shape)
-            LM = [sum(_weighted(C[i][j][at], Ls[j]) for j in range(len(Ls)) if C[i][j].any())
-                  for i in range(len(Ls))]
+            LM = [_combined([_weighted(C[i][j][at], Ls[j]) for j in range(len(Ls))
+                             if C[i][j].any()], len(flat)) for i in range(len(Ls))]
         if self._coexec:
             keys = np.fromiter(self._coexec, dtype=np.int64)
             hit = np.isin(flat, keys)
@@ -751,6 +751,14 @@ class DiscreteProblem(Problem):
                 "W": _num(tot["W"][i]), "MF": _num(tot["MF"][i]),
             })
         return out
+
+
+def _combined(parts: list[np.ndarray], n: int) -> np.ndarray:
+    """The sum of a model's latency terms (zeros when none applies)."""
+    out = parts[0] if parts else np.zeros(n)
+    for p in parts[1:]:
+        out = out + p
+    return out
 
 
 def _weighted(c: np.ndarray, L: np.ndarray) -> np.ndarray:

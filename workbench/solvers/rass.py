@@ -159,7 +159,7 @@ def _within_noise(problem: DiscreteProblem, pos: int, eligible: np.ndarray | Non
     names = problem.objective_names
     F, H = problem.feasible.F, problem.feasible_noise
     pick, tie = break_tie(F, H, pos, W=W, MF=MF, names=names, eligible=eligible, order=-opt,
-                          label=lambda k: _label(problem, flat[k]))
+                          label=lambda k: _label(problem, int(flat[k])))
     if tie is not None:
         return pick, tie
     rest = np.ones(len(flat), dtype=bool) if eligible is None else eligible.copy()
@@ -172,7 +172,7 @@ def _within_noise(problem: DiscreteProblem, pos: int, eligible: np.ndarray | Non
         return pos, None
     same = [n for n, o in zip(names, overlap) if o]
     decided = [n for n, o in zip(names, overlap) if not o]
-    return pos, (f"the runner-up {_label(problem, flat[runner])} is within the 95% intervals on "
+    return pos, (f"the runner-up {_label(problem, int(flat[runner]))} is within the 95% intervals on "
                  f"{', '.join(same)}; decided by {', '.join(decided)}")
 
 

@@ -50,10 +50,11 @@ class Design:
         flats = [int(p["flat"]) for p in picks]
         described = problem.describe_many(flats)
         missing = [i for i, p in enumerate(picks) if p.get("optimality") is None]
-        scored = problem.optimality_of(np.array([flats[i] for i in missing])) if missing else []
-        opts = [p.get("optimality") for p in picks]
-        for i, v in zip(missing, scored):
-            opts[i] = float(v)
+        opts: list[float] = [float(p.get("optimality") or 0.0) for p in picks]
+        if missing:
+            scored = problem.optimality_of(np.array([flats[i] for i in missing]))
+            for i, v in zip(missing, scored):
+                opts[i] = float(v)
         return [cls(role=p["role"], index=f, configs=tuple(d["configs"]),
                     labels=tuple(d["labels"]), processors=tuple(d["processors"]),
                     optimality=float(o), objectives=d["objectives"], W=d["W"], MF=d["MF"],
