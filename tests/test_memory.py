@@ -590,6 +590,11 @@ def test_memory_is_measured_in_a_fresh_process(models, tmp_path, capsys):
     assert "none.keras" in capsys.readouterr().err
 
 
+#: What the process's peak may exceed its idle reading plus the budget by: the interpreter's own
+#: allocations between the two readings, not the model's (which is checked without a margin).
+NOISE_MB = 0.25
+
+
 @pytest.mark.parametrize("net", ["fc64", "regnet64"])
 def test_measured_peak_of_a_planned_run_stays_within_its_budget(net, monkeypatch):
     """What the process reads, not what the plan says: at the smallest feasible budget, a third
@@ -610,7 +615,10 @@ def test_measured_peak_of_a_planned_run_stays_within_its_budget(net, monkeypatch
         budget = lo + frac * (bulk - lo)
         m = measure(g, budget_mb=budget, reps=1, preload=preload)
         assert m.within_budget, (budget, m.model_mb, m.code_mb, m.planned_mb, preload)
-        assert m.model_mb <= budget and m.peak_mb <= m.base_mb + budget
+        # The model's memory within the budget, exactly; the process's whole peak within it
+        # up to NOISE_MB (the interpreter's own small allocations between the idle reading and
+        # the run: 0.03-0.05 MB over in some runs, on any load).
+        assert m.model_mb <= budget and m.peak_mb <= m.base_mb + budget + NOISE_MB
         readings.append(m.model_mb)
     # The readings follow the budget: a bigger plan is seen in the process.
     assert readings[0] < readings[2] < readings[3]
