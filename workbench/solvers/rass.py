@@ -91,7 +91,7 @@ def rass(problem: DiscreteProblem, *, max_designs: int = MAX_PROCESSOR_DESIGNS) 
         chosen.append(pos)
         triggers.append(trig)
         picks.append(dict(role=f"d{k}", flat=int(flat[pos]), optimality=float(opt[pos]),
-                          trigger=trig, tie=tie, pos=pos))
+                          trigger=trig, tie=tie))
         trig_bits |= np.int64(1) << np.int64(problem.processors.index(trig))
 
     # The X_i: combinations mapping models to processors as a chosen design does (at most T
@@ -111,7 +111,7 @@ def rass(problem: DiscreteProblem, *, max_designs: int = MAX_PROCESSOR_DESIGNS) 
         pos = best_of(opt, vals == low, W, MF)  # the best-ranked of the ties
         assert pos is not None
         found[role] = pos
-        picks.append(dict(role=role, flat=int(flat[pos]), optimality=float(opt[pos]), pos=pos))
+        picks.append(dict(role=role, flat=int(flat[pos]), optimality=float(opt[pos])))
     if "dm" in found and "dw" in found:
         span = [(col.min(), np.where(np.isfinite(col), col, -np.inf).max()) for col in (MF, W)]
 
