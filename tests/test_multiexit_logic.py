@@ -448,3 +448,20 @@ def test_a_request_held_by_its_limiter_starts_when_a_share_update_lends_it_more(
     # held at 0.9 with 0.15 s of tokens; lent ~1.0 s/s from the update at 1.0 s: 1.05 s.
     assert starts[:4] == pytest.approx([0.0, 0.2, 0.4, 0.7])
     assert 1.0 <= starts[4] < 1.1 - 1e-6, starts
+
+
+def test_paper_checks_say_n_a_for_a_phase_that_answered_nothing():
+    """A short run can leave a sharing phase without answers or share samples (None): the table
+    says n/a there instead of failing the report."""
+    from workbench.lab.experiments.delen import paper_checks
+
+    inputs = _check_inputs(energy_falls=True, img1_drop=0.2)
+    for r in inputs["fig15"]:
+        if (r["app"], r["phase"]) == ("IMG1", "burst"):
+            r["share"] = r["accuracy"] = None
+    for r in inputs["fig14"]:
+        if r["app"] == "AUDIO":
+            r["accuracy"] = None
+    checks = {c["figure"]: c["workbench"] for c in paper_checks(**inputs)}
+    assert "IMG1 share 0.40 -> n/a, accuracy 0.900 -> n/a" in checks["Fig. 15"]
+    assert "the others move at most 0.000" in checks["Fig. 14"]

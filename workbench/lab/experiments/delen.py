@@ -594,19 +594,23 @@ def paper_checks(*, fig5: dict[str, Any], fig7: list[dict[str, Any]], fig8_savin
         + f"; largest window {max(r['max_window_usage'] for r in fig13):.2f} against bound "
         f"{max(r['bound'] for r in fig13):.2f}; pR (C>0.7) delayed {c13['delayed']}")
 
-    def burst(rows_: list[dict[str, Any]], app: str, key: str) -> tuple[float, float]:
+    def burst(rows_: list[dict[str, Any]], app: str, key: str) -> tuple[Any, Any]:
         b = _by(rows_, "phase", "app")
         return b[("before", app)][key], b[("burst", app)][key]
 
+    def num(v: float | None, digits: int) -> str:
+        # A phase in which an app answered nothing has no accuracy (a short run can do that).
+        return "n/a" if v is None else f"{v:.{digits}f}"
+
     a0, a1 = burst(fig14, "IMG1", "accuracy")
-    others = max(abs(burst(fig14, a, "accuracy")[1] - burst(fig14, a, "accuracy")[0])
-                 for a in ("IMG2", "AUDIO"))
-    add("Fig. 14", P["fig14"], f"IMG1 accuracy {a0:.3f} -> {a1:.3f} in the burst; the others "
-        f"move at most {others:.3f}")
+    moves = [abs(b1 - b0) for b0, b1 in (burst(fig14, a, "accuracy") for a in ("IMG2", "AUDIO"))
+             if b0 is not None and b1 is not None]
+    add("Fig. 14", P["fig14"], f"IMG1 accuracy {num(a0, 3)} -> {num(a1, 3)} in the burst; the "
+        f"others move at most {num(max(moves) if moves else None, 3)}")
     c0, c1 = burst(fig15, "IMG1", "accuracy")
     s0, s1 = burst(fig15, "IMG1", "share")
-    add("Fig. 15", P["fig15"], f"IMG1 share {s0:.2f} -> {s1:.2f}, accuracy {c0:.3f} -> {c1:.3f} "
-        f"(non-cooperative {a0:.3f} -> {a1:.3f})")
+    add("Fig. 15", P["fig15"], f"IMG1 share {num(s0, 2)} -> {num(s1, 2)}, accuracy {num(c0, 3)} "
+        f"-> {num(c1, 3)} (non-cooperative {num(a0, 3)} -> {num(a1, 3)})")
 
     if table3:
         t = P["table3"]
