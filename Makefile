@@ -55,16 +55,16 @@ demo: profiles quickstart
 report: setup
 	$(BIN)/workbench report
 
-# The whole suite (what CI runs), in one process: run in parallel, the tests that train torch or
-# TensorFlow models oversubscribe two cores (their thread pools spin-wait on each other; a quick
-# Delen build went from 10 s to minutes). test-fast skips the slow tier (model training,
-# notebooks, the browser, a fresh venv) and runs in two parts: the tests that measure nothing on
-# both cores (pytest-xdist; tests sharing an expensive module fixture stay on one worker), then
-# the serial ones alone (they time things or load the machine; tests/conftest.py lists them).
-# test-slow runs only the slow tier.
+# The whole suite (what CI runs) in two parts: the tests that measure nothing on both cores
+# (pytest-xdist; tests sharing an expensive module fixture stay on one worker; tests/conftest.py
+# makes the workers' OpenMP threads wait asleep, or torch's spinning pools starve the other
+# worker), then the serial ones alone (they time things or load the machine; tests/conftest.py
+# lists them). test-fast is the same without the slow tier (model training, notebooks, the
+# browser, a fresh venv); test-slow runs only the slow tier.
 PARALLEL = -n 2 --dist loadgroup
 test: setup
-	$(BIN)/python -m pytest
+	@status=0; $(BIN)/python -m pytest $(PARALLEL) -m "not serial" || status=1; \
+	$(BIN)/python -m pytest -m serial || status=1; exit $$status
 
 test-fast: setup
 	@status=0; $(BIN)/python -m pytest $(PARALLEL) -m "not slow and not serial" || status=1; \

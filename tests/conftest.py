@@ -4,6 +4,13 @@ from pathlib import Path
 
 import pytest
 
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # Two workers on two cores: OpenMP threads (torch's) that spin while they wait take the core
+    # the other worker needs (a 10 s multi-exit build took minutes). Waiting threads sleep here;
+    # set before any test imports torch, and inherited by the subprocesses and kernels tests run.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    os.environ.setdefault("KMP_BLOCKTIME", "0")
+
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).resolve().parents[1]
 
