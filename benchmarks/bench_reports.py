@@ -1,8 +1,9 @@
 """How long the reports take on this machine: `workbench report --quick` in a fresh workspace
 (what a new clone runs first), and with --full the full run in the current workspace.
 
-Writes reports/bench/reports.json. Target (issue 18): the quick run finishes within 5 minutes
-here, every report passes, and no tracked file changes.
+Writes reports/bench/reports.json. Targets: the quick run finishes within 3 minutes here (issue
+40; 5 minutes before it), every report passes, and no tracked file changes. Runs not repeated
+this time (the parallel or the full run) are kept from the file, marked ``"carried": true``.
 """
 
 from __future__ import annotations
@@ -56,6 +57,22 @@ def run(quick: bool, home: Path | None, out_dir: Path | None = None, workers: in
             "tracked_files_changed": _tracked_state() != before}
 
 
+QUICK_TARGET_S = 180.0
+
+
+def _carried(path: Path, fresh: list[dict]) -> list[dict]:
+    """The runs of an earlier file of a kind (quick/full, serial/parallel) not run this time."""
+    import json
+
+    try:
+        old = json.loads(path.read_text())["runs"]
+    except (OSError, ValueError, KeyError):
+        return []
+    kinds = {(r["quick"], bool(r.get("workers"))) for r in fresh}
+    return [{**r, "carried": True} for r in old
+            if (r["quick"], bool(r.get("workers"))) not in kinds]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--full", action="store_true", help="also time the full run (about 15 min; "
@@ -76,20 +93,28 @@ def main(argv=None) -> int:
     if args.full:
         rows.append(run(False, None, Path(args.full_reports_dir) if args.full_reports_dir else None))
     ok = quick["exit_code"] == 0 and not quick["failed"] and not quick["tracked_files_changed"]
+    # One timed run (a quick run is 3-4 minutes): the verdict needs the run to pass and to be
+    # inside the target by the 5% this machine's load moves such a run, else none is given.
+    wall = quick["wall_s"]
+    if not ok or wall > 1.05 * QUICK_TARGET_S:
+        met: bool | None = False
+    else:
+        met = True if wall <= 0.95 * QUICK_TARGET_S else None
     out = {"what": "workbench report wall time on this machine (measured; a fresh interpreter; "
                    "the quick run in a fresh workspace, as on a new clone)",
-           "cpu": cpu_model(), "runs": rows,
-           "targets": {"quick_wall_s": {"target": 300, "measured": quick["wall_s"],
-                                        "met": ok and quick["wall_s"] <= 300}}}
+           "cpu": cpu_model(), "runs": rows + _carried(Path(args.output), rows),
+           "targets": {"quick_wall_s": {"target": QUICK_TARGET_S, "measured": wall, "q1": wall,
+                                        "q3": wall, "n": 1, "unit": "s", "met": met,
+                                        "judged": "one run, judged only outside +-5% of the "
+                                                  "target; every report must pass"}}}
     if args.workers:
         par = next(r for r in rows if r["workers"])
         out["quick_parallel"] = {"workers": args.workers, "wall_s": par["wall_s"],
                                  "speedup": round(quick["wall_s"] / par["wall_s"], 2),
                                  "all_passed": par["exit_code"] == 0 and not par["failed"]}
     if args.full:
-        full = rows[-1]
-        # No target in the issue for the full run: it is measured so users know what to expect.
-        out["full_wall_s"] = full["wall_s"]
+        # No target in the issues for the full run: it is measured so users know what to expect.
+        out["full_wall_s"] = rows[-1]["wall_s"]
     atomic_write_json(args.output, out)
     print(out)
     return 0

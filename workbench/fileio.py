@@ -71,11 +71,13 @@ class _DuplicateKey(Exception):
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:  # json.loads keeps the last silently: which one did the user mean?
-            raise _DuplicateKey(key)
-        out[key] = value
+    out = dict(pairs)  # built in C; the keys are only walked when one repeats
+    if len(out) != len(pairs):  # json.loads keeps the last silently: which one was meant?
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
     return out
 
 
