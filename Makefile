@@ -7,7 +7,7 @@ BIN     = $(VENV)/bin
 comma  := ,
 STAMP   = $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
-.PHONY: constraints debian-packages setup demo profiles quickstart report notebooks test test-fast test-slow bench lint clean
+.PHONY: constraints debian-packages setup demo profiles quickstart report notebooks test test-fast test-slow bench lint docs clean
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -80,6 +80,11 @@ notebooks: setup
 lint: setup
 	$(BIN)/ruff check workbench tests benchmarks
 	$(BIN)/mypy workbench
+
+# The documentation site (docs/, mkdocs.yml) into site/: --strict fails on a broken link or a
+# page left out of the navigation.
+docs: setup
+	$(BIN)/python -m mkdocs build --strict -d site
 
 bench: setup
 	$(BIN)/python benchmarks/bench_profiles.py

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from workbench.lab.reproduction import (
+    COUNT_PAGES,
     ITEMS,
     build_ledger,
     counts,
@@ -299,8 +300,8 @@ def test_the_committed_ledger_index_and_readme_are_current(committed):
     doc = json.loads((ROOT / "reports" / "reproduction.json").read_text())
     assert doc == json.loads(json.dumps(ledger_document(committed), ensure_ascii=False)), \
         "reports/reproduction.json is stale: run `workbench report --ledger`"
-    readme = (ROOT / "README.md").read_text()
-    assert readme_block(committed) in readme, "README's ledger block is stale"
+    for page in COUNT_PAGES:
+        assert readme_block(committed) in (ROOT / page).read_text(), f"{page}'s ledger block is stale"
     c = counts(committed)
     index = (ROOT / "reports" / "index.html").read_text()
     assert f"{c['reproduced']} reproduced</span>" in index

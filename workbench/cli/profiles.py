@@ -233,8 +233,8 @@ def add_parser(sub) -> None:
     p.add_argument("--spec", action="append", default=None, metavar="DEVICE.json",
                    help="any device: a JSON file in the form of a profile's device section (CPU "
                         "clusters with core type, count and GHz; GPU with fp32_gflops; NPU/DSP with "
-                        "int8_tops; ram_mhz or dram_gbps). Repeatable. See README 'Any device from "
-                        "its spec'")
+                        "int8_tops; ram_mhz or dram_gbps). Repeatable. See docs/device-models.md, "
+                        "'Any device from its spec'")
     p.add_argument("--use-case", action="append", default=None,
                    help="CARIn use case uc1..uc4 (repeatable; default: all)")
     p.add_argument("--out-dir", default=None, help="default: the workspace's profiles/")

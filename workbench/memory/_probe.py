@@ -43,8 +43,8 @@ def main(argv: list[str]) -> int:
     (a @ a).sum()
     del a
     F.warm_up()
-    # The plan is made before the baseline, as FlexNN plans offline. Known limit (README): the
-    # planner's heap then sits in the idle reading, so a planned run reads up to ~1-5 MB low.
+    # The plan is made before the baseline, as FlexNN plans offline. Known limit (docs/memory.md):
+    # the planner's heap then sits in the idle reading, so a planned run reads up to ~1-5 MB low.
     budget = None if mode in ("bulk", "on-demand") else float(mode)
     p = None if budget is None else F.plan_within(g, int(budget * 1e6), sliced=sliced)
     t_idle = time.time()

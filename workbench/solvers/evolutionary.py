@@ -88,7 +88,8 @@ def evolutionary(problem: DiscreteProblem, *, algorithm: str = "nsga2", pop_size
 
     Args:
         algorithm: A short name from ``ALGORITHMS`` or a pymoo class path.
-        pop_size, n_gen: Population size and generations.
+        pop_size: Population size.
+        n_gen: Generations.
         seed: Random seed (results are reproducible).
         compare: Also compute HV/IGD against the exact front and the optimality ratio to the
             best design (costs an exhaustive evaluation; the solver's own time excludes it).

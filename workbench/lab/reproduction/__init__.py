@@ -163,6 +163,8 @@ def ledger_document(entries: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 README_START, README_END = "<!-- ledger:start -->", "<!-- ledger:end -->"
+#: The pages (from the checkout) whose counts block `workbench report --ledger` rewrites.
+COUNT_PAGES = ("README.md", "docs/reports.md")
 
 
 def readme_block(entries: list[dict[str, Any]]) -> str:
@@ -176,16 +178,18 @@ def readme_block(entries: list[dict[str, Any]]) -> str:
 
 def write_ledger(reports_dir: Path) -> Path:
     """Write ``reproduction.json`` in ``reports_dir``; when that is the checkout's ``reports/``,
-    also the README's counts block (the only place the README states them)."""
+    also the counts block of the README and of the reports guide (the only places the docs state
+    them; :data:`COUNT_PAGES`)."""
     reports_dir = Path(reports_dir)
     entries = build_ledger(reports_dir)
     path = atomic_write_text(reports_dir / LEDGER, json.dumps(ledger_document(entries), indent=1,
                                                               ensure_ascii=False) + "\n")
-    readme = CHECKOUT / "README.md"
-    if reports_dir.resolve() == (CHECKOUT / "reports").resolve() and readme.exists():
-        text = readme.read_text(encoding="utf-8")
-        if README_START in text and README_END in text:
-            head, _, rest = text.partition(README_START)
-            _, _, tail = rest.partition(README_END)
-            atomic_write_text(readme, head + readme_block(entries) + tail)
+    if reports_dir.resolve() == (CHECKOUT / "reports").resolve():
+        for name in COUNT_PAGES:
+            page = CHECKOUT / name
+            text = page.read_text(encoding="utf-8") if page.exists() else ""
+            if README_START in text and README_END in text:
+                head, _, rest = text.partition(README_START)
+                _, _, tail = rest.partition(README_END)
+                atomic_write_text(page, head + readme_block(entries) + tail)
     return path
