@@ -37,8 +37,15 @@ class InputError(WorkbenchError, ValueError):
 
 
 class MissingExtra(WorkbenchError, ImportError):
-    """An optional package is not installed: names it and the extra that installs it."""
+    """An optional package is not installed: names what needs it, the package and the
+    ``pip install`` line of the extra that brings it (one line on the command line).
 
-    def __init__(self, package: str, extra: str) -> None:
+    Example:
+        >>> str(MissingExtra("optuna", "tune", needs="the optuna-tpe solver"))
+        "the optuna-tpe solver needs optuna: pip install 'workbench[tune]'"
+    """
+
+    def __init__(self, package: str, extra: str, *, needs: str = "this", hint: str = "") -> None:
         self.package, self.extra = package, extra
-        super().__init__(f"this needs {package}: pip install 'workbench[{extra}]'")
+        text = f"{needs} needs {package}: pip install 'workbench[{extra}]'"
+        super().__init__(f"{text} ({hint})" if hint else text)

@@ -33,7 +33,7 @@ from typing import Literal
 
 import numpy as np
 
-from ..errors import WorkbenchError
+from ..errors import MissingExtra, WorkbenchError
 from .pretrained import PREFIX, package_dir
 from .tf import keras as _keras
 
@@ -76,8 +76,7 @@ def state_dict() -> dict[str, np.ndarray]:
     try:
         from safetensors.numpy import load_file
     except ImportError as exc:  # pragma: no cover - depends on the install
-        raise ImportError("reading MiniLM's weights needs safetensors: pip install "
-                          "'workbench[pretrained]'") from exc
+        raise MissingExtra("safetensors", "pretrained", needs="reading MiniLM's weights") from exc
     sd = load_file(str(model_dir() / "model.safetensors"))
     return {k: v for k, v in sd.items() if k not in UNUSED}
 
@@ -88,8 +87,7 @@ def tokenizer(seq_len: int = SEQ_LEN):
     try:
         from tokenizers import Tokenizer
     except ImportError as exc:  # pragma: no cover - depends on the install
-        raise ImportError("tokenising needs tokenizers: pip install 'workbench[pretrained]'") \
-            from exc
+        raise MissingExtra("tokenizers", "pretrained", needs="tokenising") from exc
     tok = Tokenizer.from_file(str(model_dir() / "tokenizer.json"))
     tok.enable_truncation(seq_len)
     tok.enable_padding(length=seq_len, pad_id=0, pad_token="[PAD]")

@@ -29,7 +29,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import InputError, WorkbenchError
+from ..errors import InputError, MissingExtra, WorkbenchError
 from .tf import keras as _keras
 
 TORCHVISION_MEAN = np.array([0.485, 0.456, 0.406], np.float32)
@@ -90,8 +90,7 @@ def state_dict(spec: Pretrained) -> dict[str, np.ndarray]:
     try:
         import torch
     except ImportError as exc:  # pragma: no cover - depends on the install
-        raise ImportError("reading the pretrained weights needs torch: pip install "
-                          "'workbench[torch]'") from exc
+        raise MissingExtra("torch", "torch", needs="reading the pretrained weights") from exc
     sd = torch.load(weights_path(spec), map_location="cpu", weights_only=True)
     return {k: v.numpy() for k, v in sd.items() if not k.endswith("num_batches_tracked")}
 
@@ -334,7 +333,7 @@ def photos(size: int) -> dict[str, np.ndarray]:
     try:
         from skimage import data, transform
     except ImportError as exc:  # pragma: no cover - depends on the install
-        raise ImportError("the photo check needs scikit-image: pip install scikit-image") from exc
+        raise MissingExtra("scikit-image", "pretrained", needs="the photo check") from exc
     out = {}
     for name in ("chelsea", "coffee", "rocket", "astronaut"):  # bundled in the wheel, no download
         img = getattr(data, name)().astype(np.float32) / 255.0

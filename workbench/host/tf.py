@@ -9,6 +9,7 @@ import sys
 import warnings
 from types import ModuleType
 
+from ..errors import MissingExtra
 from ..nativelog import TF_IMPORT_NOISE, filtered_native_stderr
 
 
@@ -24,8 +25,7 @@ def keras() -> ModuleType:
                 import keras as k
                 import tensorflow as tf  # noqa: F401
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("the host pipeline needs TensorFlow: pip install 'workbench[ml]'"
-                          ) from exc
+        raise MissingExtra("TensorFlow", "ml", needs="the host pipeline") from exc
     return k
 
 

@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from ..errors import InputError
+from ..errors import InputError, MissingExtra
 from ..profiles.store import MAX_PROFILE_BYTES
 
 _BRACES = re.compile(r"\{([^{}]*)\}")
@@ -466,8 +466,8 @@ def dask_client(workers: int, scheduler: str | None, *, scheduler_file: str | No
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("a sweep on Dask needs the sweep extra: pip install 'workbench[sweep]' "
-                          "(or run in this process with workers=0)") from exc
+        raise MissingExtra("Dask", "sweep", needs="a sweep on Dask",
+                           hint="or run in this process with workers=0") from exc
     if scheduler_file:
         scheduler = scheduler_address(scheduler_file)
     if scheduler:
@@ -591,7 +591,7 @@ def write_results(df: Any, path: str | os.PathLike) -> Path:
             df.to_parquet(tmp, index=False)
             os.replace(tmp, p)
         except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError("Parquet needs pyarrow: pip install 'workbench[sweep]'") from exc
+            raise MissingExtra("pyarrow", "sweep", needs="Parquet") from exc
         finally:
             tmp.unlink(missing_ok=True)
         return p

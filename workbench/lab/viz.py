@@ -9,10 +9,12 @@ from __future__ import annotations
 import os
 from typing import Any, Sequence
 
+from ..errors import MissingExtra
+
 try:
     import plotly.graph_objects as go
 except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError("workbench.lab.viz needs plotly: pip install 'workbench[notebooks]'") from exc
+    raise MissingExtra("plotly", "notebooks", needs="workbench.lab.viz") from exc
 
 from ..moo.optimality import optimality_text  # noqa: E402  (after the guard: its message first)
 

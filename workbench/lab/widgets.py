@@ -16,12 +16,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..errors import MissingExtra
+
 try:
     import ipywidgets as W
     import plotly.graph_objects as go
 except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError("the explorer needs ipywidgets and plotly: "
-                      "pip install 'workbench[notebooks]'") from exc
+    raise MissingExtra("ipywidgets and plotly", "notebooks", needs="the explorer") from exc
 
 from ..errors import InputError, WorkbenchError
 from ..fileio import csv_text

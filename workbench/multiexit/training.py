@@ -16,12 +16,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..errors import MissingExtra
+
 try:
     import torch
     from torch import nn
 except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError("the multi-exit training engine needs PyTorch: "
-                      "pip install 'workbench[torch]' (torch==2.13.0, CPU)") from exc
+    raise MissingExtra("PyTorch", "torch", needs="the multi-exit training engine",
+                       hint="torch==2.13.0, the CPU build") from exc
 
 from ..errors import InputError
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, MissingExtra
 from ..names import printable
 
 #: The most memory the non-constant tensors of a model (activations, inputs, outputs, variables;
@@ -274,8 +274,8 @@ def open_interpreter(model: str | os.PathLike | bytes, *, threads: int = 1,
     try:
         from ai_edge_litert.interpreter import Interpreter, OpResolverType
     except ImportError as e:  # pragma: no cover - depends on the install
-        raise ImportError("the runtime needs the LiteRT interpreter: pip install ai-edge-litert"
-                          ) from e
+        raise MissingExtra("ai-edge-litert", "runtime", needs="the runtime",
+                           hint="or pip install ai-edge-litert alone") from e
     check_model(model)
     resolver = (OpResolverType.AUTO if xnnpack is not False
                 else OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)

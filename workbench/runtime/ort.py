@@ -30,6 +30,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..errors import MissingExtra
+
 #: onnxruntime's tensor type names -> numpy dtypes (the types the workbench's models use).
 _DTYPES = {"tensor(float)": np.float32, "tensor(float16)": np.float16,
            "tensor(double)": np.float64, "tensor(int64)": np.int64, "tensor(int32)": np.int32,
@@ -57,8 +59,8 @@ def _ort():
     try:
         import onnxruntime
     except ImportError:
-        raise ImportError("ONNX models run with onnxruntime, which is not installed: "
-                          "pip install onnxruntime") from None
+        raise MissingExtra("onnxruntime", "torch", needs="an ONNX model",
+                           hint="on a device: pip install onnxruntime alone") from None
     # Errors reach the caller as exceptions; onnxruntime's own log would print them again,
     # in colour, on the user's terminal.
     onnxruntime.set_default_logger_severity(4)
