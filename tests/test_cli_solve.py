@@ -186,3 +186,16 @@ def test_bad_effort_and_single_objective_algorithms_are_one_line(argv, where, ca
     assert code != 0
     err = capsys.readouterr().err
     assert where in err and "Traceback" not in err
+
+
+def test_ctrl_c_is_one_line_and_status_130(monkeypatch, capsys):
+    """Ctrl-C in a long command (a sweep, an evolutionary solve) is the user's choice: one line
+    and the shell's status for SIGINT, no traceback."""
+    import workbench.cli.profiles as P
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(P, "list_", interrupted)
+    assert main(["profiles", "list"]) == 130
+    assert capsys.readouterr().err == "interrupted\n"

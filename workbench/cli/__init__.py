@@ -49,6 +49,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except BrokenPipeError:
         return 0
+    except KeyboardInterrupt:
+        # Ctrl-C is the user's choice, not a bug: one line, the shell's status for SIGINT. What
+        # a long command finished is already on disk (journals, atomic writes).
+        print("interrupted", file=sys.stderr)
+        return 130
     finally:
         sys.stdout = stdout
 

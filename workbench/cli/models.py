@@ -144,10 +144,10 @@ def show(args: argparse.Namespace) -> int:
                        "convert s", "note"]))
     parity = [v for v in r.variants if v.output_error]
     if parity:  # every output, not only the one A reads: a scheme may break another head
-        names = list(parity[0].output_error)
+        names = list(parity[0].output_error or {})
         print("every output against FP32's (mean |difference|, % of FP32's range of it):")
         # Each column with the digits that tell its schemes apart.
-        cols = [taskmetrics.format_values([v.output_error.get(n) for v in parity])
+        cols = [taskmetrics.format_values([(v.output_error or {}).get(n) for v in parity])
                 for n in names]
         print(table([[v.precision] + [c[i] for c in cols] for i, v in enumerate(parity)],
                     ["scheme"] + [_p(n) for n in names]))

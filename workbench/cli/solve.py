@@ -140,12 +140,12 @@ def solve(args: argparse.Namespace) -> int:
         heads = [f"c_{t}" for t in res.triggers] + ["c_m", "d_new"]
         cells = []
         for r in res.policy_table():
-            d = res.designs.get(r["design"])
-            same = next((o for o in res.designs.values() if d and o.role != r["design"]
-                         and o.index == d.index and o.role < r["design"]), None)
-            text = ("absent" if d is None else
+            chosen = res.designs.get(r["design"])
+            same = next((o for o in res.designs.values() if chosen and o.role != r["design"]
+                         and o.index == chosen.index and o.role < r["design"]), None)
+            text = ("absent" if chosen is None else
                     f"{r['design']} = " + (same.role if same else
-                                            "<" + " + ".join(d.labels) + ">"))
+                                            "<" + " + ".join(chosen.labels) + ">"))
             cells.append(r["flags"] + [text])
         print(table(cells, heads))
     if front:

@@ -12,6 +12,7 @@ imported; for a .onnx model, onnxruntime and the runtime's session and feeding r
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from workbench.procfs import status_kb
 
@@ -32,7 +33,7 @@ def main(argv: list[str]) -> int:
         except OSError:
             pass
         base = status_kb("VmRSS")
-        it = OrtInterpreter(path, threads=threads, xnnpack=xnn, fill=placeholder)
+        it: Any = OrtInterpreter(path, threads=threads, xnnpack=xnn, fill=placeholder)
         it.resize_tensor_input(0, [batch, *it.get_input_details()[0]["shape"][1:]])
         inp = it.get_input_details()[0]
         it.set_tensor(0, placeholder(inp))

@@ -339,8 +339,8 @@ def check_feeds(feeds: dict[str, float], others: dict[str, str], path: Path,
         dtype = np.dtype(others[name])
         info = np.iinfo(dtype) if dtype.kind in "iu" else np.finfo(dtype) \
             if dtype.kind == "f" else None
-        if dtype.kind in "iu" and value != int(value) or info is not None and not (
-                info.min <= value <= info.max):
+        if info is not None and (dtype.kind in "iu" and value != int(value)
+                                 or not info.min <= value <= info.max):
             span = (f"{int(info.min)}..{int(info.max)}" if dtype.kind in "iu"
                     else f"{info.min:g}..{info.max:g}")
             raise InputError(f"input {name!r} is {dtype}: the value must be "
@@ -481,7 +481,8 @@ def _inspect_keras(path: Path, shape: tuple[int, ...] | None, custom: Path | Non
     dims = _dims(inputs[0].shape)
     fixed = _fixed(dims, shape, path)
     dtype = str(np.dtype(inputs[0].dtype))
-    plan, notes = None, []
+    plan: dict | None = None
+    notes: list[str] = []
     if len(inputs) > 1:
         # The data feeds the first input; model.export() keys the signature by input name.
         plan, notes = _other_inputs([(str(i.name), _dims(i.shape), str(np.dtype(i.dtype)))
@@ -564,7 +565,8 @@ def _inspect_savedmodel(path: Path, shape: tuple[int, ...] | None,
                          f"{first_line(exc)}", file=shown(path)) from None
     by_key = sig.structured_input_signature[1]
     ins = list(by_key.values())
-    plan, notes = None, []
+    plan: dict | None = None
+    notes: list[str] = []
     if len(ins) > 1:  # the data feeds the signature's first input
         plan, notes = _other_inputs([(str(k), _dims(t.shape), t.dtype.name)
                                      for k, t in by_key.items()], feeds or {}, path)
@@ -591,7 +593,8 @@ def _inspect_tflite(path: Path, shape: tuple[int, ...] | None,
         raise InputError(f"LiteRT cannot run it: {litert_reason(exc)}",
                          file=shown(path)) from None
     ins, outs = it.get_input_details(), it.get_output_details()
-    plan, notes = None, []
+    plan: dict | None = None
+    notes: list[str] = []
     if len(ins) > 1:
         # The converter lists inputs in its own order (not the source's): the data feeds the
         # input its x fits (the first such), else the first listed (or the one the file's own

@@ -333,7 +333,8 @@ def analyse(path: str | os.PathLike) -> dict:
     for g in _graphs(model.graph):
         for vi in [*g.value_info, *g.input, *g.output]:
             dims = dims_of(vi)
-            shapes[vi.name] = dims if dims and all(isinstance(d, int) for d in dims) else None
+            shapes[vi.name] = ([int(d) for d in dims] if dims and all(isinstance(d, int) for d in dims)
+                               else None)
     # What inference leaves open (shapes computed at run time: a Reshape by a Shape op) is read
     # from one run of the main graph at batch 1 with every value exposed.
     shapes.update({k: v for k, v in _run_shapes(model).items() if shapes.get(k) is None})

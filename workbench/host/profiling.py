@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -535,7 +535,7 @@ def profile_variants(variants: list[Variant], inputs: dict[str, TaskInputs], out
     # A is the registry's, not a measurement of the row: a row kept from an earlier run (the
     # same file, option and protocol) takes the model's A as it is now (re-added on new data,
     # say), never the A it was first written with.
-    current = {(v.task, v.model, v.precision): v for v in variants}
+    current: dict[tuple, Any] = {(v.task, v.model, v.precision): v for v in variants}
     for row in rows:
         v = current.get((row.get("task"), row.get("model"), row.get("precision")))
         if v is None or "failed" in row:

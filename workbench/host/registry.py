@@ -505,7 +505,7 @@ def add(path: str | os.PathLike, *, name: str, task: str, data: str | os.PathLik
                          f"{tuple(outs[k].shape)}" + ("; choose a fixed one with --output"
                                                       if len(outs) > 1 else ""),
                          file=shown(src))
-    out_shape = [int(d) for d in outs[k].shape]  # type: ignore[arg-type]
+    out_shape = [int(d) for d in outs[k].shape]
     outputs = [OutputRecord(name=o.name, key=o.key, shape=list(o.shape)) for o in outs] \
         if len(outs) > 1 else []
     if arrays is None:
@@ -567,7 +567,7 @@ def _build(folder: Path, src: Path, kind: Kind, model, *, name: str, task: str,
         rec = ModelRecord(name=name, task=task, arch=arch or (getattr(model, "name", None) or name),
                           kind=kind, file=SOURCE[kind], sha256=_sha256(target), source=str(src),
                           added=date.today().isoformat(), input_shape=list(fixed),
-                          input_dtype=dtype, output_shape=out_shape, metric=metric,  # type: ignore[arg-type]
+                          input_dtype=dtype, output_shape=out_shape, metric=metric,
                           outputs=outputs or [], output=output, notes=list(notes or []),
                           custom_objects=CUSTOM_OBJECTS if custom is not None else None,
                           feeds=dict(feeds or {}), data_input=data_input,
@@ -761,7 +761,7 @@ def _quantise_in(folder: Path, rec: ModelRecord, schemes: tuple[str, ...], *, pr
                 calibrated = rec.input_plan is not None and prec in ("FX8", "FFX8")
                 blob = q.convert(source, prec, calib.astype(rec.input_dtype),
                                  others=(rec.data_input, _other_samples(folder, rec))
-                                 if calibrated else None)
+                                 if calibrated and rec.data_input is not None else None)
                 return q.with_input_plan(blob, rec.input_plan) if rec.input_plan else blob
         for prec in todo:
             if bar is not None:

@@ -29,7 +29,7 @@ import re
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence, cast
 
 from ..errors import InputError, MissingExtra
 from ..profiles.store import MAX_PROFILE_BYTES
@@ -292,11 +292,11 @@ def run_task(task: SweepTask, profile_text: str | None = None) -> dict[str, Any]
         if task.tasks is not None:
             tasks, uc_slo = tuple(task.tasks.split(",")), None
         else:
-            tasks, uc_slo = scenario(task.use_case)
+            tasks, uc_slo = scenario(cast(str, task.use_case))  # a task names one or the other
             row["tasks"] = ",".join(tasks)
         slo = task.slo or uc_slo
         row["slo"] = slo
-        pb = DiscreteProblem(prof, slo, tasks=list(tasks), weights=task.weights)
+        pb = DiscreteProblem(prof, cast(str, slo), tasks=list(tasks), weights=task.weights)
         options: dict[str, Any] = {}
         if task.solver not in SOLVERS:  # the exact solvers take no seed or effort
             options = {"seed": 1 + task.repeat,

@@ -148,7 +148,9 @@ def pooled_features(net: MultiExitNet, x: np.ndarray, *, progress=None) -> list[
     n_out = len(net.blocks)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the exporter's notes on shape inference
-        torch.onnx.export(_Pooled(net).eval(), torch.zeros(1, 1, 28, 28), buf, input_names=["x"],
+        torch.onnx.export(_Pooled(net).eval(), (torch.zeros(1, 1, 28, 28),),
+                          buf,  # type: ignore[arg-type]  # a file object works; the stub says path
+                          input_names=["x"],
                           output_names=[f"f{k}" for k in range(n_out)], opset_version=17,
                           dynamo=False)
     so = ort.SessionOptions()

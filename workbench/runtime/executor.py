@@ -125,8 +125,8 @@ class Executor:
         if slowdown > 1.0:
             spin(dt * (slowdown - 1.0))
             dt *= slowdown
-        self._every = {name: np.concatenate([a[name] for a in alls]) for name in alls[0]} \
-            if alls else {}
+        self._every: dict[str, np.ndarray] = {
+            name: np.concatenate([a[name] for a in alls]) for name in alls[0]} if alls else {}
         return np.concatenate(ys), dt * 1e3
 
     def outputs(self, n: int) -> dict[str, np.ndarray]:
@@ -211,7 +211,7 @@ class ProgramExecutor(Executor):
         if slowdown > 1.0:
             spin(dt * (slowdown - 1.0))
             dt *= slowdown
-        self._last = np.concatenate(ys)
+        self._last: np.ndarray = np.concatenate(ys)
         return self._last, dt * 1e3
 
     def outputs(self, n: int) -> dict[str, np.ndarray]:

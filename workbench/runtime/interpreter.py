@@ -219,7 +219,7 @@ class FedInterpreter:
         by_name = {n: i for i, n in names.items()}
         plan = plan or {}
         first = it.get_input_details()[0]["index"]
-        self._data = by_name.get(plan.get("data"), first) if plan.get("data") else first
+        self._data = by_name.get(str(plan["data"]), first) if plan.get("data") else first
         self._feeds = {by_name[n]: float(v) for n, v in (plan.get("feeds") or {}).items()
                        if n in by_name}
 
@@ -266,8 +266,8 @@ def open_interpreter(model: str | os.PathLike | bytes, *, threads: int = 1,
 
     if is_onnx(model) if onnx is None else onnx:
         # onnxruntime behind the same API (workbench.runtime.ort); its own checks apply.
-        it = OrtInterpreter(model, threads=threads, fill=placeholder,
-                            xnnpack=has_xnnpack() if xnnpack is None else xnnpack)
+        it: Any = OrtInterpreter(model, threads=threads, fill=placeholder,
+                                 xnnpack=has_xnnpack() if xnnpack is None else xnnpack)
         if batch is not None:
             it.resize_tensor_input(0, [batch, *it.get_input_details()[0]["shape"][1:]])
         return it

@@ -33,7 +33,7 @@ import numpy as np
 from ..errors import MissingExtra
 
 #: onnxruntime's tensor type names -> numpy dtypes (the types the workbench's models use).
-_DTYPES = {"tensor(float)": np.float32, "tensor(float16)": np.float16,
+_DTYPES: dict[str, type[np.generic]] = {"tensor(float)": np.float32, "tensor(float16)": np.float16,
            "tensor(double)": np.float64, "tensor(int64)": np.int64, "tensor(int32)": np.int32,
            "tensor(int8)": np.int8, "tensor(uint8)": np.uint8, "tensor(bool)": np.bool_}
 XNNPACK_PROVIDER = "XnnpackExecutionProvider"
@@ -194,7 +194,8 @@ class OrtInterpreter:
         for k, spec in enumerate(self._ins):
             value = self._set.get(k)
             if value is None:
-                detail = {"shape": self._shape(k, spec), "dtype": _DTYPES[spec.type]}
+                detail: dict[str, Any] = {"shape": self._shape(k, spec),
+                                          "dtype": _DTYPES[spec.type]}
                 value = (np.full(detail["shape"], self._feeds[spec.name], dtype=detail["dtype"])
                          if spec.name in self._feeds else self._fill(detail))
             feed[spec.name] = value

@@ -29,6 +29,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 
@@ -244,7 +245,8 @@ def run_limited(nets: Nets, jobs: list[M.Job], variant: str, *, budget: int, swa
     env = blas_threads_env(1)
     cmd = [sys.executable, "-m", "workbench.memory.masa._run", str(spec)]
     row = (scaling, paper_budget_mb, budget / 1e6, limit_mb, float(swap_mb), variant, round)
-    load = {"intensity": intensity, "scenario": scenario, "jobs": len(jobs), "seed": seed}
+    load: dict[str, Any] = {"intensity": intensity, "scenario": scenario, "jobs": len(jobs),
+                            "seed": seed}
     try:
         seen = pressure.run_limited(cmd, limit_bytes=int(limit_mb * 1e6),
                                     swap_bytes=int(swap_mb * 1e6), env=env, timeout=timeout)
@@ -566,7 +568,9 @@ def fit_paging(nets: Nets, rows: list[PressureRun], *, n: int = 30, grid: dict |
         """The median over ``rs``'s runs of the simulated mean response, as ``measured``."""
         return statistics.median(x.mean_response for x in simulate(rs, p)) * 1e3
 
-    measured = {k: statistics.median(r.mean_response_ms for r in rs) for k, rs in done.items()}
+    # Finished runs only (done): each has its mean response.
+    measured = {k: statistics.median(cast(float, r.mean_response_ms) for r in rs)
+                for k, rs in done.items()}
     if fit_on is not None:
         fit_keys = [k for k, rs in done.items() if fit_on(rs[0])]
     else:
@@ -591,7 +595,7 @@ def fit_paging(nets: Nets, rows: list[PressureRun], *, n: int = 30, grid: dict |
         with Stopwatch() as sw:
             res = simulate(rs, best)
         ms = statistics.median(x.mean_response for x in res) * 1e3
-        ms_r = [r.mean_response_ms for r in rs]
+        ms_r = [cast(float, r.mean_response_ms) for r in rs]
         swapped = [r.swapped_mb for r in rs if r.swapped_mb is not None]
         out.append(FitRow(k[1], k[4], len(rs), measured[k], min(ms_r), max(ms_r), ms,
                           100 * (ms / measured[k] - 1), fitted_on, best.swap_mb_per_s,
