@@ -199,3 +199,11 @@ def test_ctrl_c_is_one_line_and_status_130(monkeypatch, capsys):
     monkeypatch.setattr(P, "list_", interrupted)
     assert main(["profiles", "list"]) == 130
     assert capsys.readouterr().err == "interrupted\n"
+
+
+@pytest.mark.parametrize("target", ["/proc/x.csv", "DIR"])
+def test_an_output_that_cannot_be_written_is_one_line(target, tmp_path, capsys):
+    path = str(tmp_path) if target == "DIR" else target
+    assert main(["solve", "--use-case", "uc1", "--device", "s20fe", "--csv", path]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {path}") and len(err.strip().splitlines()) == 1

@@ -151,8 +151,11 @@ def atomic_write_text(path: str | os.PathLike, text: str, *, encoding: str = "ut
     If anything fails, the previous file (if any) is left untouched and no temporary remains.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = staging(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = staging(path)
+    except OSError as e:  # named for the file asked for, not a folder on the way
+        raise type(e)(e.errno, e.strerror, str(path)) from None
     try:
         with open(tmp, "w", encoding=encoding, newline="\n") as fh:
             fh.write(text)
@@ -160,11 +163,14 @@ def atomic_write_text(path: str | os.PathLike, text: str, *, encoding: str = "ut
             os.fsync(fh.fileno())
         os.chmod(tmp, _mode_for(path))
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(e, OSError) and e.errno is not None:
+            # The staging file is ours; the error is about the file asked for.
+            raise type(e)(e.errno, e.strerror, str(path)) from None
         raise
     return path
 

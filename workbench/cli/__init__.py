@@ -49,6 +49,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except BrokenPipeError:
         return 0
+    except OSError as exc:
+        if exc.filename is None:  # not about a file the user named: a bug, shown as one
+            raise
+        # An output path that cannot be written (a folder, a read-only or missing place).
+        print(f"error: {printable(str(exc.filename))}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         # Ctrl-C is the user's choice, not a bug: one line, the shell's status for SIGINT. What
         # a long command finished is already on disk (journals, atomic writes).

@@ -169,6 +169,7 @@ def scores(F: np.ndarray, maximise: np.ndarray | list[bool], *,
     up = np.where(maximise, hi, lo)
     m = _power_of_two(np.maximum(np.abs(hi), np.abs(lo)))
     s = (Fx / m).std(axis=0) * m  # std <= max |f|: finite whenever F is
+    s = np.where(s > SPREAD_NOISE * np.maximum(np.abs(hi), np.abs(lo)), s, 0.0)
     if floor is not None:
         f = np.asarray(floor, dtype=float)
         # An infinite floor: the objective is known only to within unbounded intervals (too
@@ -180,13 +181,34 @@ def scores(F: np.ndarray, maximise: np.ndarray | list[bool], *,
     return OptimalityResult(idx, _ratio(Fx, up, s, w, d_max), up, s, d_max, w)
 
 
+#: Bits of an optimality's mantissa that rank designs: two designs whose optimalities agree in
+#: them tie (and the tie-break keys decide). Exactly equal scores computed along different paths
+#: (sqrt(2) from two objectives in another order) differ in the last bits only.
+TIE_BITS = 40
+
+#: An objective whose spread (standard deviation) over the feasible rows is below this fraction
+#: of its magnitude does not vary: rounding error (a system throughput of 2/1.08 computed per
+#: combination), not a difference to rank designs on.
+SPREAD_NOISE = 1e-12
+
+
+def tie_key(opt: np.ndarray) -> np.ndarray:
+    """Optimalities rounded to :data:`TIE_BITS` bits of mantissa (inf and NaN kept): equal keys
+    are a tie."""
+    m, e = np.frexp(np.asarray(opt, dtype=float))
+    with np.errstate(invalid="ignore"):
+        return np.ldexp(np.round(m * 2.0 ** TIE_BITS), e - TIE_BITS)
+
+
 def rank_order(opt: np.ndarray, *tie_break: np.ndarray) -> np.ndarray:
     """The positions of ``opt`` best first: descending optimality, ties by the ``tie_break``
     keys (each ascending), then by position.
 
     One argsort of the optimality, then a lexsort of the tied rows alone: a three-key lexsort
-    of every row cost most of a solve, and continuous optimalities rarely tie.
+    of every row cost most of a solve, and continuous optimalities rarely tie. Optimalities
+    tie when their :func:`tie_key` is equal.
     """
+    opt = tie_key(opt)
     order = np.argsort(-opt, kind="stable")  # NaN (no optimality) last
     if not tie_break or len(order) < 2:
         return order
@@ -221,7 +243,11 @@ def best_of(opt: np.ndarray, mask: np.ndarray | None, *tie_break: np.ndarray) ->
     if best != best:  # a NaN (no optimality): last, as in rank_order
         o = np.where(np.isnan(o), -np.inf, o)
         best = o.max()
-    top = np.flatnonzero(o == best)
+    # The rows whose tie key is the best one's: near the top first (a key differs from its
+    # value by at most 2^-TIE_BITS of it), then their keys compared.
+    near = np.flatnonzero(o >= best - abs(best) * 2.0 ** (1 - TIE_BITS)) if np.isfinite(best) \
+        else np.flatnonzero(o == best)
+    top = near[tie_key(o[near]) == tie_key(np.array([best]))[0]] if np.isfinite(best) else near
     if cand is not None:
         top = cand[top]
     if top.size > 1 and tie_break:

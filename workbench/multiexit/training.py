@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 import numpy as np
 
@@ -227,7 +227,7 @@ def predict_all(net: MultiExitNet, x: np.ndarray, batch: int = 256) -> np.ndarra
     """Softmax outputs of every exit: (exits, samples, classes)."""
     net.eval()
     xt = to_torch(x, net.dims)
-    outs = [[] for _ in range(net.n_exits)]
+    outs: list[list[np.ndarray]] = [[] for _ in range(net.n_exits)]
     for s in range(0, len(xt), batch):
         for k, o in enumerate(net(xt[s:s + batch])):
             outs[k].append(torch.softmax(o, dim=1).numpy())
@@ -262,8 +262,8 @@ def count_flops(net: MultiExitNet, input_shape: tuple[int, ...]) -> list[float]:
                 macs.clear()
                 net.forward_to(x, k)
                 # forward_to re-runs the earlier heads' blocks but not their heads: add them.
-                heads = sum(net.heads[j][-1].in_features * net.heads[j][-1].out_features
-                            for j in range(k))
+                lasts = [cast(nn.Linear, cast(nn.Sequential, net.heads[j])[-1]) for j in range(k)]
+                heads = sum(h.in_features * h.out_features for h in lasts)
                 out.append(2.0 * (sum(macs) + heads))
     finally:
         for h in hs:
@@ -299,7 +299,8 @@ class _Plain(nn.Module):
 
 
 def segments(net: MultiExitNet) -> list[nn.Module]:
-    out, start = [], 0
+    out: list[nn.Module] = []
+    start = 0
     for k, b in enumerate(net.exit_blocks):
         out.append(_Segment(list(net.blocks[start:b + 1]), net.heads[k]))
         start = b + 1

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, NamedTuple, NoReturn
 
 from ..errors import InputError
 
@@ -216,7 +216,7 @@ def parse_criteria(text: str) -> Node:
     return node
 
 
-def _fail(text: str, pos: int, msg: str) -> None:
+def _fail(text: str, pos: int, msg: str) -> NoReturn:
     raise CriteriaError(f"{msg}\n  {text}\n  {' ' * pos}^", where="criteria")
 
 

@@ -161,8 +161,9 @@ def build_real(*, variant: int = 0, n_train: int = 5000, n_test: int = 2000,
                         if progress and (done == n or done % 1024 == 0) else None)
             f_tr = P.pooled_features(net, x_train, progress=tick("training"))
             f_te = P.pooled_features(net, x_test, progress=tick("test"))
-            np.savez(cache, **{f"train{k}": a for k, a in enumerate(f_tr)},
-                     **{f"test{k}": a for k, a in enumerate(f_te)})
+            arrays: dict[str, Any] = {f"train{k}": a for k, a in enumerate(f_tr)}
+            arrays.update({f"test{k}": a for k, a in enumerate(f_te)})
+            np.savez(cache, **arrays)
         res = P.train_heads(net, f_tr, y_train, f_te, y_test, task="fashion", seed=seed)
         shape = (1, 28, 28)
         info = export_onnx(net, shape, out, plain=True)
@@ -231,7 +232,7 @@ def fig10(rows8: list[dict[str, Any]], *, load: float = 0.8,
         lat.setdefault(r["policy"], []).append(r["latency_ms"])
     full_s = sum(lat.get("full", [])) / 1000.0
     rate = load / full_s if full_s > 0 else 0.0
-    out = []
+    out: list[dict[str, Any]] = []
     for policy in ("full", "per-workload", "Pareto frontier"):
         u = rate * sum(lat.get(policy, [])) / 1000.0
         out.append({"policy": policy, "rate_per_app": rate, "utilisation": u,
@@ -354,7 +355,7 @@ def fig8(b: Built, accuracy_constraint: float) -> list[dict[str, Any]]:
 
 def savings(rows: list[dict[str, Any]]) -> dict[str, float]:
     """Energy saved (%) by PF against pW and Full, and by pW against Full (means over models)."""
-    by = {}
+    by: dict[Any, Any] = {}
     for r in rows:
         by.setdefault(r["model"], {})[r["policy"]] = r["energy_mj"]
     pct = lambda a, b: 100.0 * (1.0 - a / b)  # noqa: E731
