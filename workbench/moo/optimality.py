@@ -17,6 +17,7 @@ objective from every distance and made a row "best in every objective") nor lose
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -243,11 +244,15 @@ def best_of(opt: np.ndarray, mask: np.ndarray | None, *tie_break: np.ndarray) ->
     if best != best:  # a NaN (no optimality): last, as in rank_order
         o = np.where(np.isnan(o), -np.inf, o)
         best = o.max()
-    # The rows whose tie key is the best one's: near the top first (a key differs from its
-    # value by at most 2^-TIE_BITS of it), then their keys compared.
-    near = np.flatnonzero(o >= best - abs(best) * 2.0 ** (1 - TIE_BITS)) if np.isfinite(best) \
-        else np.flatnonzero(o == best)
-    top = near[tie_key(o[near]) == tie_key(np.array([best]))[0]] if np.isfinite(best) else near
+    if math.isfinite(best):
+        # The rows whose tie key is the best one's: those near the top (a key differs from its
+        # value by at most 2^-TIE_BITS of it), then, only when there are several, their keys.
+        top = np.flatnonzero(o >= best - abs(best) * 2.0 ** (1 - TIE_BITS))
+        if top.size > 1:
+            keys = tie_key(o[top])
+            top = top[keys == keys.max()]
+    else:
+        top = np.flatnonzero(o == best)
     if cand is not None:
         top = cand[top]
     if top.size > 1 and tie_break:
