@@ -207,3 +207,8 @@ def test_an_output_that_cannot_be_written_is_one_line(target, tmp_path, capsys):
     assert main(["solve", "--use-case", "uc1", "--device", "s20fe", "--csv", path]) == 1
     err = capsys.readouterr().err
     assert err.startswith(f"error: {path}") and len(err.strip().splitlines()) == 1
+
+
+def test_an_empty_slo_is_refused_not_replaced_by_the_use_cases(capsys):
+    assert main(["solve", "--use-case", "uc1", "--device", "s20fe", "--slo", " "]) == 1
+    assert "--slo is empty" in capsys.readouterr().err

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import WorkbenchError
+from ..errors import InputError, WorkbenchError
 from ..moo.optimality import optimality_text
 from ..names import printable as _p
 from ._format import MAX_EFFORT, fmt, table, whole
@@ -56,6 +56,9 @@ def problem_from_args(args: argparse.Namespace):
                              if args.use_case and not sources else
                              "give exactly one of --profile or --table")
     slo, tasks = args.slo, args.task
+    if slo is not None and not slo.strip():  # an empty --slo is a mistake, not "the default"
+        raise InputError("--slo is empty (leave it out for the use case's own SLO)",
+                         where="--slo")
     if args.use_case:
         if args.table:
             raise WorkbenchError("--use-case takes a profile, not tables")
