@@ -261,3 +261,19 @@ def test_a_task_without_latencies_does_not_make_anothers_unknown():
     by = {tuple(c.id for c in pr.configs_of(i)): g for i, g in enumerate(G)}
     assert np.isfinite(by[("v1", "a1")]) and np.isfinite(by[("v2", "a2")])
     assert np.isnan(by[("v1", "a2")])  # a shares the GPU with v, whose latency is unknown
+
+
+def test_a_combination_missing_an_objective_is_named_by_its_configs():
+    """A model whose latency is unknown leaves its throughput under co-execution unknown: the
+    error names the objective and the configurations, not an internal row number."""
+    from workbench.errors import InputError
+
+    rows = [dict(id="v0", task="a", processor="GPU", A=66.5, L=46.1, TP=21.7, MF=27.8, W=1e8),
+            dict(id="w0", task="b", processor="CPU", threads=4, A=79.7, TP=277.4, MF=49.9, W=1e8),
+            dict(id="w1", task="b", processor="CPU", threads=4, A=64.9, L=15.9, TP=62.1, MF=39.4,
+                 W=1e8)]
+    pr = DiscreteProblem(make_profile(rows), "max A; max TP", tasks=["a", "b"])
+    with pytest.raises(InputError) as err:
+        rass(pr)
+    msg = str(err.value)
+    assert "TP[b] unknown" in msg and "'v0 + w0'" in msg and "row" not in msg

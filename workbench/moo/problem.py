@@ -675,7 +675,21 @@ class DiscreteProblem(Problem):
         intervals, each objective's scale is at least its noise (workbench.moo.confidence)."""
         fe = self.feasible
         floor = noise_floor(self.feasible_noise) if self.noisy else None
-        res = scores(fe.F, self.maximise, weights=self.weights, floor=floor)
+        try:
+            res = scores(fe.F, self.maximise, weights=self.weights, floor=floor)
+        except InputError:
+            missing = np.isnan(fe.F)
+            if not missing.any():
+                raise
+            # Say which configuration lacks which metric, not an internal row number.
+            i = int(np.flatnonzero(missing.any(axis=1))[0])
+            names = [n for n, m in zip(self.objective_names, missing[i]) if m]
+            ids = [c.id for c in self.configs_of(int(fe.index[i]))]
+            raise InputError(f"{', '.join(names)} unknown for a feasible combination, so it "
+                             "cannot be ranked: give it (or what it is computed from, such as L "
+                             "under co-execution) in the profile, or leave it out of the SLO "
+                             f"({int(missing.any(axis=1).sum())} combination(s))",
+                             where="configs", value=" + ".join(ids)) from None
         return res._replace(index=fe.index)
 
     @cached_property
