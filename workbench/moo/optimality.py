@@ -168,9 +168,10 @@ def scores(F: np.ndarray, maximise: np.ndarray | list[bool], *,
         bad = idx[np.isnan(Fx).any(axis=1)][0]
         raise InputError(f"objective values missing (NaN) for feasible row {bad}")
     up = np.where(maximise, hi, lo)
-    m = _power_of_two(np.maximum(np.abs(hi), np.abs(lo)))
+    mag = np.maximum(np.abs(hi), np.abs(lo))
+    m = _power_of_two(mag)
     s = (Fx / m).std(axis=0) * m  # std <= max |f|: finite whenever F is
-    s = np.where(s > SPREAD_NOISE * np.maximum(np.abs(hi), np.abs(lo)), s, 0.0)
+    s = np.where(s > SPREAD_NOISE * mag, s, 0.0)
     if floor is not None:
         f = np.asarray(floor, dtype=float)
         # An infinite floor: the objective is known only to within unbounded intervals (too
