@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "workbench"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("workbench.errors", "workbench.fileio", "workbench.processors", "workbench.metrics",
               "workbench.taskmetrics", "workbench.procfs", "workbench.power", "workbench.nativelog",
-              "workbench.timing", "workbench.names",
+              "workbench.timing", "workbench.names", "workbench.memorymodes", "workbench.version",
               "workbench.workspace", "workbench.papers", "workbench.data")),
     ("runtime", ("workbench.runtime",)),
     ("profiles", ("workbench.profiles",)),
@@ -95,8 +95,6 @@ def upward_imports(g: dict[str, set[str]]) -> list[str]:
             continue  # the front door: lazy re-exports of every layer's entry points
         lm = layer_of(m)
         for t in sorted(targets):
-            if t == "workbench":
-                continue  # `from workbench import __version__`
             lt = layer_of(t)
             if lm is None or lt is None or lt > lm:
                 bad.append(f"{m} ({LAYERS[lm][0] if lm is not None else 'no layer'}) imports "
@@ -186,3 +184,26 @@ def test_the_checks_catch_a_new_violation(tmp_path, source, problem):
     else:
         assert any("workbench.solvers.result" in c for c in cycles(g))
 
+
+
+def test_every_exception_the_package_defines_derives_from_one_root():
+    """One ``except WorkbenchError`` catches whatever the package raises on purpose (private
+    control-flow exceptions that never leave their module apart)."""
+    import importlib
+
+    from workbench.errors import WorkbenchError
+
+    strays = []
+    for name, path in modules().items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef)
+                   and not n.name.startswith("_") and n.bases]
+        if not classes:
+            continue
+        mod = importlib.import_module(name)
+        for c in classes:
+            obj = getattr(mod, c)
+            if isinstance(obj, type) and issubclass(obj, BaseException) \
+                    and not issubclass(obj, WorkbenchError):
+                strays.append(f"{name}.{c}")
+    assert strays == []

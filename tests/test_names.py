@@ -122,3 +122,15 @@ def test_models_add_refuses_an_arch_with_an_escape_code_before_any_work(tmp_path
                  "--arch", "A\x1b]0;pwned\x07"]) == 1
     err = capsys.readouterr().err
     assert "--arch" in err and "\x1b" not in err and err.count("\n") == 1
+
+
+def test_memory_mode_names_have_one_home():
+    """The profile schema, the layer programs and bundles take the names from one module."""
+    from typing import get_args
+
+    from workbench.memorymodes import MEMORY_MODES, PROGRAM_MODES
+    from workbench.profiles.schema import MemoryMode
+    from workbench.runtime.programs import MODES
+
+    assert get_args(MemoryMode) == MEMORY_MODES == ("bulk", "streamed", "planned")
+    assert MODES == PROGRAM_MODES and set(PROGRAM_MODES) < set(MEMORY_MODES)

@@ -89,3 +89,13 @@ def test_the_core_alone_installs_and_runs_the_cli(tmp_path):
                                capture_output=True, text=True).stdout.lower()
     for heavy in ("tensorflow", "torch==", "plotly", "dask"):
         assert heavy not in installed, heavy
+
+
+def test_the_package_version_is_the_one_pyproject_states():
+    import tomllib
+
+    from workbench import __version__
+    from workbench.version import __version__ as home
+
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert __version__ is home and meta["project"]["version"] == home

@@ -20,7 +20,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from .version import __version__
 
 #: Entry point -> the module that defines it (imported when the name is first used).
 _ENTRY_POINTS = {

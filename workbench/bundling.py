@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import __version__
 from .errors import InputError
 from .fileio import dumps_json, replace_dir, staging
+from .memorymodes import PROGRAM_MODES
 from .moo.problem import DiscreteProblem
 from .runtime.bundle import FORMAT, MANIFEST, MAX_MANIFEST_BYTES, VERSION, sha256_of
 from .solvers.result import SolveResult
+from .version import __version__
 
 EXPECTED = ("L", "L_std", "L_p99", "TP", "A", "MF", "W", "E", "S")
 
@@ -286,7 +287,7 @@ def make_bundle(result: SolveResult, problem: DiscreteProblem, out: str | os.Pat
     else:
         seen = dict.fromkeys(cid for d in result.designs.values() for cid in d.configs)
         configs = [prof.config(cid) for cid in seen]
-    programs = [c for c in configs if c.memory_mode in ("planned", "streamed")]
+    programs = [c for c in configs if c.memory_mode in PROGRAM_MODES]
     prog_ids = {c.id for c in programs}
     exits = [c for c in configs if c.criteria is not None and c.arch]
     exit_ids = {c.id for c in exits}

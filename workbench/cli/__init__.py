@@ -22,7 +22,7 @@ GROUPS = (models, profiles, solve, sweep, run, explore, multiexit, memory, host,
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``workbench`` command."""
-    from .. import __version__
+    from ..version import __version__
 
     parser = argparse.ArgumentParser(
         prog="workbench",

@@ -27,7 +27,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, WorkbenchError
 from ..names import printable
 
 #: Why FFX8 has no ONNX variant (recorded as the scheme's reason).
@@ -38,7 +38,7 @@ ELEMENT_TYPES = {1: "float32", 10: "float16", 11: "float64", 7: "int64", 6: "int
          2: "uint8", 9: "bool"}
 
 
-class OnnxError(RuntimeError):
+class OnnxError(WorkbenchError, RuntimeError):
     """onnx or onnxruntime refused a scheme; the message is its reason."""
 
 

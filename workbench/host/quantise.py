@@ -28,7 +28,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, WorkbenchError
 from ..fileio import atomic_write_json
 from ..runtime.interpreter import from_output as _from_output
 from ..runtime.interpreter import open_interpreter, output_detail, placeholder
@@ -44,7 +44,7 @@ REPRESENTATIVE_SAMPLES = 100
 _quiet = quiet
 
 
-class ConversionError(RuntimeError):
+class ConversionError(WorkbenchError, RuntimeError):
     """The converter refused a variant; the message is its reason."""
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
+from ..memorymodes import MEMORY_MODES
 from ..runtime.programs import open_program
 from ..timing import samples_ms
 from . import flexnn as F
@@ -126,7 +127,7 @@ def add_memory_modes(profile, graphs: dict[str, LayerGraph], *, task: str, root:
     for e in data["engines"]:
         if e["name"] in ("CPU[0]", "CPU[0,1]"):
             modes = e.setdefault("options", {}).setdefault("memory_modes", [])
-            for m in ("bulk", "streamed", "planned"):
+            for m in MEMORY_MODES:
                 if m not in modes:
                     modes.append(m)
     if not {"CPU[0]", "CPU[0,1]"} <= engines:

@@ -15,7 +15,8 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .. import processors
-from ..errors import InputError
+from ..errors import InputError, WorkbenchError
+from ..memorymodes import MemoryMode
 from ..metrics import COLUMNS
 from ..names import first_control
 from ..names import validator as name_validator
@@ -25,11 +26,10 @@ PRECISIONS: tuple[str, ...] = ("FP32", "FP16", "DR8", "FX8", "FFX8")
 Precision = Literal["FP32", "FP16", "DR8", "FX8", "FFX8"]
 Source = Literal["measured", "modelled", "predicted", "imported"]
 EngineKind = Literal["CPU", "GPU", "NPU", "DSP"]
-MemoryMode = Literal["bulk", "streamed", "planned"]
 
 
 
-class PathError(ValueError):
+class PathError(WorkbenchError, ValueError):
     """A cross-field check that knows the JSON path and value it is about."""
 
     def __init__(self, where: str, message: str, value: object = ...) -> None:

@@ -31,8 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import processors
-from ..errors import InputError
+from ..errors import InputError, WorkbenchError
 from ..fileio import parse_json, read_text
+from ..memorymodes import PROGRAM_MODES
 from ..metrics import COLUMNS
 
 FORMAT = "workbench-bundle"
@@ -56,7 +57,7 @@ def sha256_of(path: str | os.PathLike) -> str:
 MAX_MODEL_BYTES = 2 << 30
 
 
-class ModelFault(RuntimeError):
+class ModelFault(WorkbenchError, RuntimeError):
     """A model file that cannot be served: missing, not a regular file, or not the bytes the
     manifest's sha256 names. ``reason`` is that without the file name."""
 
@@ -325,7 +326,7 @@ def _memory(c: dict, models: dict, file: Path, where: str) -> dict[str, Any]:
         return {}
     w = f"{where}.memory"
     mode = _need(mem, "mode", str, file, w)
-    if mode not in ("planned", "streamed"):
+    if mode not in PROGRAM_MODES:
         raise BundleError("must be planned or streamed", file=file, where=f"{w}.mode", value=mode)
     budget = mem.get("budget_mb")
     if not (_number(budget) and budget > 0):

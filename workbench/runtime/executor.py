@@ -15,7 +15,7 @@ from typing import Iterable
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, WorkbenchError
 from .bundle import ConfigSpec, cores_of
 from .interpreter import fill_batch, from_output, open_interpreter, output_detail, output_names, to_input
 
@@ -40,7 +40,7 @@ class Pinned:
         os.sched_setaffinity(0, self.saved)
 
 
-class ExecutorError(RuntimeError):
+class ExecutorError(WorkbenchError, RuntimeError):
     """A configuration that cannot run here (unreadable model, unknown core, failed invoke)."""
 
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, WorkbenchError
 from . import events as ev
 from .bundle import Bundle, ModelFault
 from .criteria import parse_criteria
@@ -75,7 +75,7 @@ def check_shares(limits: dict[str, float], shares: str) -> None:
                          where="--limit", value=", ".join(f"{t}={v:g}" for t, v in limits.items()))
 
 
-class Rejected(Exception):
+class Rejected(WorkbenchError):
     """A request the runtime explicitly did not serve (the message says why)."""
 
 

@@ -31,11 +31,12 @@ import numpy as np
 
 from ..errors import InputError
 from ..fileio import parse_json
+from ..memorymodes import PROGRAM_MODES
 from .layers import F32, OPS, LayerSpec, last_use, live_activation_bytes
 
 FORMAT = "workbench-layer-program"
 VERSION = 1
-MODES = ("planned", "streamed")
+MODES = PROGRAM_MODES
 KINDS = ("activation", "weight", "intermediate")
 KERNELS = ("im2col", "direct", "-")
 

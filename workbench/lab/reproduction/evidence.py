@@ -22,11 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...errors import WorkbenchError
+
 #: The checkout this package runs from (its committed profiles are evidence too).
 CHECKOUT = Path(__file__).resolve().parents[3]
 
 
-class EvidenceError(Exception):
+class EvidenceError(WorkbenchError):
     """A pointer that does not resolve: the file, the segment and why."""
 
 
