@@ -1,29 +1,43 @@
 """The Pareto front of a problem's feasible space and pymoo's indicators against it.
 
-Every function takes a :class:`~workbench.moo.problem.DiscreteProblem` (duck-typed: ``feasible``,
-``maximise``, ``evaluate_flat``, ``n_obj``) and flat combination indices; non-dominated sorting,
+Every function takes a :class:`~workbench.moo.problem.DiscreteProblem` (or anything with its
+``feasible``, ``maximise`` and ``evaluate_flat``: :class:`FrontProblem`) and flat combination
+indices; non-dominated sorting,
 hypervolume and IGD are pymoo's own.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
-
-if TYPE_CHECKING:
-    from .problem import DiscreteProblem
 
 #: Hypervolume is exponential in the number of objectives: beyond this, only IGD is reported.
 MAX_HV_OBJECTIVES = 4
 
 
-def minimisation(problem: DiscreteProblem, F: np.ndarray) -> np.ndarray:
+class FrontProblem(Protocol):
+    """What these functions read of a problem (``DiscreteProblem`` has it; naming the protocol
+    instead of the class keeps ``moo.problem``, which uses this module, out of a cycle)."""
+
+    @property
+    def maximise(self) -> np.ndarray: ...
+
+    @property
+    def feasible(self) -> Any: ...
+
+    @property
+    def n_obj(self) -> int: ...
+
+    def evaluate_flat(self, idx: np.ndarray) -> Any: ...
+
+
+def minimisation(problem: FrontProblem, F: np.ndarray) -> np.ndarray:
     """Objectives in pymoo's minimisation form (maximised ones negated)."""
     return np.where(problem.maximise, -F, F)
 
 
-def exact_front(problem: DiscreteProblem, *, chunk: int = 20000) -> np.ndarray:
+def exact_front(problem: FrontProblem, *, chunk: int = 20000) -> np.ndarray:
     """Flat indices of the exact Pareto front of the feasible space (non-dominated sorting by
     pymoo, done chunk by chunk and then on the union of the chunk fronts)."""
     from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
@@ -43,7 +57,7 @@ def exact_front(problem: DiscreteProblem, *, chunk: int = 20000) -> np.ndarray:
     return fe.index[np.sort(cand)]
 
 
-def front_indicators(problem: DiscreteProblem, front: np.ndarray, reference: np.ndarray
+def front_indicators(problem: FrontProblem, front: np.ndarray, reference: np.ndarray
                      ) -> dict[str, float | None]:
     """pymoo's HV and IGD of a front against a reference (exact) front, both given by flat
     index; objectives min-max normalised over the feasible space, HV reference point 1.1."""
