@@ -112,3 +112,24 @@ def test_every_block_says_its_language():
     for page in PAGES:
         for kind, _ in FENCE.findall(page.read_text()):
             assert kind in {"python", "bash", "json", "text"}, f"{_id(page)}: a ```{kind} block"
+
+
+def _nav_pages(nav) -> list[tuple[str, str]]:
+    out = []
+    for item in nav:
+        for label, target in item.items():
+            out.extend(_nav_pages(target) if isinstance(target, list) else [(label, target)])
+    return out
+
+
+def test_every_page_is_titled_as_the_navigation_names_it():
+    """A reader who clicks "SLOs and solvers" lands on a page of that title."""
+    yaml = pytest.importorskip("yaml")
+    nav = yaml.safe_load((ROOT / "mkdocs.yml").read_text())["nav"]
+    wrong = []
+    for label, target in _nav_pages(nav):
+        title = next(line[2:].strip() for line in (ROOT / "docs" / target).read_text().splitlines()
+                     if line.startswith("# "))
+        if target != "index.md" and title != label:
+            wrong.append(f"{target}: nav {label!r}, title {title!r}")
+    assert wrong == []
