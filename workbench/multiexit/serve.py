@@ -228,129 +228,159 @@ def serve(apps: list[App], traces: dict[str, np.ndarray], *, update_every: float
     if enforce_shares and adapter is None:
         raise InputError("enforce_shares needs an adapter (the shares to enforce)",
                          where="enforce_shares")
-    arrivals = {a.name: np.sort(np.asarray(traces.get(a.name, []), float)) for a in apps}
-    events = sorted((float(t), k, a) for a, ts in traces.items() for k, t in enumerate(ts))
-    seg_ms = {a.name: list(a.segment_ms) if a.segment_ms is not None
-              else np.diff([0.0, *a.profile.latency_ms]).tolist() if a.profile is not None
-              else segment_times(a.net, a.x) for a in apps}
-    shares = {a.name: 1.0 / len(apps) for a in apps}
-    if adapter is not None:
-        shares.update(dict(zip([t.name for t in adapter.tenants], adapter.initial.tolist())))
-    limited = dict(limit or {})
-    if enforce_shares:
-        limited.update({a.name: shares[a.name] for a in apps})
-    buckets = {a: TokenBucket(max(s, 1e-6), interval=limiter_interval, mode=limiter_mode)
-               for a, s in limited.items()}
-    budgets = {a.name: float("inf") for a in apps}
-    crit: dict[str, Callable] = {a.name: Null().compile() for a in apps}
-    # Tokens a request needs before it starts (s): delaying, what it will cost at the exit its
-    # criteria choose (so a delayed request is not then cut short); dropping, its cheapest exit
-    # (a request that fits no exit is dropped). The run is capped by what remains either way.
-    need = {a.name: seg_ms[a.name][0] / 1e3 for a in apps}
-    share_log: list[dict[str, Any]] = []
-    records: list[Record] = []
-    waiting: dict[str, deque] = {a.name: deque() for a in apps}  # (arrival, k, held back)
-    held: dict[str, bool] = {a.name: False for a in apps}  # limiter held it in this window
-    busy_in_window: dict[str, float] = {a.name: 0.0 for a in apps}
-    overrun = 0.0
-    clock = 0.0
-    next_update = 0.0
-    i = 0
-    # Observed run time and the profile's cost of the exits taken (ms), per app.
-    ran = {a.name: [0.0, 0.0] for a in apps}
+    return _Server(apps, traces, update_every=update_every, limit=limit,
+                   limiter_mode=limiter_mode, limiter_interval=limiter_interval, adapter=adapter,
+                   enforce_shares=enforce_shares, work_conserving=work_conserving,
+                   calibrate=calibrate).run()
 
-    def slowdown(name: str) -> float:
-        obs, prof = ran[name]
-        return obs / prof if calibrate and prof > 0 and obs > 0 else 1.0
 
-    def update(now: float) -> None:
-        # Rate over the last window (the first window looks ahead: nothing has arrived yet).
-        lo, hi = (now - update_every, now) if now > 0 else (0.0, update_every)
-        rates = {a.name: (np.searchsorted(arrivals[a.name], hi, "left")
-                          - np.searchsorted(arrivals[a.name], lo, "left")) / update_every
-                 for a in apps}
-        limits_now: dict[str, float] = {}
+class _Server:
+    """One :func:`serve` run: the virtual clock, each app's queue, limiter, criteria and budget,
+    and what has been served so far. ``run`` is the event loop; ``_update`` is the once-a-window
+    policy (and share) update; ``_pick`` chooses the next request; ``_execute`` runs it."""
+
+    def __init__(self, apps: list[App], traces: dict[str, np.ndarray], *, update_every: float,
+                 limit: dict[str, float] | None, limiter_mode: str, limiter_interval: float,
+                 adapter: CrossAppAdapter | None, enforce_shares: bool, work_conserving: bool,
+                 calibrate: bool) -> None:
+        self.apps, self.by_name = apps, {a.name: a for a in apps}
+        self.update_every, self.adapter = update_every, adapter
+        self.enforce_shares, self.work_conserving = enforce_shares, work_conserving
+        self.calibrate = calibrate
+        self.arrivals = {a.name: np.sort(np.asarray(traces.get(a.name, []), float)) for a in apps}
+        self.events = sorted((float(t), k, a) for a, ts in traces.items()
+                             for k, t in enumerate(ts))
+        self.seg_ms = {a.name: list(a.segment_ms) if a.segment_ms is not None
+                       else np.diff([0.0, *a.profile.latency_ms]).tolist()
+                       if a.profile is not None
+                       else segment_times(a.net, a.x) for a in apps}
+        self.shares = {a.name: 1.0 / len(apps) for a in apps}
         if adapter is not None:
-            # A tenant's entitlement (max-min, cooperative re-weighting) sets its policy's time
-            # budget; work conservation only lends what it leaves unused to others' limiters,
-            # so a quiet window does not shrink its budget and its accuracy with it.
-            plan = adapter.step(rates)
-            shares.update(plan.shares)
-            limits_now = dict(plan.shares)
-            if enforce_shares and work_conserving and now > 0:
-                # A tenant its limiter held back used all it was given: it has demand.
-                names = [t.name for t in adapter.tenants]
-                usage = [float("inf") if held[n] else busy_in_window[n] / update_every
-                         for n in names]
-                lent = redistribute([plan.shares[n] for n in names], usage,
-                                    [t.weight for t in adapter.tenants])
-                limits_now = dict(zip(names, lent.tolist()))
-            if enforce_shares:
-                for a in apps:
-                    own, now_share = plan.shares[a.name], max(limits_now[a.name], 1e-6)
-                    if now_share < own:
-                        # A lender keeps the burst of its own share (only its refill rate is
-                        # lent), as in the runtime: its next request starts at once instead of
-                        # waiting for tokens and taking the whole share back for a window.
-                        buckets[a.name].set_share(own, now)
-                        buckets[a.name].set_share(now_share, now, keep_burst=True)
-                    else:
-                        buckets[a.name].set_share(now_share, now)
-        for a in apps:
-            r = max(rates[a.name], 1e-9)
-            budgets[a.name] = shares[a.name] / r * 1000.0 / slowdown(a.name)
-            crit[a.name] = a.policy(rates[a.name], budgets[a.name]).compile()
-            held[a.name], busy_in_window[a.name] = False, 0.0
-            b = buckets.get(a.name)
-            if b is not None and b.mode == "delay":
-                need[a.name] = min(NEED_MARGIN * slowdown(a.name)
-                                   * expected_cost_ms(a, crit[a.name], seg_ms[a.name]) / 1e3,
-                                   b.capacity)
-        share_log.append({"t": now, **{f"share[{k}]": v for k, v in shares.items()},
-                          **{f"limit[{k}]": v for k, v in limits_now.items()},
-                          **{f"rate[{k}]": v for k, v in rates.items()},
-                          **{f"slowdown[{a.name}]": slowdown(a.name) for a in apps}})
+            self.shares.update(dict(zip([t.name for t in adapter.tenants],
+                                        adapter.initial.tolist())))
+        limited = dict(limit or {})
+        if enforce_shares:
+            limited.update({a.name: self.shares[a.name] for a in apps})
+        self.buckets = {a: TokenBucket(max(s, 1e-6), interval=limiter_interval, mode=limiter_mode)
+                        for a, s in limited.items()}
+        self.budgets = {a.name: float("inf") for a in apps}
+        self.crit: dict[str, Callable] = {a.name: Null().compile() for a in apps}
+        # Tokens a request needs before it starts (s): delaying, what it will cost at the exit
+        # its criteria choose (so a delayed request is not then cut short); dropping, its
+        # cheapest exit (a request that fits no exit is dropped). The run is capped by what
+        # remains either way.
+        self.need = {a.name: self.seg_ms[a.name][0] / 1e3 for a in apps}
+        self.share_log: list[dict[str, Any]] = []
+        self.records: list[Record] = []
+        # (arrival, k, held back) per app
+        self.waiting: dict[str, deque] = {a.name: deque() for a in apps}
+        self.held: dict[str, bool] = {a.name: False for a in apps}  # limiter held it in window
+        self.busy_in_window: dict[str, float] = {a.name: 0.0 for a in apps}
+        self.overrun = 0.0
+        self.clock = 0.0
+        self.next_update = 0.0
+        self.i = 0
+        # Observed run time and the profile's cost of the exits taken (ms), per app.
+        self.ran = {a.name: [0.0, 0.0] for a in apps}
 
-    while True:
-        while i < len(events) and events[i][0] <= clock:  # arrivals join their app's queue
-            t, k, a = events[i]
-            waiting[a].append((t, k, False))
-            i += 1
-        while clock >= next_update:
-            update(next_update)
-            next_update += update_every
-        # First come, first served among the apps whose limiter lets their head run now.
+    def slowdown(self, name: str) -> float:
+        obs, prof = self.ran[name]
+        return obs / prof if self.calibrate and prof > 0 and obs > 0 else 1.0
+
+    def _rates(self, now: float) -> dict[str, float]:
+        # Rate over the last window (the first window looks ahead: nothing has arrived yet).
+        lo, hi = (now - self.update_every, now) if now > 0 else (0.0, self.update_every)
+        return {a.name: (np.searchsorted(self.arrivals[a.name], hi, "left")
+                         - np.searchsorted(self.arrivals[a.name], lo, "left")) / self.update_every
+                for a in self.apps}
+
+    def _reshare(self, now: float, rates: dict[str, float]) -> dict[str, float]:
+        """The adapter's new shares; with ``enforce_shares``, each tenant's limiter set to the
+        share it may use now (its own, or with work conservation what it lends or borrows).
+        Returns those limits by app."""
+        adapter = self.adapter
+        assert adapter is not None
+        # A tenant's entitlement (max-min, cooperative re-weighting) sets its policy's time
+        # budget; work conservation only lends what it leaves unused to others' limiters,
+        # so a quiet window does not shrink its budget and its accuracy with it.
+        plan = adapter.step(rates)
+        self.shares.update(plan.shares)
+        limits_now = dict(plan.shares)
+        if self.enforce_shares and self.work_conserving and now > 0:
+            # A tenant its limiter held back used all it was given: it has demand.
+            names = [t.name for t in adapter.tenants]
+            usage = [float("inf") if self.held[n] else self.busy_in_window[n] / self.update_every
+                     for n in names]
+            lent = redistribute([plan.shares[n] for n in names], usage,
+                                [t.weight for t in adapter.tenants])
+            limits_now = dict(zip(names, lent.tolist()))
+        if self.enforce_shares:
+            for a in self.apps:
+                own, now_share = plan.shares[a.name], max(limits_now[a.name], 1e-6)
+                if now_share < own:
+                    # A lender keeps the burst of its own share (only its refill rate is
+                    # lent), as in the runtime: its next request starts at once instead of
+                    # waiting for tokens and taking the whole share back for a window.
+                    self.buckets[a.name].set_share(own, now)
+                    self.buckets[a.name].set_share(now_share, now, keep_burst=True)
+                else:
+                    self.buckets[a.name].set_share(now_share, now)
+        return limits_now
+
+    def _update(self, now: float) -> None:
+        """The window's update: shares, each app's time budget and criteria, what a request
+        needs before it starts; logged."""
+        rates = self._rates(now)
+        limits_now = self._reshare(now, rates) if self.adapter is not None else {}
+        for a in self.apps:
+            r = max(rates[a.name], 1e-9)
+            self.budgets[a.name] = self.shares[a.name] / r * 1000.0 / self.slowdown(a.name)
+            self.crit[a.name] = a.policy(rates[a.name], self.budgets[a.name]).compile()
+            self.held[a.name], self.busy_in_window[a.name] = False, 0.0
+            b = self.buckets.get(a.name)
+            if b is not None and b.mode == "delay":
+                self.need[a.name] = min(
+                    NEED_MARGIN * self.slowdown(a.name)
+                    * expected_cost_ms(a, self.crit[a.name], self.seg_ms[a.name]) / 1e3,
+                    b.capacity)
+        self.share_log.append({"t": now, **{f"share[{k}]": v for k, v in self.shares.items()},
+                               **{f"limit[{k}]": v for k, v in limits_now.items()},
+                               **{f"rate[{k}]": v for k, v in rates.items()},
+                               **{f"slowdown[{a.name}]": self.slowdown(a.name)
+                                  for a in self.apps}})
+
+    def _pick(self) -> tuple[tuple[float, str] | None, float]:
+        """First come, first served among the apps whose limiter lets their head run now:
+        (arrival, app) of the request to run (None: none may), and when the earliest held
+        request will have its tokens. A limiter that drops drops its heads that may not run."""
+        clock = self.clock
         best, wake = None, float("inf")
-        for name, q in waiting.items():
+        for name, q in self.waiting.items():
             while q:
                 t, k, was_held = q[0]
-                b = buckets.get(name)
-                if b is None or b.tokens_at(clock) >= need[name] - 1e-12:
+                b = self.buckets.get(name)
+                if b is None or b.tokens_at(clock) >= self.need[name] - 1e-12:
                     if best is None or t < best[0]:
                         best = (t, name)
                     break
-                held[name] = True
+                self.held[name] = True
                 if b.mode == "drop":
                     q.popleft()
                     b.counts["drop"] += 1
-                    records.append(Record(name, t, clock, clock, -1, False, 0.0, "drop"))
+                    self.records.append(Record(name, t, clock, clock, -1, False, 0.0, "drop"))
                     continue
                 q[0] = (t, k, True)
-                wake = min(wake, b.when(need[name], clock))
+                wake = min(wake, b.when(self.need[name], clock))
                 break
-        if best is None:
-            nxt = events[i][0] if i < len(events) else float("inf")
-            if min(nxt, wake) == float("inf"):
-                break
-            # A request its limiter holds waits for tokens at the share in force now; the next
-            # share update may lend it more (work conservation), so it must not sleep past it.
-            until = min(nxt, wake, next_update) if wake < float("inf") else min(nxt, wake)
-            clock = max(clock, until)
-            continue
-        name = best[1]
-        arrival, k, was_held = waiting[name].popleft()
-        app = by_name[name]
-        b = buckets.get(name)
+        return best, wake
+
+    def _execute(self, name: str) -> None:
+        """Run the head request of ``name`` now, charge its limiter, record it and advance the
+        clock by its run time."""
+        clock = self.clock
+        arrival, k, was_held = self.waiting[name].popleft()
+        app = self.by_name[name]
+        b = self.buckets.get(name)
         cap_ms = b.tokens_at(clock) * 1e3 if b is not None else float("inf")
         j = k % len(app.x)
         x = app.x[j:j + 1]
@@ -362,26 +392,54 @@ def serve(apps: list[App], traces: dict[str, np.ndarray], *, update_every: float
             elapsed = (clock - arrival) * 1e3 + exec_ms
         else:
             waited = (clock - arrival) * 1e3
-            p, ex, state = app.net.run(x, crit[name], waited_ms=waited, cap_ms=cap_ms,
-                                       segment_ms=[v * slowdown(name) for v in seg_ms[name]]
+            p, ex, state = app.net.run(x, self.crit[name], waited_ms=waited, cap_ms=cap_ms,
+                                       segment_ms=[v * self.slowdown(name)
+                                                   for v in self.seg_ms[name]]
                                        if b is not None else None)
             exec_ms = state.response_time - waited
             elapsed = state.response_time
-            capped = b is not None and ex < app.net.n_exits - 1 and not crit[name](state)
+            capped = b is not None and ex < app.net.n_exits - 1 and not self.crit[name](state)
         finish = clock + exec_ms / 1e3
         if b is not None:
             b.charge(exec_ms / 1e3, clock)
             b.counts["delay" if was_held else "serve"] += 1
-            overrun = max(overrun, exec_ms - cap_ms) if np.isfinite(cap_ms) else overrun
+            self.overrun = (max(self.overrun, exec_ms - cap_ms) if np.isfinite(cap_ms)
+                            else self.overrun)
             if capped:
-                held[name] = True
-        busy_in_window[name] += exec_ms / 1e3
-        ran[name][0] += exec_ms
-        ran[name][1] += float(sum(seg_ms[name][:ex + 1]))
-        records.append(Record(name, arrival, clock, finish, ex, int(p.argmax()) == int(app.y[j]),
-                              HOST_CORE.busy_mj(exec_ms, app.net.threads),
-                              "delay" if was_held else "serve", capped, float(np.max(p)),
-                              float(elapsed)))
-        clock = finish
-    limits = {a: {"share": bk.share, "burst_s": bk.capacity} for a, bk in buckets.items()}
-    return ServeResult(records, share_log, limits, max(0.0, overrun / 1e3))
+                self.held[name] = True
+        self.busy_in_window[name] += exec_ms / 1e3
+        self.ran[name][0] += exec_ms
+        self.ran[name][1] += float(sum(self.seg_ms[name][:ex + 1]))
+        self.records.append(Record(name, arrival, clock, finish, ex,
+                                   int(p.argmax()) == int(app.y[j]),
+                                   HOST_CORE.busy_mj(exec_ms, app.net.threads),
+                                   "delay" if was_held else "serve", capped, float(np.max(p)),
+                                   float(elapsed)))
+        self.clock = finish
+
+    def run(self) -> ServeResult:
+        events = self.events
+        while True:
+            while self.i < len(events) and events[self.i][0] <= self.clock:
+                t, k, a = events[self.i]  # arrivals join their app's queue
+                self.waiting[a].append((t, k, False))
+                self.i += 1
+            while self.clock >= self.next_update:
+                self._update(self.next_update)
+                self.next_update += self.update_every
+            best, wake = self._pick()
+            if best is None:
+                nxt = events[self.i][0] if self.i < len(events) else float("inf")
+                if min(nxt, wake) == float("inf"):
+                    break
+                # A request its limiter holds waits for tokens at the share in force now; the
+                # next share update may lend it more (work conservation), so it must not sleep
+                # past it.
+                until = (min(nxt, wake, self.next_update) if wake < float("inf")
+                         else min(nxt, wake))
+                self.clock = max(self.clock, until)
+                continue
+            self._execute(best[1])
+        limits = {a: {"share": bk.share, "burst_s": bk.capacity}
+                  for a, bk in self.buckets.items()}
+        return ServeResult(self.records, self.share_log, limits, max(0.0, self.overrun / 1e3))
