@@ -13,6 +13,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Callable
 
 import numpy as np
 
@@ -157,6 +158,9 @@ class LayerGraph:
 
 
 # --- Keras -> LayerGraph --------------------------------------------------------------------------
+# Each supported Keras layer class has a converter below. A converter returns the graph layer that
+# holds the Keras layer's output: a new Layer, or ``fold_into`` itself when the Keras layer (a
+# BatchNormalization or an activation) was folded into the layer before it, as inference engines do.
 
 def _act_name(layer) -> str | None:
     cfg = layer.get_config()
@@ -177,8 +181,144 @@ def _act_name(layer) -> str | None:
     return None if act == "linear" else act
 
 
-def from_keras(model, *, name: str | None = None) -> LayerGraph:
-    """Convert a Keras functional model; unsupported layers raise an error naming the layer."""
+def _bn_parts(kl, wts):
+    cfg = kl.get_config()
+    it = iter(wts)
+    gamma = next(it) if cfg.get("scale", True) else None
+    beta = next(it) if cfg.get("center", True) else None
+    mean, var = next(it), next(it)
+    gamma = np.ones_like(mean) if gamma is None else gamma
+    beta = np.zeros_like(mean) if beta is None else beta
+    return gamma, beta, mean, var
+
+
+Shape = tuple[int, ...]
+# (keras layer, graph inputs, output shape, weights as float32, the foldable layer before or None)
+_Converter = Callable[[Any, list[str], Shape, list[np.ndarray], "Layer | None"], Layer]
+
+
+def _batchnorm(kl, ins: list[str], shape: Shape, wts: list[np.ndarray],
+               fold_into: Layer | None) -> Layer:
+    gamma, beta, mean, var = _bn_parts(kl, wts)
+    scale = gamma / np.sqrt(var + kl.get_config()["epsilon"])
+    shift = beta - mean * scale
+    prev = fold_into
+    if prev is not None and prev.op in ("conv", "dwconv", "dense") and not prev.attrs.get("act"):
+        w = prev.weights["w"]
+        if prev.op == "dwconv":
+            prev.weights["w"] = (w * scale[None, None, :]).astype(np.float32)
+        else:
+            prev.weights["w"] = (w * scale[None, :]).astype(np.float32)
+        b = prev.weights.get("b", np.zeros(prev.cout, np.float32))
+        prev.weights["b"] = (b * scale + shift).astype(np.float32)
+        return prev
+    return Layer(kl.name, "affine", ins, shape,
+                 weights={"scale": scale.astype(np.float32), "shift": shift.astype(np.float32)})
+
+
+def _activation(kl, ins: list[str], shape: Shape, wts: list[np.ndarray],
+                fold_into: Layer | None) -> Layer:
+    act = _act_name(kl)
+    prev = fold_into
+    if prev is not None and prev.op in ("conv", "dwconv", "dense", "add", "affine") \
+            and not prev.attrs.get("act"):
+        prev.attrs["act"] = act
+        return prev
+    return Layer(kl.name, "act", ins, shape, {"act": act})
+
+
+def _conv2d(kl, ins: list[str], shape: Shape, wts: list[np.ndarray], fold_into: Layer | None) -> Layer:
+    cfg = kl.get_config()
+    if cfg.get("groups", 1) != 1 or tuple(cfg["dilation_rate"]) != (1, 1):
+        raise InputError("grouped or dilated Conv2D is not supported", where=kl.name)
+    w = wts[0]
+    kh, kw, c, co = w.shape
+    weights = {"w": np.ascontiguousarray(w.transpose(2, 0, 1, 3).reshape(c * kh * kw, co))}
+    if cfg["use_bias"]:
+        weights["b"] = wts[1]
+    return Layer(kl.name, "conv", ins, shape, {"k": (kh, kw), "s": int(cfg["strides"][0]),
+                                               "padding": cfg["padding"], "act": _act_name(kl)},
+                 weights)
+
+
+def _depthwise(kl, ins: list[str], shape: Shape, wts: list[np.ndarray],
+               fold_into: Layer | None) -> Layer:
+    cfg = kl.get_config()
+    if cfg.get("depth_multiplier", 1) != 1:
+        raise InputError("depth_multiplier != 1 is not supported", where=kl.name)
+    w = wts[0][..., 0]
+    weights = {"w": np.ascontiguousarray(w)}
+    if cfg["use_bias"]:
+        weights["b"] = wts[1]
+    return Layer(kl.name, "dwconv", ins, shape, {"k": w.shape[:2], "s": int(cfg["strides"][0]),
+                                                 "padding": cfg["padding"], "act": _act_name(kl)},
+                 weights)
+
+
+def _dense(kl, ins: list[str], shape: Shape, wts: list[np.ndarray], fold_into: Layer | None) -> Layer:
+    if len(shape) != 1:
+        raise InputError("Dense on a non-flat input is not supported", where=kl.name)
+    weights = {"w": wts[0]}
+    if kl.get_config()["use_bias"]:
+        weights["b"] = wts[1]
+    return Layer(kl.name, "dense", ins, shape, {"act": _act_name(kl)}, weights)
+
+
+def _pool(kl, ins: list[str], shape: Shape, wts: list[np.ndarray], fold_into: Layer | None) -> Layer:
+    cls = type(kl).__name__
+    cfg = kl.get_config()
+    if cls == "AveragePooling2D" and cfg["padding"] == "same":
+        raise InputError("AveragePooling2D with same padding is not supported", where=kl.name)
+    return Layer(kl.name, "pool", ins, shape, {
+        "kind": "max" if cls.startswith("Max") else "avg",
+        "k": tuple(cfg["pool_size"]), "s": int((cfg["strides"] or cfg["pool_size"])[0]),
+        "padding": cfg["padding"]})
+
+
+def _global_pool(kl, ins: list[str], shape: Shape, wts: list[np.ndarray],
+                 fold_into: Layer | None) -> Layer:
+    if kl.get_config().get("keepdims"):
+        raise InputError("keepdims pooling is not supported", where=kl.name)
+    return Layer(kl.name, "gap", ins, shape)
+
+
+def _flatten(kl, ins: list[str], shape: Shape, wts: list[np.ndarray], fold_into: Layer | None) -> Layer:
+    return Layer(kl.name, "flatten", ins, shape)
+
+
+def _zeropad(kl, ins: list[str], shape: Shape, wts: list[np.ndarray], fold_into: Layer | None) -> Layer:
+    # ResNet-50's and MobileNetV2's explicit padding
+    (pt, pb), (pl, pr) = kl.get_config()["padding"]
+    return Layer(kl.name, "zeropad", ins, shape, {"pads": (pt, pb, pl, pr)})
+
+
+def _add(kl, ins: list[str], shape: Shape, wts: list[np.ndarray], fold_into: Layer | None) -> Layer:
+    if len(ins) != 2:
+        raise InputError("Add of more than two inputs is not supported", where=kl.name)
+    return Layer(kl.name, "add", ins, shape, {"act": None})
+
+
+def _concat(kl, ins: list[str], shape: Shape, wts: list[np.ndarray], fold_into: Layer | None) -> Layer:
+    if kl.get_config()["axis"] not in (-1, len(shape)):
+        raise InputError("Concatenate along another axis than the channels is not supported",
+                         where=kl.name)
+    return Layer(kl.name, "concat", ins, shape)
+
+
+_CONVERTERS: dict[str, _Converter] = {
+    "BatchNormalization": _batchnorm, "ReLU": _activation, "Activation": _activation,
+    "Conv2D": _conv2d, "DepthwiseConv2D": _depthwise, "Dense": _dense,
+    "MaxPooling2D": _pool, "AveragePooling2D": _pool,
+    "GlobalAveragePooling2D": _global_pool, "GlobalAveragePooling1D": _global_pool,
+    "Flatten": _flatten, "ZeroPadding2D": _zeropad, "Add": _add, "Concatenate": _concat,
+}
+# Layers that are the identity at inference: their output is their input's.
+_PASS_THROUGH = ("Dropout", "SpatialDropout2D", "GaussianNoise")
+
+
+def _keras_edges(model) -> tuple[dict[str, list[str]], dict[str, int]]:
+    """Each Keras layer's input layer names (``input`` for the model input) and how many layers
+    read each layer's output."""
     src_of: dict[str, list[str]] = {}
     consumers: dict[str, int] = {}
     own = {kl.name for kl in model.layers}
@@ -190,18 +330,28 @@ def from_keras(model, *, name: str | None = None) -> LayerGraph:
         src_of[kl.name] = ins
         for s in ins:
             consumers[s] = consumers.get(s, 0) + 1
+    return src_of, consumers
+
+
+def from_keras(model, *, name: str | None = None) -> LayerGraph:
+    """Convert a Keras functional model; unsupported layers raise an error naming the layer."""
+    src_of, consumers = _keras_edges(model)
     alias: dict[str, str] = {}  # keras layer -> graph layer holding its output
     layers: list[Layer] = []
     by_name: dict[str, Layer] = {}
     input_shape = tuple(int(d) for d in model.inputs[0].shape[1:]) if model.inputs else None
 
-    def resolve(n):
+    def resolve(n: str) -> str:
         while n in alias:
             n = alias[n]
         return n
 
-    def shape_of(n):
-        return tuple(input_shape) if n == "input" else by_name[n].shape
+    def shape_of(n: str) -> Shape:
+        if n != "input":
+            return by_name[n].shape
+        if input_shape is None:
+            raise InputError("the model has no Input layer", where=model.name)
+        return input_shape
 
     for kl in model.layers:
         cls = type(kl).__name__
@@ -211,116 +361,27 @@ def from_keras(model, *, name: str | None = None) -> LayerGraph:
             input_shape = shape
             alias[kl.name] = "input"
             continue
-        prev = by_name.get(ins[0]) if len(ins) == 1 else None
-        foldable = (prev is not None and consumers.get(src_of[kl.name][0], 0) == 1)
-        wts = [np.asarray(w, np.float32) for w in kl.get_weights()]
-        if cls in ("Dropout", "SpatialDropout2D", "GaussianNoise"):
+        if cls in _PASS_THROUGH:
             alias[kl.name] = ins[0]
             continue
-        if cls == "BatchNormalization":
-            cfg = kl.get_config()
-            gamma, beta, mean, var = _bn_parts(kl, wts)
-            scale = gamma / np.sqrt(var + cfg["epsilon"])
-            shift = beta - mean * scale
-            if foldable and prev.op in ("conv", "dwconv", "dense") and not prev.attrs.get("act"):
-                w = prev.weights["w"]
-                if prev.op == "conv":
-                    prev.weights["w"] = (w * scale[None, :]).astype(np.float32)
-                elif prev.op == "dwconv":
-                    prev.weights["w"] = (w * scale[None, None, :]).astype(np.float32)
-                else:
-                    prev.weights["w"] = (w * scale[None, :]).astype(np.float32)
-                b = prev.weights.get("b", np.zeros(prev.cout, np.float32))
-                prev.weights["b"] = (b * scale + shift).astype(np.float32)
-                alias[kl.name] = prev.name
-                continue
-            ly = Layer(kl.name, "affine", ins, shape,
-                      weights={"scale": scale.astype(np.float32), "shift": shift.astype(np.float32)})
-        elif cls in ("ReLU", "Activation"):
-            act = _act_name(kl)
-            if foldable and prev.op in ("conv", "dwconv", "dense", "add", "affine") \
-                    and not prev.attrs.get("act"):
-                prev.attrs["act"] = act
-                alias[kl.name] = prev.name
-                continue
-            ly = Layer(kl.name, "act", ins, shape, {"act": act})
-        elif cls == "Conv2D":
-            cfg = kl.get_config()
-            if cfg.get("groups", 1) != 1 or tuple(cfg["dilation_rate"]) != (1, 1):
-                raise InputError("grouped or dilated Conv2D is not supported", where=kl.name)
-            w = wts[0]
-            kh, kw, c, co = w.shape
-            weights = {"w": np.ascontiguousarray(w.transpose(2, 0, 1, 3).reshape(c * kh * kw, co))}
-            if cfg["use_bias"]:
-                weights["b"] = wts[1]
-            ly = Layer(kl.name, "conv", ins, shape, {"k": (kh, kw), "s": int(cfg["strides"][0]),
-                                                    "padding": cfg["padding"],
-                                                    "act": _act_name(kl)}, weights)
-        elif cls == "DepthwiseConv2D":
-            cfg = kl.get_config()
-            if cfg.get("depth_multiplier", 1) != 1:
-                raise InputError("depth_multiplier != 1 is not supported", where=kl.name)
-            w = wts[0][..., 0]
-            weights = {"w": np.ascontiguousarray(w)}
-            if cfg["use_bias"]:
-                weights["b"] = wts[1]
-            ly = Layer(kl.name, "dwconv", ins, shape, {"k": w.shape[:2], "s": int(cfg["strides"][0]),
-                                                      "padding": cfg["padding"],
-                                                      "act": _act_name(kl)}, weights)
-        elif cls == "Dense":
-            if len(shape) != 1:
-                raise InputError("Dense on a non-flat input is not supported", where=kl.name)
-            weights = {"w": wts[0]}
-            if kl.get_config()["use_bias"]:
-                weights["b"] = wts[1]
-            ly = Layer(kl.name, "dense", ins, shape, {"act": _act_name(kl)}, weights)
-        elif cls in ("MaxPooling2D", "AveragePooling2D"):
-            cfg = kl.get_config()
-            if cls == "AveragePooling2D" and cfg["padding"] == "same":
-                raise InputError("AveragePooling2D with same padding is not supported",
-                                 where=kl.name)
-            ly = Layer(kl.name, "pool", ins, shape, {
-                "kind": "max" if cls.startswith("Max") else "avg",
-                "k": tuple(cfg["pool_size"]), "s": int((cfg["strides"] or cfg["pool_size"])[0]),
-                "padding": cfg["padding"]})
-        elif cls in ("GlobalAveragePooling2D", "GlobalAveragePooling1D"):
-            if kl.get_config().get("keepdims"):
-                raise InputError("keepdims pooling is not supported", where=kl.name)
-            ly = Layer(kl.name, "gap", ins, shape)
-        elif cls == "Flatten":
-            ly = Layer(kl.name, "flatten", ins, shape)
-        elif cls == "ZeroPadding2D":  # ResNet-50's and MobileNetV2's explicit padding
-            (pt, pb), (pl, pr) = kl.get_config()["padding"]
-            ly = Layer(kl.name, "zeropad", ins, shape, {"pads": (pt, pb, pl, pr)})
-        elif cls == "Add":
-            if len(ins) != 2:
-                raise InputError("Add of more than two inputs is not supported", where=kl.name)
-            ly = Layer(kl.name, "add", ins, shape, {"act": None})
-        elif cls == "Concatenate":
-            if kl.get_config()["axis"] not in (-1, len(shape)):
-                raise InputError("Concatenate along another axis than the channels is not "
-                                 "supported", where=kl.name)
-            ly = Layer(kl.name, "concat", ins, shape)
-        else:
+        convert = _CONVERTERS.get(cls)
+        if convert is None:
             raise InputError(f"layer type {cls} is not supported by the layer executor",
                              where=kl.name)
+        prev = by_name.get(ins[0]) if len(ins) == 1 else None
+        # Folding into the layer before is only sound when nothing else reads that layer's output.
+        foldable = prev is not None and consumers.get(src_of[kl.name][0], 0) == 1
+        wts = [np.asarray(w, np.float32) for w in kl.get_weights()]
+        ly = convert(kl, ins, shape, wts, prev if foldable else None)
+        if ly is prev:
+            alias[kl.name] = ly.name
+            continue
         ly.in_shapes = [shape_of(s) for s in ins]
         layers.append(ly)
         by_name[ly.name] = ly
     if input_shape is None:
         raise InputError("the model has no Input layer", where=model.name)
     return LayerGraph(name or model.name, input_shape, layers)
-
-
-def _bn_parts(kl, wts):
-    cfg = kl.get_config()
-    it = iter(wts)
-    gamma = next(it) if cfg.get("scale", True) else None
-    beta = next(it) if cfg.get("center", True) else None
-    mean, var = next(it), next(it)
-    gamma = np.ones_like(mean) if gamma is None else gamma
-    beta = np.zeros_like(mean) if beta is None else beta
-    return gamma, beta, mean, var
 
 
 # --- storage: one weight file per layer (or per weight slice) --------------------------------------
