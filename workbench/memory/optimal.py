@@ -21,6 +21,9 @@ from ..errors import InputError
 from ..timing import Stopwatch
 from .masa import Job, LayerCost, NetProfile, simulate
 
+#: One task of an :class:`Instance`: (name, duration in units, kind, net, layer).
+TaskRow = tuple[str, int, str, int, int]
+
 
 @dataclass
 class Instance:
@@ -32,9 +35,10 @@ class Instance:
     # execution ends, as MASA's scheduler frees them, so the MILP and MASA share one model.
     unload: int = 0
 
-    def tasks(self):
+    def tasks(self) -> tuple[list[TaskRow], list[tuple[int, int]]]:
         """(name, duration, kind, net, layer) and precedence pairs (i before j)."""
-        out, prec = [], []
+        out: list[TaskRow] = []
+        prec: list[tuple[int, int]] = []
         for n, layers in enumerate(self.nets):
             prev_exec = None
             for k, ly in enumerate(layers):
@@ -81,7 +85,7 @@ class Schedule:
     status: str
 
 
-def _mem(inst: Instance, tasks):
+def _mem(inst: Instance, tasks: list[TaskRow]) -> list[int]:
     mem = []
     for _name, _p, kind, n, k in tasks:
         ly = inst.nets[n][k]
@@ -101,39 +105,44 @@ def solve_milp(inst: Instance, *, workers: int, time_limit: float = 60.0) -> Sch
     # MASA's makespan bounds the optimum unless MASA had to overcommit (its progress rule).
     H = heuristic.makespan if heuristic.status == "heuristic" else sum(p)
     n = len(tasks)
-    idx = {}
+    idx: dict[tuple[int, int], int] = {}  # (task, start unit) -> variable
     for i in range(n):
         for tau in range(H - p[i] + 1):
             idx[(i, tau)] = len(idx)
     nv = len(idx) + 1  # + Cmax
     cm = nv - 1
-    rows, lo, hi = [], [], []
+    rows: list[dict[int, int]] = []  # sparse constraint rows: variable -> coefficient
+    lo: list[float] = []
+    hi: list[float] = []
 
-    def row():
-        return {}
+    def add(r: dict[int, int], low: float, high: float) -> None:
+        rows.append(r)
+        lo.append(low)
+        hi.append(high)
 
     # each task starts once
     for i in range(n):
         r = {idx[(i, tau)]: 1 for tau in range(H - p[i] + 1)}
-        rows.append(r), lo.append(1), hi.append(1)
+        add(r, 1, 1)
     # precedence: start_j - start_i >= p_i
     for i, j in prec:
-        r = row()
+        r = {}
         for tau in range(H - p[j] + 1):
             r[idx[(j, tau)]] = r.get(idx[(j, tau)], 0) + tau
         for tau in range(H - p[i] + 1):
             r[idx[(i, tau)]] = r.get(idx[(i, tau)], 0) - tau
-        rows.append(r), lo.append(p[i]), hi.append(np.inf)
+        add(r, p[i], np.inf)
     # makespan
     for i in range(n):
         r = {idx[(i, tau)]: tau for tau in range(H - p[i] + 1)}
         r[cm] = -1
-        rows.append(r), lo.append(-np.inf), hi.append(-p[i])
+        add(r, -np.inf, -p[i])
     mem = _mem(inst, tasks)
     loads = [(i, i + 2, inst.nets[tasks[i][3]][tasks[i][4]]["weight"])
              for i in range(n) if tasks[i][2] == "load"]
     for tau in range(H):
-        rw, rm = {}, {}
+        rw: dict[int, int] = {}  # tasks running at tau
+        rm: dict[int, int] = {}  # bytes held at tau
         for i in range(n):  # running at tau: started in (tau - p_i, tau]
             for s in range(max(0, tau - p[i] + 1), min(tau, H - p[i]) + 1):
                 rw[idx[(i, s)]] = rw.get(idx[(i, s)], 0) + 1
@@ -144,8 +153,8 @@ def solve_milp(inst: Instance, *, workers: int, time_limit: float = 60.0) -> Sch
                 rm[idx[(li, s)]] = rm.get(idx[(li, s)], 0) + w
             for s in range(0, min(tau - p[ui], H - p[ui]) + 1):
                 rm[idx[(ui, s)]] = rm.get(idx[(ui, s)], 0) - w
-        rows.append(rw), lo.append(-np.inf), hi.append(workers)
-        rows.append(rm), lo.append(-np.inf), hi.append(inst.budget)
+        add(rw, -np.inf, workers)
+        add(rm, -np.inf, inst.budget)
     A = lil_matrix((len(rows), nv))
     for k, r in enumerate(rows):
         for j, v in r.items():
@@ -192,6 +201,8 @@ def masa_schedule(inst: Instance, *, workers: int) -> Schedule:
     at = {(f"n{n}", k, kind): i for i, (_, _, kind, n, k) in enumerate(tasks)}
     starts = [0] * len(tasks)
     for t in run.tasks:
+        # One job without parents: nothing is aborted, so every task started and ended.
+        assert t.start is not None and t.end is not None, f"{t.kind} task never ran"
         starts[at[(t.job.nets[t.net], t.layers[0], t.kind)]] = round(t.start)
         if t.kind == "exec":  # the unload follows the execution at once
             starts[at[(t.job.nets[t.net], t.layers[0], "unload")]] = round(t.end)
