@@ -133,3 +133,82 @@ def test_every_page_is_titled_as_the_navigation_names_it():
         if target != "index.md" and title != label:
             wrong.append(f"{target}: nav {label!r}, title {title!r}")
     assert wrong == []
+
+
+#: Shell lines the docs show that the tests do not execute, by leading words, each with why and
+#: where the same command runs instead. Every other line of a bash block runs (the next test).
+NOT_RUN = {
+    "make": "the Makefile's own targets (setup, demo, report, bench take minutes to hours); CI "
+            "runs `make test` itself and test_every_shell_line_names_a_real_command checks each",
+    "workbench explore": "starts a web server; tests/test_explorer_browser.py drives it",
+    "workbench zoo": "trains models (minutes); the host tests' quick_zoo fixture runs it",
+    "workbench profile": "measures models on this machine; tests/test_host_pipeline.py runs it",
+    "workbench models": "TensorFlow loads and converts the model; tests/test_registry.py runs it",
+    "workbench quantise": "TensorFlow conversions; tests/test_registry.py runs it",
+    "workbench bundle": "needs the measured models' files; tests/test_runtime_bundle.py runs it",
+    "workbench run": "serves a bundle of real models; tests/test_runtime_bundle.py runs it",
+    "workbench report": "executes notebooks (minutes); tests/test_own_reports.py runs it",
+    "workbench sweep": "hundreds of NSGA-II runs (a minute or more); tests/test_sweep.py runs "
+                       "the command on a smaller grid",
+    "python -m workbench.runtime": "needs a bundle of real models; "
+                                   "tests/test_runtime_light_install.py runs it",
+}
+
+
+def _inputs(cwd: Path) -> None:
+    """The files the pages' lines read that the pages describe instead of creating: the examples
+    they name (tests/data), the parameter file a user copies to edit, a shipped device spec, and
+    two one-task tables cut from the example table."""
+    import shutil
+
+    data = ROOT / "tests" / "data"
+    shutil.copy(data / "s20fe_uc1_subset.csv", cwd / "table.csv")
+    shutil.copy(data / "benchmark_model_s20fe.log", cwd / "run.log")
+    phones = ROOT / "workbench" / "data" / "phones"
+    shutil.copy(phones / "model_parameters.json", cwd / "edited.json")
+    spec = json.loads((phones / "specs" / "pixel7.json").read_text())
+    (cwd / "mydevice.json").write_text(json.dumps({**spec, "name": "mydevice"}))
+    head, *rows = (data / "s20fe_uc1_subset.csv").read_text().splitlines()
+    for name in ("vision", "audio"):
+        (cwd / f"{name}.csv").write_text("\n".join(
+            [head, *(f"{name}-{r.replace(',uc1,', f',{name},')}" for r in rows)]) + "\n")
+    shutil.copytree(ROOT / "profiles", cwd / "profiles",
+                    ignore=shutil.ignore_patterns("*.partial.jsonl", "host-quick.json"))
+
+
+def _not_run(argv: list[str]) -> str | None:
+    line = " ".join(argv)
+    return next((k for k in NOT_RUN if line == k or line.startswith(k + " ")), None)
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if blocks(p, "bash")], ids=_id)
+def test_every_shell_line_runs(page, tmp_path, monkeypatch, capsys):
+    """A page's `workbench` lines run in order, as a user in a checkout would type them, in a
+    fresh workspace (WORKBENCH_HOME) holding a copy of the checkout's profiles; each must exit 0.
+    The lines NOT_RUN lists are skipped, by name, with the reason, and so are lines that read
+    what a skipped line writes (``-o``)."""
+    import glob
+
+    from workbench.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path))
+    _inputs(tmp_path)
+    unmade: set[str] = set()  # what skipped lines would have written: a line reading it skips
+    for body in blocks(page, "bash"):
+        for argv in shell_lines(body):
+            if _not_run(argv) or unmade & set(argv):
+                unmade.update(argv[k + 1] for k, a in enumerate(argv[:-1]) if a in ("-o", "--out"))
+                continue
+            assert argv[0] == "workbench", f"{_id(page)}: {' '.join(argv)}: not in NOT_RUN"
+            args = [a for x in argv[1:] for a in (sorted(glob.glob(x)) or [x]
+                                                   if any(c in x for c in "*?[") else [x])]
+            code = main(args)
+            err = capsys.readouterr().err
+            assert code == 0, f"{_id(page)}: {' '.join(argv)}: exit {code}: {err[-800:]}"
+
+
+def test_the_lines_not_run_are_still_shown_somewhere():
+    """Each NOT_RUN entry matches a line of the docs: an entry left behind by a docs edit goes."""
+    shown = [argv for p in PAGES for body in blocks(p, "bash") for argv in shell_lines(body)]
+    assert {k for k in NOT_RUN if not any(_not_run(a) == k for a in shown)} == set()
