@@ -21,7 +21,7 @@ from workbench.errors import InputError  # noqa: E402
 from workbench.host import datasets as ds  # noqa: E402
 from workbench.moo.problem import DiscreteProblem  # noqa: E402
 from workbench.runtime import BundleError, Event, RuntimeManager, load_bundle  # noqa: E402
-from workbench.runtime import bundle as rb  # noqa: E402
+from workbench.runtime.bundle import load as rb  # noqa: E402  (where load_bundle reads files)
 from workbench.runtime.run import run  # noqa: E402
 from workbench.solvers import rass  # noqa: E402
 
