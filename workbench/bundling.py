@@ -288,30 +288,62 @@ def make_bundle(result: SolveResult, problem: DiscreteProblem, out: str | os.Pat
         seen = dict.fromkeys(cid for d in result.designs.values() for cid in d.configs)
         configs = [prof.config(cid) for cid in seen]
     programs = [c for c in configs if c.memory_mode in PROGRAM_MODES]
-    prog_ids = {c.id for c in programs}
     exits = [c for c in configs if c.criteria is not None and c.arch]
-    exit_ids = {c.id for c in exits}
-    if exits:
-        from . import workspace
-        from .multiexit.profiling import stored_multiexit
+    stored = _stored_multiexit(exits, prof, models, multi_exit) if exits else {}
+    _check_model_files(configs, files, prof, models,
+                       {c.id for c in programs} | {c.id for c in exits})
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = staging(out, folder=True)
+    try:
+        model_info: dict[str, dict[str, Any]] = {}
+        mem = _write_programs(programs, tmp, model_info, graphs or {})
+        me = _write_multiexit(exits, tmp, model_info, stored) if exits else {}
+        cfg_out: dict[str, dict[str, Any]] = {}
+        for c in configs:
+            rel = _model_file(c, tmp, files, model_info, mem, me)
+            cfg_out[c.id] = _config_entry(c, rel, mem, me, outputs, every_output)
+        manifest = _manifest(result, problem, include, model_info, cfg_out)
+        (tmp / MANIFEST).write_text(dumps_json(manifest) + "\n", encoding="utf-8")
+        replace_dir(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return manifest
 
-        stored = stored_multiexit(Path(models) if models is not None else workspace.zoo_dir())
-        # A model the zoo given does not hold: where the profile says it was stored (a quick
-        # build's zoo, say), if that folder still holds it. What one command wrote, the next
-        # finds.
-        for m in prof.multi_exit or []:
-            if m.folder and (m.task, m.arch) not in stored and \
-                    (m.task, m.arch) in stored_multiexit(Path(m.folder).parent.parent):
-                stored[(m.task, m.arch)] = Path(m.folder)
-        stored.update({k: Path(v) for k, v in (multi_exit or {}).items()})
-        lost = [c for c in exits if (c.task, c.arch) not in stored]
-        if lost:
-            c = lost[0]
-            raise InputError(f"no stored multi-exit model {c.arch} for task {c.task} (build it "
-                             "with `workbench multiexit build`, or pass multi_exit=)",
-                             where=f"configs[{c.id!r}]", value=c.label())
-    missing = [c for c in configs if _model_key(c) not in files and c.id not in prog_ids
-               and c.id not in exit_ids]
+
+def _stored_multiexit(exits: list, prof: Any, models: str | os.PathLike | None,
+                      multi_exit: dict[tuple[str, str], str | os.PathLike] | None
+                      ) -> dict[tuple[str, str], Path]:
+    """Where each multi-exit configuration's stored model is, by (task, arch): the zoo's, then
+    where the profile says it was stored, then ``multi_exit``; a configuration whose model is
+    nowhere is an InputError naming it."""
+    from . import workspace
+    from .multiexit.profiling import stored_multiexit
+
+    stored = stored_multiexit(Path(models) if models is not None else workspace.zoo_dir())
+    # A model the zoo given does not hold: where the profile says it was stored (a quick
+    # build's zoo, say), if that folder still holds it. What one command wrote, the next
+    # finds.
+    for m in prof.multi_exit or []:
+        if m.folder and (m.task, m.arch) not in stored and \
+                (m.task, m.arch) in stored_multiexit(Path(m.folder).parent.parent):
+            stored[(m.task, m.arch)] = Path(m.folder)
+    stored.update({k: Path(v) for k, v in (multi_exit or {}).items()})
+    lost = [c for c in exits if (c.task, c.arch) not in stored]
+    if lost:
+        c = lost[0]
+        raise InputError(f"no stored multi-exit model {c.arch} for task {c.task} (build it "
+                         "with `workbench multiexit build`, or pass multi_exit=)",
+                         where=f"configs[{c.id!r}]", value=c.label())
+    return stored
+
+
+def _check_model_files(configs: list, files: dict[tuple[str, str, str], Path], prof: Any,
+                       models: str | os.PathLike | None, written: set[str]) -> None:
+    """Every configuration not ``written`` from a layer graph or stored multi-exit model has a
+    model file, else an InputError naming the first without and why (a modelled profile has
+    none; a measured one points at the zoo and the registry)."""
+    missing = [c for c in configs if _model_key(c) not in files and c.id not in written]
     if missing:
         c = missing[0]
         why = (f"the {prof.source} profile of {prof.device.name} has no model files here"
@@ -320,71 +352,78 @@ def make_bundle(result: SolveResult, problem: DiscreteProblem, out: str | os.Pat
                "(`workbench zoo build`) or add the model (`workbench models add`)")
         raise InputError(f"{len(missing)} configuration(s) have no model file: {why}",
                          where=f"configs[{c.id!r}]", value=c.label())
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = staging(out, folder=True)
-    try:
-        model_info: dict[str, dict[str, Any]] = {}
-        cfg_out: dict[str, dict[str, Any]] = {}
-        mem = _write_programs(programs, tmp, model_info, graphs or {})
-        me = _write_multiexit(exits, tmp, model_info, stored) if exits else {}
-        for c in configs:
-            w = f"configs[{c.id!r}]"
-            if c.id in prog_ids:
-                rel = mem[c.id]["program"]
-            elif c.id in exit_ids:
-                rel = me[c.id]["segments"][0]
-            else:
-                src = files[_model_key(c)]
-                rel = (f"models/{_part(c.task, w + '.task')}/{_part(c.model, w + '.model')}/"
-                       f"{src.name}")
-                if rel not in model_info:
-                    dst = tmp / rel
-                    dst.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copyfile(src, dst)
-                    model_info[rel] = {"sha256": sha256_of(dst), "bytes": dst.stat().st_size}
-            cfg_out[c.id] = {
-                "task": c.task, "model": c.model, "precision": c.precision,
-                "processor": c.processor, "threads": c.threads or 1,
-                "xnnpack": bool(c.xnnpack) if c.xnnpack is not None else True,
-                "batch": c.batch, "file": rel, "label": c.label(),
-                "expected": {k: getattr(c, k) for k in EXPECTED if _finite(getattr(c, k))}}
-            ref = outputs.get((c.task, c.model))
-            if ref is not None and c.id not in prog_ids and c.id not in exit_ids:
-                cfg_out[c.id]["output"] = {"index": ref[0], "key": ref[1], "name": ref[2]}
-                if every_output.get((c.task, c.model)):
-                    cfg_out[c.id]["outputs"] = [{"index": k, "key": key, "name": name}
-                                                for k, key, name in every_output[(c.task, c.model)]]
-            if c.id in prog_ids:
-                cfg_out[c.id]["memory"] = {k: v for k, v in mem[c.id].items() if k != "program"}
-            if c.id in exit_ids:
-                cfg_out[c.id]["multi_exit"] = me[c.id]
-        order = sorted(result.designs.values(), key=lambda d: -d.optimality)
-        tasks = [{"name": t.name, "batch": t.batch,
-                  "metric": t.metric, "higher_is_better": t.higher_is_better}
-                 for t in (prof.task(n) for n in problem.task_names)]
-        st = storage(result, problem)
-        manifest = {
-            "format": FORMAT, "version": VERSION, "created_by": f"workbench {__version__}",
-            "solver": result.solver, "slo": str(problem.slo), "include": include,
-            "device": {"name": prof.device.name, "source": prof.source},
-            "tasks": tasks, "models": model_info, "configs": cfg_out,
-            "designs": {r: {"configs": list(d.configs), "labels": list(d.labels),
-                            "optimality": d.optimality if _finite(d.optimality) else None,
-                            "objectives": d.objectives, "W": d.W, "MF": d.MF,
-                            **({"trigger": d.trigger} if d.trigger else {})}
-                        for r, d in result.designs.items()},
-            "triggers": list(result.triggers),
-            "policy": [r.to_dict() for r in result.policy],
-            "policy_table": result.policy_table(),
-            "policy_vector": list(result.policy_vector),
-            "fallback": [d.role for d in order],
-            "storage": {**st.to_dict(), "bundle_bytes": sum(m["bytes"] for m in
-                                                            model_info.values())},
-        }
-        (tmp / MANIFEST).write_text(dumps_json(manifest) + "\n", encoding="utf-8")
-        replace_dir(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return manifest
 
+
+def _model_file(c: Any, tmp: Path, files: dict[tuple[str, str, str], Path],
+                model_info: dict[str, dict[str, Any]], mem: dict[str, dict[str, Any]],
+                me: dict[str, dict[str, Any]]) -> str:
+    """The bundle file a configuration's ``file`` names: its layer program, its first
+    multi-exit segment, or its model file (copied under ``tmp`` once however many
+    configurations share it; entry added to ``model_info``)."""
+    if c.id in mem:
+        return mem[c.id]["program"]
+    if c.id in me:
+        return me[c.id]["segments"][0]
+    w = f"configs[{c.id!r}]"
+    src = files[_model_key(c)]
+    rel = f"models/{_part(c.task, w + '.task')}/{_part(c.model, w + '.model')}/{src.name}"
+    if rel not in model_info:
+        dst = tmp / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dst)
+        model_info[rel] = {"sha256": sha256_of(dst), "bytes": dst.stat().st_size}
+    return rel
+
+
+def _config_entry(c: Any, rel: str, mem: dict[str, dict[str, Any]],
+                  me: dict[str, dict[str, Any]], outputs: dict, every_output: dict
+                  ) -> dict[str, Any]:
+    """A configuration's manifest entry: how to run it, what it is expected to measure, and the
+    output its answers are (a registered multi-output model), its memory mode or its exits."""
+    entry: dict[str, Any] = {
+        "task": c.task, "model": c.model, "precision": c.precision,
+        "processor": c.processor, "threads": c.threads or 1,
+        "xnnpack": bool(c.xnnpack) if c.xnnpack is not None else True,
+        "batch": c.batch, "file": rel, "label": c.label(),
+        "expected": {k: getattr(c, k) for k in EXPECTED if _finite(getattr(c, k))}}
+    ref = outputs.get((c.task, c.model))
+    if ref is not None and c.id not in mem and c.id not in me:
+        entry["output"] = {"index": ref[0], "key": ref[1], "name": ref[2]}
+        if every_output.get((c.task, c.model)):
+            entry["outputs"] = [{"index": k, "key": key, "name": name}
+                                for k, key, name in every_output[(c.task, c.model)]]
+    if c.id in mem:
+        entry["memory"] = {k: v for k, v in mem[c.id].items() if k != "program"}
+    if c.id in me:
+        entry["multi_exit"] = me[c.id]
+    return entry
+
+
+def _manifest(result: SolveResult, problem: DiscreteProblem, include: str,
+              model_info: dict[str, dict[str, Any]], cfg_out: dict[str, dict[str, Any]]
+              ) -> dict[str, Any]:
+    """The bundle's manifest (the runtime's :mod:`workbench.runtime.bundle` reads it)."""
+    prof = problem.profile
+    order = sorted(result.designs.values(), key=lambda d: -d.optimality)
+    tasks = [{"name": t.name, "batch": t.batch,
+              "metric": t.metric, "higher_is_better": t.higher_is_better}
+             for t in (prof.task(n) for n in problem.task_names)]
+    st = storage(result, problem)
+    return {
+        "format": FORMAT, "version": VERSION, "created_by": f"workbench {__version__}",
+        "solver": result.solver, "slo": str(problem.slo), "include": include,
+        "device": {"name": prof.device.name, "source": prof.source},
+        "tasks": tasks, "models": model_info, "configs": cfg_out,
+        "designs": {r: {"configs": list(d.configs), "labels": list(d.labels),
+                        "optimality": d.optimality if _finite(d.optimality) else None,
+                        "objectives": d.objectives, "W": d.W, "MF": d.MF,
+                        **({"trigger": d.trigger} if d.trigger else {})}
+                    for r, d in result.designs.items()},
+        "triggers": list(result.triggers),
+        "policy": [r.to_dict() for r in result.policy],
+        "policy_table": result.policy_table(),
+        "policy_vector": list(result.policy_vector),
+        "fallback": [d.role for d in order],
+        "storage": {**st.to_dict(), "bundle_bytes": sum(m["bytes"] for m in
+                                                        model_info.values())},
+    }
