@@ -161,3 +161,94 @@ def test_a_bad_processor_id_says_what_one_looks_like(bad):
     with pytest.raises(InputError, match="CPU, GPU, NPU or DSP|listed twice") as e:
         processors.parse(bad)
     assert repr(bad) in str(e.value)
+
+
+# --- one home for metrics: the schema, the SLO parser and the problem read workbench.metrics ---
+
+_NEW_METRIC = r'''
+import importlib.util, sys
+import workbench
+
+# A new metric is one row in workbench/metrics.py: add one (with two statistics, summable, in mJ)
+# to the module's own text, before anything reads the table.
+spec = importlib.util.find_spec("workbench.metrics")
+src = open(spec.origin).read()
+anchor = '    Metric("NTT",'
+assert src.count(anchor) == 1, "the system metrics' first row moved: update this test's anchor"
+row = ('    Metric("Q", "mJ", "a made-up metric", stats=("avg", "p99"), summable=True, '
+       'units={"mj": 1.0, "j": 1000.0}),\n')
+metrics = importlib.util.module_from_spec(spec)
+sys.modules["workbench.metrics"] = workbench.metrics = metrics
+exec(compile(src.replace(anchor, row + anchor), spec.origin, "exec"), metrics.__dict__)
+
+from workbench.errors import InputError
+from workbench.moo.problem import DiscreteProblem
+from workbench.moo.slo import SLO
+from workbench.profiles import profile_from_dict
+from workbench.profiles.schema import Config
+
+assert "Q" in metrics.COLUMNS and "Q_p99" in metrics.COLUMNS
+assert {"Q", "Q_p99"} <= set(Config.model_fields)
+rows = [{"id": f"{t}{i}", "task": t, "model": "m", "precision": "FP32", "processor": "CPU",
+         "A": 70.0 + i, "L": 5.0 + i, "Q": 2.0 + i, "Q_p99": 3.0 + i, "source": "modelled"}
+        for t in ("a", "b") for i in range(2)]
+doc = {"device": {"name": "toy"}, "source": "modelled", "provenance": {"method": "test"},
+       "configs": rows}
+prof = profile_from_dict(doc)
+assert prof.columns("Q_p99", task="a")["Q_p99"].tolist() == [3.0, 4.0]
+rows[0]["Q"] = -1.0
+try:
+    profile_from_dict(doc)
+    raise AssertionError("a negative Q was accepted")
+except InputError as e:
+    assert e.where == "configs[0].Q", e.where
+rows[0]["Q"] = 2.0
+
+slo = SLO.parse("min p99 Q[a]; max A; Q[total] <= 0.0055 J")
+assert slo.constraints[0].value == 5.5 and str(slo) == "min p99 Q[a]; max A; Q[total] <= 5.5mJ"
+p = DiscreteProblem(prof, slo, tasks=["a", "b"])
+assert p.objective_names == ["p99 Q[a]", "A[a]", "A[b]"], p.objective_names
+ev = p.evaluate_flat([0, 1, 2, 3])
+assert ev.F[:, 0].tolist() == [3.0, 3.0, 4.0, 4.0]
+assert ev.G[:, 0].tolist() == [-1.5, -0.5, -0.5, 0.5]
+try:
+    DiscreteProblem(prof, "min std Q", tasks=["a"])
+    raise AssertionError("std Q was accepted")
+except InputError as e:
+    assert "available: avg, p99" in str(e), str(e)
+print("ok")
+'''
+
+
+def test_a_new_metric_row_reaches_the_schema_the_slo_and_the_problem():
+    """Adding a metric is one row in workbench.metrics: a hand-written list of names or
+    statistics in the schema, the SLO parser or the problem would refuse the new one."""
+    import subprocess
+    import sys
+
+    # A fresh interpreter: the row must be in the table before any module reads it.
+    run = subprocess.run([sys.executable, "-c", _NEW_METRIC], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-3000:]
+
+
+def test_config_fields_are_the_metric_tables_columns():
+    import ast
+    import inspect
+
+    from workbench.metrics import BY_NAME, COLUMNS, STAT_SUFFIX
+    from workbench.moo import slo
+    from workbench.profiles.schema import Config, config
+
+    assert set(COLUMNS) <= set(Config.model_fields)
+    assert Config.model_fields["L_p99"].description == f"p99 of the {BY_NAME['L'].description} (ms)"
+    # The type checker's view of the columns names none the model lacks.
+    tree = ast.parse(inspect.getsource(config))
+    view = next(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)
+                and n.name == "_ConfigMetrics")
+    names = [s.target.id for s in view.body if isinstance(s, ast.AnnAssign)
+             and isinstance(s.target, ast.Name)]
+    assert names and set(names) <= set(Config.model_fields)
+    # Every statistic of the table parses in an SLO.
+    for stat in STAT_SUFFIX:
+        assert slo.SLO.parse(f"min {stat} L").objectives[0].stat == stat

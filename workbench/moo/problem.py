@@ -29,7 +29,6 @@ from ..metrics import (
     HIGHER_IS_BETTER,
     MODEL_METRICS,
     SLOWDOWN_COLUMNS,
-    STAT_SUFFIX,
     SYSTEM_METRICS,
 )
 from ..metrics import unit as metric_unit
@@ -315,16 +314,16 @@ class DiscreteProblem(Problem):
             if not self.multi:
                 raise InputError(f"{where}: {metric} is a multi-DNN metric; this problem runs one "
                                  "task", where="SLO", value=metric)
-            if metric != "NTT" and stat != "avg" or stat not in ("avg", "max", "min"):
+            if stat not in BY_NAME[metric].stats:
                 raise InputError(f"{where}: no {stat} statistic for {metric}", where="SLO",
                                  value=stat)
             name = ("" if stat == "avg" else f"{stat} ") + metric
             return Term(name, metric, stat, None, metric in HIGHER_IS_BETTER if sense is None
                         else sense == "max", weight)
-        if stat not in STAT_SUFFIX or (stat != "avg" and metric != "L"):
-            have = ", ".join(STAT_SUFFIX) if metric == "L" else "avg"
+        if stat not in BY_NAME[metric].stats:
             raise InputError(f"{where}: profiles hold no {stat!r} statistic of {metric} "
-                             f"(available: {have})", where="SLO", value=stat)
+                             f"(available: {', '.join(BY_NAME[metric].stats)})", where="SLO",
+                             value=stat)
         if alias is not None:
             self._check_alias(alias, task, where)
         label = ("" if stat == "avg" else f"{stat} ") + (alias or metric)

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, localcontext
 
 from ..errors import InputError
-from ..metrics import BY_NAME, MODEL_METRICS, SUMMABLE, SYSTEM_METRICS
+from ..metrics import BY_NAME, MODEL_METRICS, STAT_SUFFIX, SUMMABLE, SYSTEM_METRICS
 from ..metrics import unit as metric_unit
 from ..names import first_control, masked
 
@@ -53,7 +53,11 @@ MAX_NUMBER_CHARS = 64
 #: :mod:`workbench.metrics`, the one table of names, units and directions.
 METRICS = MODEL_METRICS + SYSTEM_METRICS
 # ASCII digits only: Python's \d and float() also take '４', '٤' and other Unicode digits.
-_STAT_RE = re.compile(r"^(avg|mean|std|min|max|p[0-9]{1,2})$", re.I)
+_PERCENTILE = r"p[0-9]{1,2}"
+#: The statistics an SLO names in words (the metric table's: avg, std, min, max); ``mean`` is
+#: avg, and any percentile pNN parses (whether profiles hold it is the problem's to say).
+_NAMED_STATS = tuple(s for s in STAT_SUFFIX if not re.fullmatch(_PERCENTILE, s))
+_STAT_RE = re.compile(rf"^({'|'.join(_NAMED_STATS)}|mean|{_PERCENTILE})$", re.I)
 _TOKEN_RE = re.compile(r"\s*(<=|>=|<|>|=|[^\s<>=]+)")
 _NUMBER_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _UNIT_RE = re.compile(r"[A-Za-z%/]+")
@@ -300,11 +304,11 @@ def _stat_metric(toks: list[tuple[str, int, int]], text: str, shape_error: str
     if len(toks) == 2:
         if not _STAT_RE.match(toks[0][0]):
             _non_ascii(text, toks[0][1], toks[0][2])
-            raise SLOError("expected a statistic (avg, std, min, max, pNN)", text, toks[0][1],
-                           toks[0][2])
+            raise SLOError(f"expected a statistic ({', '.join(_NAMED_STATS)}, pNN)", text,
+                           toks[0][1], toks[0][2])
         stat = _stat(toks[0][0])
     metric, task, alias = _metric(toks[-1], text)
-    if alias and stat != "avg":
+    if alias and stat not in BY_NAME[metric].stats:
         raise SLOError(f"profiles hold no {stat} of {alias} (A)", text, toks[0][1], toks[0][2])
     return stat, metric, task, alias
 
