@@ -189,7 +189,7 @@ def test_a_second_add_of_a_name_being_added_fails_and_the_first_wins(files, home
                 second.append(exc)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(registry, "_quantise_in", first_converting)
+    monkeypatch.setattr(registry.adding, "_quantise_in", first_converting)
     rec = registry.add(files / "small.tflite", name="m", task="first")
     assert isinstance(second[1], InputError), second
     assert "'m'" in str(second[1]) and "another workbench process" in str(second[1])
@@ -210,7 +210,7 @@ def test_two_quantise_runs_at_once_keep_both_schemes(files, home, monkeypatch):
             go.wait(120)
         return real(folder, rec, schemes, **kwargs)
 
-    monkeypatch.setattr(registry, "_quantise_isolated", convert)
+    monkeypatch.setattr(registry.converting, "_quantise_isolated", convert)
     errors = []
 
     def run(schemes):

@@ -1,7 +1,7 @@
 """``python -m workbench.host._convert FOLDER SCHEMES [--progress]``: convert and measure a
 registered model's schemes in this (child) process, for
-:func:`workbench.host.registry._quantise_isolated`. The parent holds the model's lock; this
-process writes the record after every scheme and names the scheme it is on in
+:func:`workbench.host.registry.converting._quantise_isolated`. The parent holds the model's
+lock; this process writes the record after every scheme and names the scheme it is on in
 ``FOLDER/.converting``, so that a crash costs only that scheme."""
 
 from __future__ import annotations
