@@ -25,6 +25,8 @@ from .base import PathError as PathError
 from .base import Precision as Precision
 from .base import Source as Source
 from .base import TaskName as TaskName
+from .base import engine_kind as engine_kind
+from .base import is_precision as is_precision
 from .config import Config as Config
 from .config import FailedConfig as FailedConfig
 from .config import metric_fields as metric_fields

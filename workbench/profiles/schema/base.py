@@ -11,7 +11,7 @@ predictor) or imported (another tool's output).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeGuard, cast
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, model_validator
 
@@ -20,10 +20,21 @@ from ...errors import WorkbenchError
 from ...names import first_control
 from ...names import validator as name_validator
 
-PRECISIONS: tuple[str, ...] = ("FP32", "FP16", "DR8", "FX8", "FFX8")
 Precision = Literal["FP32", "FP16", "DR8", "FX8", "FFX8"]
+PRECISIONS: tuple[Precision, ...] = ("FP32", "FP16", "DR8", "FX8", "FFX8")
 Source = Literal["measured", "modelled", "predicted", "imported"]
 EngineKind = Literal["CPU", "GPU", "NPU", "DSP"]
+
+
+def is_precision(text: object) -> TypeGuard[Precision]:
+    """Whether a text (a user's, a file name's) is one of the model precisions."""
+    return text in PRECISIONS
+
+
+def engine_kind(processor: str) -> EngineKind:
+    """The engine kind of a processor id (InputError for an unknown one)."""
+    # processors.kind returns one of processors.KINDS, the values EngineKind names.
+    return cast(EngineKind, processors.kind(processor))
 
 
 class PathError(WorkbenchError, ValueError):

@@ -23,12 +23,14 @@ from .base import (
     MAX_BATCH,
     MAX_THREADS,
     ConfigId,
+    EngineKind,
     ModelName,
     PathError,
     Precision,
     Source,
     TaskName,
     _Strict,
+    engine_kind,
 )
 
 #: Latencies are durations: 0 ms would be an infinite throughput that wins every SLO (their
@@ -106,25 +108,25 @@ if TYPE_CHECKING:
         # The type checker cannot run the table: this is its view of the columns code reads by
         # name. The model's fields are the generated ones below (tests/test_profiles_schema.py
         # checks that this view names no field they lack).
-        A: float | None
-        A_n: int | None
-        A_lo: float | None
-        A_hi: float | None
-        S: float | None
-        params: float | None
-        W: float | None
-        L: float | None
-        L_std: float | None
-        L_min: float | None
-        L_max: float | None
-        L_p50: float | None
-        L_p90: float | None
-        L_p99: float | None
-        L_samples: list[float] | None
-        L_n: int | None
-        TP: float | None
-        E: float | None
-        MF: float | None
+        A: float | None = None
+        A_n: int | None = None
+        A_lo: float | None = None
+        A_hi: float | None = None
+        S: float | None = None
+        params: float | None = None
+        W: float | None = None
+        L: float | None = None
+        L_std: float | None = None
+        L_min: float | None = None
+        L_max: float | None = None
+        L_p50: float | None = None
+        L_p90: float | None = None
+        L_p99: float | None = None
+        L_samples: list[float] | None = None
+        L_n: int | None = None
+        TP: float | None = None
+        E: float | None = None
+        MF: float | None = None
 else:
     _ConfigMetrics = create_model("_ConfigMetrics", __base__=_ConfigHead, __module__=__name__,
                                   __doc__="A configuration's metric columns (the metric table's).",
@@ -215,9 +217,9 @@ class Config(_ConfigMetrics):
         return None if self.L is None or self.L_std is None else self.L_std / self.L
 
     @property
-    def kind(self) -> str:
+    def kind(self) -> EngineKind:
         """Engine kind of the processor (``CPU``, ``GPU``, ``NPU`` or ``DSP``)."""
-        return processors.kind(self.processor)
+        return engine_kind(self.processor)
 
     def label(self) -> str:
         """Short human label in CARIn's notation, e.g. ``EfficientNet Lite0 FFX8, CPU_{4,T}``."""

@@ -96,7 +96,7 @@ class Engine(_Strict):
     name: str = Field(description="Processor id used by the configurations, e.g. 'GPU', 'CPU[0]'.")
     kind: EngineKind
     precisions: list[Precision] = Field(
-        default_factory=lambda: list(PRECISIONS),  # type: ignore[arg-type]
+        default_factory=lambda: list(PRECISIONS),
         description="Model precisions the engine can run (natively or by fallback).")
     native: list[Literal["fp32", "fp16", "int8"]] = Field(
         default_factory=list, description="Arithmetic the engine runs natively.")
