@@ -20,12 +20,12 @@ from importlib import resources
 from typing import Any
 
 from . import phone_model as pm
-from .schema import Device
+from .schema import Device, Precision
 
 #: The engines of the rows, and how the model runs each (precision of the variant, the engine
 #: of the model, and whether the GPU keeps FP32). NNAPI is where the 2019-2020 Qualcomm drivers
 #: sent the work (the data's "nnapi" note): float to the GPU at FP32, quantised to the DSP.
-ENGINES: dict[str, tuple[str, str, bool]] = {
+ENGINES: dict[str, tuple[Precision, str, bool]] = {
     "CPU FP32": ("FP32", "CPU", False), "CPU int8": ("FX8", "CPU", False),
     "GPU FP32": ("FP32", "GPU", True), "GPU FP16": ("FP32", "GPU", False),
     "NNAPI FP32": ("FP32", "GPU", True), "NNAPI int8": ("FX8", "DSP", False),
@@ -164,7 +164,7 @@ class EngineError:
         return asdict(self)
 
 
-def _variant(name: str, m: dict[str, Any], precision: str) -> pm.Variant:
+def _variant(name: str, m: dict[str, Any], precision: Precision) -> pm.Variant:
     h, w = (int(x) for x in m["input"].split("x"))
     return pm.Variant(task="held-out", model=name, arch=m["arch"], precision=precision,
                       flops=2.0 * float(m["madds"]), params=float(m["params"]),

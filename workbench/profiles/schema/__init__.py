@@ -17,6 +17,7 @@ from .base import MAX_CORE_ID as MAX_CORE_ID
 from .base import MAX_THREADS as MAX_THREADS
 from .base import MAX_VALUE as MAX_VALUE
 from .base import PRECISIONS as PRECISIONS
+from .base import Arithmetic as Arithmetic
 from .base import ConfigId as ConfigId
 from .base import DeviceName as DeviceName
 from .base import EngineKind as EngineKind

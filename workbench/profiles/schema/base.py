@@ -24,6 +24,8 @@ Precision = Literal["FP32", "FP16", "DR8", "FX8", "FFX8"]
 PRECISIONS: tuple[Precision, ...] = ("FP32", "FP16", "DR8", "FX8", "FFX8")
 Source = Literal["measured", "modelled", "predicted", "imported"]
 EngineKind = Literal["CPU", "GPU", "NPU", "DSP"]
+#: The arithmetic an engine runs natively, and a delegate's precision.
+Arithmetic = Literal["fp32", "fp16", "int8"]
 
 
 def is_precision(text: object) -> TypeGuard[Precision]:

@@ -10,7 +10,7 @@ table and a new optional column here, with no edit to this module.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, create_model, field_validator, model_validator
 
@@ -22,6 +22,7 @@ from ...taskmetrics import MIN_BOOTSTRAP
 from .base import (
     MAX_BATCH,
     MAX_THREADS,
+    Arithmetic,
     ConfigId,
     EngineKind,
     ModelName,
@@ -52,7 +53,7 @@ class _ConfigHead(_Strict):
     processor: str
     threads: int | None = Field(default=None, ge=1, le=MAX_THREADS)
     xnnpack: bool | None = None
-    delegate_precision: Literal["fp32", "fp16", "int8"] | None = None
+    delegate_precision: Arithmetic | None = None
     governor: str | None = None
     recognition_rate: float | None = Field(
         default=None, gt=0, le=1, description="OODIn's recognition rate r: inference runs on this "

@@ -3,7 +3,7 @@ device, its compute engines with their tunable options, and the tasks its table 
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import Field, field_validator, model_validator
 
@@ -14,6 +14,7 @@ from .base import (
     MAX_CORE_ID,
     MAX_THREADS,
     PRECISIONS,
+    Arithmetic,
     DeviceName,
     EngineKind,
     Precision,
@@ -78,7 +79,7 @@ class EngineOptions(_Strict):
 
     threads: list[Annotated[int, Field(ge=1, le=MAX_THREADS)]] = Field(default_factory=list)
     xnnpack: list[bool] = Field(default_factory=list)
-    delegate_precision: list[Literal["fp32", "fp16", "int8"]] = Field(default_factory=list)
+    delegate_precision: list[Arithmetic] = Field(default_factory=list)
     governors: list[str] = Field(default_factory=list)
     memory_modes: list[MemoryMode] = Field(default_factory=list)
 
@@ -98,7 +99,7 @@ class Engine(_Strict):
     precisions: list[Precision] = Field(
         default_factory=lambda: list(PRECISIONS),
         description="Model precisions the engine can run (natively or by fallback).")
-    native: list[Literal["fp32", "fp16", "int8"]] = Field(
+    native: list[Arithmetic] = Field(
         default_factory=list, description="Arithmetic the engine runs natively.")
     core_ids: list[Annotated[int, Field(ge=0, le=MAX_CORE_ID)]] | None = Field(
         default=None, description="CPU affinity of this processor.")
