@@ -17,6 +17,7 @@ from conftest import make_profile
 from workbench.errors import InputError
 from workbench.runtime import events as ev
 from workbench.runtime import parse_events
+from workbench.runtime import throttle as cg  # where throttle_problem reads the cgroup
 
 SLO_MS = 41.67
 
@@ -56,7 +57,7 @@ def test_bad_throttle_events_are_refused_in_one_line(text, says):
 
 
 def test_a_machine_without_the_cpu_controller_is_told_what_is_missing(tmp_path, monkeypatch):
-    monkeypatch.setattr(ev, "CPU_CGROUP", str(tmp_path / "nope"))
+    monkeypatch.setattr(cg, "CPU_CGROUP", str(tmp_path / "nope"))
     with pytest.raises(InputError) as e:
         parse_events("1:throttle:serving:20, 4:unthrottle")
     msg = str(e.value)
@@ -66,10 +67,10 @@ def test_a_machine_without_the_cpu_controller_is_told_what_is_missing(tmp_path, 
 
 def test_without_root_the_error_says_so(tmp_path, monkeypatch):
     (tmp_path / "cpu.cfs_quota_us").write_text("-1\n")
-    monkeypatch.setattr(ev, "CPU_CGROUP", str(tmp_path))
-    monkeypatch.setattr(ev, "_own_group", lambda root: root)
-    monkeypatch.setattr(ev.os, "access", lambda *a, **k: False)
-    monkeypatch.setattr(ev.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(cg, "CPU_CGROUP", str(tmp_path))
+    monkeypatch.setattr(cg, "_own_group", lambda root: root)
+    monkeypatch.setattr(cg.os, "access", lambda *a, **k: False)
+    monkeypatch.setattr(cg.os, "geteuid", lambda: 1000)
     with pytest.raises(InputError, match=r"needs root .* \(running as uid 1000\)") as e:
         parse_events("1:throttle:CPU[0]:20")
     assert "\n" not in str(e.value)
@@ -78,7 +79,7 @@ def test_without_root_the_error_says_so(tmp_path, monkeypatch):
 def test_the_cli_refuses_a_bad_throttle_with_one_error_line(tmp_path, monkeypatch):
     from workbench.runtime.run import main
 
-    monkeypatch.setattr(ev, "CPU_CGROUP", str(tmp_path / "nope"))
+    monkeypatch.setattr(cg, "CPU_CGROUP", str(tmp_path / "nope"))
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
         code = main(["run", str(tmp_path / "bundle"), "--inject", "1:throttle:serving:20"])
