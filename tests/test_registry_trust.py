@@ -356,7 +356,7 @@ def test_a_keras_archive_is_bounded_by_its_uncompressed_size(home, tmp_path, cap
                                                              monkeypatch):
     from workbench.host import intake
 
-    monkeypatch.setattr(intake, "MAX_EXPANDED_BYTES", 10 * 10**6)
+    monkeypatch.setattr(intake.files, "MAX_EXPANDED_BYTES", 10 * 10**6)
     bomb = tmp_path / "bomb.keras"
     with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("config.json", "{}")
