@@ -110,69 +110,95 @@ def run(bundle: Bundle | str | Path, *, duration: float = 10.0, rate: float = 30
     b = bundle if isinstance(bundle, Bundle) else load_bundle(bundle)
     rm = RuntimeManager(b, policy=policy, events=events, limits=limits, limit_mode=limit_mode,
                         shares=shares, **options)
-    futures: list[Future] = []
-    lock = threading.Lock()
-    stop = threading.Event()
-    request_ms: dict[str, list[float]] = {t: [] for t in rm.tasks}
-
-    def note_answer(f: Future, task: str, t0: float) -> None:
-        # Runs where the answer is set: the latency a caller of submit() sees.
-        if not f.cancelled() and f.exception() is None:
-            ms = (time.perf_counter() - t0) * 1e3
-            with lock:
-                request_ms[task].append(ms)
-
-    def generate(task: str) -> None:
-        xs = None if inputs is None else inputs.get(task)
-        k = 0
-        t_next = time.perf_counter()
-        while not stop.is_set():
-            x = None if xs is None else xs[k % len(xs)][None]
-            t0 = time.perf_counter()
-            f = rm.submit(task, x)
-            f.add_done_callback(functools.partial(note_answer, task=task, t0=t0))
-            with lock:
-                futures.append(f)
-            k += 1
-            if rate > 0:
-                t_next += 1.0 / rate
-                time.sleep(max(0.0, t_next - time.perf_counter()))
-            else:
-                f.exception()  # closed loop: wait for the answer before the next request
-
+    requests = _Requests(rm, rate, inputs)
     try:
         rm.start()
     except ExecutorError:  # every design failed to load: the bundle's error, not a traceback
         raise no_loadable_design(b) from None
-    seen = 0
-    gens = [threading.Thread(target=generate, args=(t,), daemon=True) for t in rm.tasks]
     try:
-        for g in gens:
-            g.start()
-        t_end = time.monotonic() + duration
-        while time.monotonic() < t_end:
-            time.sleep(min(0.05, max(0.0, t_end - time.monotonic())))
-            if on_switch:
-                for s in rm.timeline.switches[seen:]:
-                    on_switch(s)
-                seen = len(rm.timeline.switches)
+        requests.start()
+        _follow(rm, duration, on_switch)
     except BaseException:  # Ctrl-C or a failing callback: still end what the events started
-        stop.set()
+        requests.stop.set()
         rm.stop(drain_s=0.0)
         raise
-    stop.set()
-    for g in gens:
-        g.join()
+    requests.join()
     stats = rm.stop()
+    futures = requests.futures
     wait(futures, timeout=10)
     answered = sum(1 for f in futures if f.done() and f.exception() is None)
     rejected = sum(1 for f in futures if f.done() and isinstance(f.exception(), Rejected))
     lost = len(futures) - answered - rejected
-    with lock:
-        got = {t: list(v) for t, v in request_ms.items()}
     return RunResult(stats, lost, rm.timeline.to_dict(), list(rm.served_log),
-                     summarise(rm.timeline), got,
+                     summarise(rm.timeline), requests.latencies(),
                      slo_latency_bounds(str(b.manifest.get("slo") or ""), rm.tasks))
+
+
+class _Requests:
+    """A run's request stream: one thread per task submitting ``rate`` requests per second
+    (evenly spaced, open loop; 0: each after the previous answer), cycling through the task's
+    ``inputs``; every future, and each answered request's latency."""
+
+    def __init__(self, rm: RuntimeManager, rate: float,
+                 inputs: dict[str, np.ndarray] | None) -> None:
+        self.rm, self.rate, self.inputs = rm, rate, inputs
+        self.futures: list[Future] = []
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.request_ms: dict[str, list[float]] = {t: [] for t in rm.tasks}
+        self.threads = [threading.Thread(target=self._generate, args=(t,), daemon=True)
+                        for t in rm.tasks]
+
+    def start(self) -> None:
+        for g in self.threads:
+            g.start()
+
+    def join(self) -> None:
+        """Stop submitting and wait for every generator."""
+        self.stop.set()
+        for g in self.threads:
+            g.join()
+
+    def latencies(self) -> dict[str, list[float]]:
+        with self.lock:
+            return {t: list(v) for t, v in self.request_ms.items()}
+
+    def _note_answer(self, f: Future, task: str, t0: float) -> None:
+        # Runs where the answer is set: the latency a caller of submit() sees.
+        if not f.cancelled() and f.exception() is None:
+            ms = (time.perf_counter() - t0) * 1e3
+            with self.lock:
+                self.request_ms[task].append(ms)
+
+    def _generate(self, task: str) -> None:
+        xs = None if self.inputs is None else self.inputs.get(task)
+        k = 0
+        t_next = time.perf_counter()
+        while not self.stop.is_set():
+            x = None if xs is None else xs[k % len(xs)][None]
+            t0 = time.perf_counter()
+            f = self.rm.submit(task, x)
+            f.add_done_callback(functools.partial(self._note_answer, task=task, t0=t0))
+            with self.lock:
+                self.futures.append(f)
+            k += 1
+            if self.rate > 0:
+                t_next += 1.0 / self.rate
+                time.sleep(max(0.0, t_next - time.perf_counter()))
+            else:
+                f.exception()  # closed loop: wait for the answer before the next request
+
+
+def _follow(rm: RuntimeManager, duration: float, on_switch) -> None:
+    """Wait ``duration`` seconds, handing each switch to ``on_switch`` as it happens."""
+    seen = 0
+    t_end = time.monotonic() + duration
+    while time.monotonic() < t_end:
+        time.sleep(min(0.05, max(0.0, t_end - time.monotonic())))
+        if on_switch:
+            for s in rm.timeline.switches[seen:]:
+                on_switch(s)
+            seen = len(rm.timeline.switches)
 
 
 #: A latency bound in an SLO: ``L <= 41.67ms``, ``max L <= 40ms``, ``p99 L[uc1] <= 0.5s``; the
