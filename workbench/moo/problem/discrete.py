@@ -14,161 +14,31 @@ so maximised objectives are negated) and ``G`` (G <= 0 feasible). Exact solvers 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import cached_property
-from typing import Iterator, NamedTuple
+from typing import Iterator
 
 import numpy as np
 from pymoo.core.problem import Problem
 
-from .. import processors
-from ..errors import InputError
-from ..metrics import (
-    BY_NAME,
-    COLUMNS,
-    HIGHER_IS_BETTER,
-    MODEL_METRICS,
-    SLOWDOWN_COLUMNS,
-    SYSTEM_METRICS,
+from ... import processors
+from ...errors import InputError
+from ...metrics import MODEL_METRICS, SLOWDOWN_COLUMNS
+from ...profiles.schema import Config, Profile
+from ..confidence import noise_floor
+from ..front import exact_front, minimisation
+from ..optimality import OptimalityResult, feasible_mask, rank_order, scores
+from ..slo import SLO
+from .coexec import (
+    co_run_latency,
+    contention_parameters,
+    contention_table,
+    measured_coexecution,
 )
-from ..metrics import unit as metric_unit
-from ..profiles.schema import Config, Profile
-from .confidence import noise_floor
-from .contention import DEFAULTS as CONTENTION_DEFAULTS
-from .contention import PARAMETERS as CONTENTION_PARAMETERS
-from .contention import co_latency, linear_coefficients, mask_array
-from .contention import fit as fit_contention
-from .front import exact_front, minimisation
-from .optimality import OptimalityResult, feasible_mask, rank_order, scores
-from .slo import SLO, number_text
+from .tasks import TaskSpace, _Spaces, keep_rows_with_values
+from .terms import Evaluation, Term, TermResolver
 
 DEFAULT_CHUNK = 1 << 17
-
-
-@dataclass(frozen=True)
-class Term:
-    """One resolved objective or constraint function f(x) of the problem.
-
-    ``task`` is a task position, ``None`` for a system metric (NTT, STP, F) and ``-1`` for a
-    per-model metric summed over the tasks (``[total]``).
-    """
-
-    name: str
-    metric: str
-    stat: str
-    task: int | None
-    maximise: bool = False
-    weight: float = 1.0
-    #: A target objective's value: the term is then the distance |f - target| (minimised).
-    target: float | None = None
-
-    @property
-    def column(self) -> str:
-        return BY_NAME[self.metric].column(self.stat)
-
-
-@dataclass(frozen=True)
-class Bound:
-    """A resolved constraint ``term op value``; ``g = term - value`` (or ``value - term``)."""
-
-    term: Term
-    op: str
-    value: float
-
-    @property
-    def name(self) -> str:
-        # Every digit: two bounds that differ in the 7th digit are two constraints, not one.
-        unit = metric_unit(self.term.metric)
-        return f"{self.term.name} {self.op} {number_text(self.value)}{unit}"
-
-
-class TaskSpace:
-    """One task's configuration rows, as numpy columns."""
-
-    def __init__(self, name: str, configs: list[Config], processors: list[str],
-                 coremasks: dict[str, int]) -> None:
-        self.name = name
-        # An object array from an iterator: np.array would iterate each pydantic model into its
-        # fields, and filling one asks every row for __array__ (three failed lookups a row). A
-        # subset of the rows is then one fancy index, not a Python loop.
-        self.configs = np.fromiter(configs, dtype=object, count=len(configs))
-        # Read each row's fields once from its __dict__ (10^5-row tables: attribute access and
-        # parsing the processor id per row were most of building a problem).
-        rows = [c.__dict__ for c in configs]
-        where = {p: i for i, p in enumerate(processors)}
-        proc = [d["processor"] for d in rows]
-        kinds = _kinds(set(proc))
-        self.ids = np.array([d["id"] for d in rows], dtype=object)
-        self.proc = np.array([where[p] for p in proc], dtype=np.int64)
-        self.is_cpu = np.array([kinds[p] for p in proc], dtype=bool)
-        self.coremask = mask_array([coremasks.get(p, 0) for p in proc])
-        self.threads = np.array([(d["threads"] or 1) if kinds[p] else 1
-                                 for d, p in zip(rows, proc)], dtype=np.int64)
-        self.batch = np.array([d["batch"] for d in rows], dtype=float)
-        self.models = np.array([d["model"] for d in rows], dtype=object)
-        # The table as numpy columns, built once: solvers then never touch Config objects.
-        self._cols = {f: np.array([np.nan if d[f] is None else d[f] for d in rows], dtype=float)
-                      for f in COLUMNS}
-        # How sure each row's values are (workbench.moo.confidence): A's 95% half-width, and
-        # the mean latency's as a share of L (TP and E follow L).
-        self.A_half = np.array([c.A_half_width for c in configs], dtype=float)
-        self.L_rel = np.array([c.L_half_width / c.L if c.L else 0.0 for c in configs],
-                              dtype=float)
-
-    def subset(self, keep: np.ndarray) -> "TaskSpace":
-        """The rows where ``keep`` is True, by indexing the columns (no row is rebuilt)."""
-        out = object.__new__(TaskSpace)
-        out.name = self.name
-        for attr in ("configs", "ids", "proc", "is_cpu", "coremask", "threads", "batch",
-                     "models", "A_half", "L_rel"):
-            setattr(out, attr, getattr(self, attr)[keep])
-        out._cols = {k: v[keep] for k, v in self._cols.items()}
-        return out
-
-    def __len__(self) -> int:
-        return len(self.configs)
-
-    def col(self, name: str) -> np.ndarray:
-        return self._cols[name]
-
-    @property
-    def placements(self) -> tuple[np.ndarray, np.ndarray]:
-        """Rows grouped by where they run (processor, cores, threads): each row's group, and
-        the first row of each group. The contention model depends on nothing else."""
-        cached = self.__dict__.get("_placements")
-        if cached is None:
-            ids: dict[tuple, int] = {}
-            keys = zip(self.proc.tolist(), self.is_cpu.tolist(), self.coremask.tolist(),
-                       self.threads.tolist())
-            group = np.fromiter((ids.setdefault(k, len(ids)) for k in keys), dtype=np.int64,
-                                count=len(self.proc))
-            cached = (group, np.unique(group, return_index=True)[1])
-            self.__dict__["_placements"] = cached
-        return cached
-
-
-class Evaluation(NamedTuple):
-    """Objectives F (natural units, one column per objective term) and constraints G (G <= 0
-    feasible) of a set of combinations given by flat index."""
-
-    index: np.ndarray  # type: ignore[assignment]  # a field, not tuple.index
-    F: np.ndarray
-    G: np.ndarray
-
-
-class _Spaces(NamedTuple):
-    """What a variant of a problem over the same rows reuses: everything read from the
-    profile's rows (the explorer re-solves on every slider move, and walking 10^4 rows in
-    Python cost more than the solve)."""
-
-    processors: list[str]
-    tasks: list[TaskSpace]
-    contention: dict[str, float]
-    contention_source: str
-    known: list[str]
-    n_cores: int
-    #: (task position, columns that must have values) -> the rows that have them.
-    subsets: dict
 
 
 class DiscreteProblem(Problem):
@@ -233,18 +103,27 @@ class DiscreteProblem(Problem):
             self.tasks = [TaskSpace(t, per_task[t], self.processors, self._masks) for t in tasks]
         tables = list(self.tasks)  # before rows lacking this SLO's values are dropped
         self._subsets: dict = _spaces.subsets if _spaces is not None else {}
-        self.objective_terms = self._resolve_objectives()
-        self.limits = self._resolve_constraints()
-        self._drop_rows_without_values()
+        resolver = TermResolver(profile, tuple(self.task_names))
+        self.objective_terms = resolver.objectives(self.slo)
+        self.limits = resolver.constraints(self.slo)
+        # Rows lacking a value an objective or constraint needs cannot be ranked.
+        terms = self.objective_terms + [b.term for b in self.limits]
+        system = any(t.task is None for t in terms)  # needs every model's latency
+        needs = [{t.column for t in terms if t.task in (k, -1)} | ({"L"} if system else set())
+                 for k in range(len(self.tasks))]
+        self.dropped = keep_rows_with_values(self.tasks, needs, self._subsets,
+                                             profile.device.name)
         self.shape = tuple(len(t) for t in self.tasks)
         self.size = math.prod(self.shape)
         if _spaces is not None:
             self.contention, self.contention_source = _spaces.contention, _spaces.contention_source
         else:
-            self.contention = self._contention_parameters()
+            self.contention, self.contention_source = contention_parameters(
+                profile, multi=self.multi, core_mask=self.core_mask)
         self._spaces = _Spaces(self.processors, tables, self.contention, self.contention_source,
                                known, self.n_cores, self._subsets)
-        self._coexec = self._measured_coexecution()
+        self._coexec = (measured_coexecution(profile, self.tasks, self.shape) if self.multi
+                        else {})
         super().__init__(n_var=len(self.tasks), n_obj=len(self.objective_terms),
                          n_ieq_constr=len(self.limits), xl=np.zeros(len(self.tasks)),
                          xu=np.array(self.shape, dtype=float) - 1, vtype=int)
@@ -260,8 +139,9 @@ class DiscreteProblem(Problem):
     def task_slo(self, task: str) -> SLO:
         """The part of the SLO that concerns one task alone (system metrics dropped): what a
         multi-DNN-unaware design process optimises for that task."""
+        positions = TermResolver(self.profile, tuple(self.task_names)).positions
         keep = lambda t: t in (None, "total") or (  # noqa: E731
-            self._task_pos(t, t) == [self.task_names.index(task)])
+            positions(t, t) == [self.task_names.index(task)])
         objs = tuple(o for o in self.slo.effective_objectives
                      if o.metric in MODEL_METRICS and keep(o.task))
         cons = tuple(c for c in self.slo.constraints if c.metric in MODEL_METRICS and keep(c.task))
@@ -295,179 +175,9 @@ class DiscreteProblem(Problem):
             return (1 << (self.n_cores - slowest.count)) - 1
         return (1 << self.n_cores) - 1
 
-    def _task_pos(self, task: str | None, where: str) -> list[int | None]:
-        if task is None:
-            return list(range(len(self.tasks)))
-        if task == "total":
-            return [-1]
-        if task in self.task_names:
-            return [self.task_names.index(task)]
-        # [N] is never a position: L[1] read as "the first task" bound a task the user did not
-        # name (and, with tasks named by numbers, the wrong one).
-        raise InputError(f"{where}: task {task!r} is not part of this problem "
-                         f"(tasks: {', '.join(self.task_names)}; [...] names a task)",
-                         where="SLO", value=task)
-
-    def _term(self, metric: str, stat: str, task: int | None, *, where: str, sense: str | None,
-              weight: float = 1.0, alias: str | None = None) -> Term:
-        if metric in SYSTEM_METRICS:
-            if not self.multi:
-                raise InputError(f"{where}: {metric} is a multi-DNN metric; this problem runs one "
-                                 "task", where="SLO", value=metric)
-            if stat not in BY_NAME[metric].stats:
-                raise InputError(f"{where}: no {stat} statistic for {metric}", where="SLO",
-                                 value=stat)
-            name = ("" if stat == "avg" else f"{stat} ") + metric
-            return Term(name, metric, stat, None, metric in HIGHER_IS_BETTER if sense is None
-                        else sense == "max", weight)
-        if stat not in BY_NAME[metric].stats:
-            raise InputError(f"{where}: profiles hold no {stat!r} statistic of {metric} "
-                             f"(available: {', '.join(BY_NAME[metric].stats)})", where="SLO",
-                             value=stat)
-        if alias is not None:
-            self._check_alias(alias, task, where)
-        label = ("" if stat == "avg" else f"{stat} ") + (alias or metric)
-        if task == -1:
-            name = f"{label}[total]"
-        elif self.multi and task is not None:
-            name = f"{label}[{self.task_names[task]}]"
-        else:
-            name = label
-        if sense is None:
-            maximise = False
-        else:
-            maximise = sense == "max"
-            # "min MAE" says what it means; only a bare "max A" follows the task's direction.
-            if metric == "A" and alias is None and task is not None and task >= 0:
-                # "max A" asks for the best accuracy; for MAE-like metrics that is the lowest.
-                if not self.profile.task(self.task_names[task]).higher_is_better:
-                    maximise = not maximise
-        return Term(name, metric, stat, task, maximise, weight)
-
-    def _check_alias(self, alias: str, task: int | None, where: str) -> None:
-        """``max mIoU`` is ``max A`` on tasks whose A is mIoU: any other task is an error naming
-        what its A measures."""
-        from ..taskmetrics import of_label
-
-        positions = range(len(self.tasks)) if task is None or task == -1 else [task]
-        for k in positions:
-            name = self.task_names[k]
-            label = self.profile.task(name).metric
-            m = of_label(label)
-            if m is None or m.slo.lower() != alias.lower():
-                raise InputError(f"{where}: task {name!r} measures A as {label!r}, not {alias} "
-                                 f"(write A, or {m.slo if m else 'A'})", where="SLO", value=alias)
-
-    def _resolve_objectives(self) -> list[Term]:
-        out = []
-        for o in self.slo.effective_objectives:
-            for pos in self._task_pos(o.task, str(o)) if o.metric in MODEL_METRICS else [None]:
-                t = self._term(o.metric, o.stat, pos, where=str(o),
-                               sense="min" if o.sense == "target" else o.sense, weight=o.weight,
-                               alias=o.alias)
-                if o.sense == "target":
-                    # "as close as possible to": the distance, minimised, named for the target.
-                    t = replace(t, name=f"|{t.name} - {number_text(o.target)}|", maximise=False,
-                                target=o.target)
-                out.append(t)
-        names = [t.name for t in out]
-        dup = {n for n in names if names.count(n) > 1}
-        if dup:
-            raise InputError(f"objective {sorted(dup)[0]!r} is given twice", where="SLO")
-        return out
-
-    def _resolve_constraints(self) -> list[Bound]:
-        out = []
-        for c in self.slo.constraints:
-            for pos in self._task_pos(c.task, str(c)) if c.metric in MODEL_METRICS else [None]:
-                out.append(Bound(self._term(c.metric, c.stat, pos, where=str(c), sense=None,
-                                            alias=c.alias),
-                                 c.op, c.value))
-        return out
-
-    def _drop_rows_without_values(self) -> None:
-        """Rows lacking a value an objective or constraint needs cannot be ranked: drop them,
-        and refuse a problem whose task has no such value at all."""
-        self.dropped: dict[str, int] = {}
-        terms = self.objective_terms + [b.term for b in self.limits]
-        for k, ts in enumerate(self.tasks):
-            cols = {t.column for t in terms if t.task in (k, -1)}
-            if any(t.task is None for t in terms):
-                cols.add("L")  # system metrics need every model's latency
-            cached = self._subsets.get((k, frozenset(cols)))
-            if cached is not None:
-                self.dropped.update(cached[0])
-                self.tasks[k] = cached[1]
-            else:
-                keep = np.ones(len(ts), dtype=bool)
-                for col in sorted(cols):
-                    vals = ts.col(col)
-                    if len(ts) and np.isnan(vals).all():
-                        raise InputError(
-                            f"the SLO needs {col} for task {ts.name!r}, but profile "
-                            f"{self.profile.device.name!r} has no {col} values for it",
-                            where="SLO", value=col)
-                    keep &= ~np.isnan(vals)
-                dropped = {ts.name: int((~keep).sum())} if not keep.all() else {}
-                if dropped:
-                    self.tasks[k] = ts.subset(keep)
-                self.dropped.update(dropped)
-                self._subsets[(k, frozenset(cols))] = (dropped, self.tasks[k])
-            if len(self.tasks[k]) == 0:
-                raise InputError(f"task {ts.name!r} has no configurations to choose from",
-                                 where="tasks", value=ts.name)
-
-    def _contention_parameters(self) -> dict[str, float]:
-        params = {k: v for k, v in self.profile.contention.items() if k in CONTENTION_PARAMETERS}
-        if len(params) == len(CONTENTION_PARAMETERS):
-            self.contention_source = "profile"
-            return params
-        if self.profile.coexecution and self.multi:
-            self.contention_source = (f"fitted to the profile's {len(self.profile.coexecution)} "
-                                      "measured co-execution rows")
-            return fit_contention(self.profile.configs, self.profile.coexecution,
-                                  base=dict(CONTENTION_DEFAULTS, **params),
-                                  core_mask=self.core_mask)
-        self.contention_source = "the contention model's defaults (workbench.moo.contention)"
-        return dict(CONTENTION_DEFAULTS, **params)
-
-    def _measured_coexecution(self) -> dict[int, np.ndarray]:
-        out: dict[int, np.ndarray] = {}
-        if not self.multi:
-            return out
-        pos = [{cid: i for i, cid in enumerate(ts.ids)} for ts in self.tasks]
-        for row in self.profile.coexecution:
-            if len(row.configs) != len(self.tasks):
-                continue
-            idx: list[int | None] = [None] * len(self.tasks)
-            lat: list[float | None] = [None] * len(self.tasks)
-            for cid, L in zip(row.configs, row.L):
-                for k, p in enumerate(pos):
-                    if cid in p and idx[k] is None:
-                        idx[k], lat[k] = p[cid], L
-                        break
-            if None not in idx:
-                flat = int(np.ravel_multi_index(tuple(i for i in idx if i is not None),
-                                                self.shape))
-                out[flat] = np.array(lat, dtype=float)
-        return out
-
     @cached_property
     def _contention_table(self) -> tuple[tuple[int, ...], list[list[np.ndarray]]] | None:
-        """The contention model's coefficients for every combination of the tasks' placement
-        groups (:func:`workbench.moo.contention.linear_coefficients`); None when there are
-        too many combinations of groups for a table to pay."""
-        groups = [ts.placements[1] for ts in self.tasks]
-        shape = tuple(len(g) for g in groups)
-        if math.prod(shape) > (1 << 16):
-            return None
-        combo = np.indices(shape).reshape(len(shape), -1)
-        first = [g[c] for g, c in zip(groups, combo)]
-        return shape, linear_coefficients([ts.proc[r] for ts, r in zip(self.tasks, first)],
-                                          [ts.is_cpu[r] for ts, r in zip(self.tasks, first)],
-                                          [ts.coremask[r] for ts, r in zip(self.tasks, first)],
-                                          [ts.threads[r] for ts, r in zip(self.tasks, first)],
-                                          self.contention)
+        return contention_table(self.tasks, self.contention)
 
     # --- evaluation ---------------------------------------------------------------------------
     @property
@@ -503,25 +213,8 @@ class DiscreteProblem(Problem):
         if not self.multi:
             return vals, [np.ones(len(flat))]
         Ls = [v["L"] for v in vals]
-        table = self._contention_table
-        if table is None:
-            LM = co_latency(Ls, [ts.proc[r] for ts, r in zip(self.tasks, rows)],
-                            [ts.is_cpu[r] for ts, r in zip(self.tasks, rows)],
-                            [ts.coremask[r] for ts, r in zip(self.tasks, rows)],
-                            [ts.threads[r] for ts, r in zip(self.tasks, rows)], self.contention)
-        else:
-            shape, C = table
-            at = np.ravel_multi_index(tuple(ts.placements[0][r] for ts, r in
-                                            zip(self.tasks, rows)), shape)
-            LM = [_combined([_weighted(C[i][j][at], Ls[j]) for j in range(len(Ls))
-                             if C[i][j].any()], len(flat)) for i in range(len(Ls))]
-        if self._coexec:
-            keys = np.fromiter(self._coexec, dtype=np.int64)
-            hit = np.isin(flat, keys)
-            for pos in np.flatnonzero(hit):
-                measured = self._coexec[int(flat[pos])]
-                for k in range(len(LM)):
-                    LM[k][pos] = measured[k]
+        LM = co_run_latency(self.tasks, rows, flat, Ls, contention=self.contention,
+                            table=self._contention_table, measured=self._coexec)
         ntt = []
         for k, (v, ts, r) in enumerate(zip(vals, self.tasks, rows)):
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -766,26 +459,6 @@ class DiscreteProblem(Problem):
         return out
 
 
-def _combined(parts: list[np.ndarray], n: int) -> np.ndarray:
-    """The sum of a model's latency terms (zeros when none applies)."""
-    out = parts[0] if parts else np.zeros(n)
-    for p in parts[1:]:
-        out = out + p
-    return out
-
-
-def _weighted(c: np.ndarray, L: np.ndarray) -> np.ndarray:
-    """c * L, with a missing latency (NaN) counting only where its coefficient does: another
-    model's unknown L must not make a latency unknown that does not depend on it."""
-    out = c * L
-    return np.where(c != 0, out, 0.0) if np.isnan(L).any() else out
-
-
-def _kinds(procs: set[str]) -> dict[str, bool]:
-    """Whether each processor id is a CPU, parsed once per id rather than once per row."""
-    return {p: processors.kind(p) == "CPU" for p in procs}
-
-
 def _columns(cols: list[np.ndarray], n: int) -> np.ndarray:
     """Columns as an (n, len(cols)) array in column-major order."""
     if not cols:
@@ -795,3 +468,4 @@ def _columns(cols: list[np.ndarray], n: int) -> np.ndarray:
 
 def _num(x: float) -> float | None:
     return None if x != x else float(x)
+
