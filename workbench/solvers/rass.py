@@ -59,73 +59,20 @@ def rass(problem: DiscreteProblem, *, max_designs: int = MAX_PROCESSOR_DESIGNS) 
     flat = fe.index
     rows = problem.unravel(flat, check=False)  # X': the problem's own indices
     procs = [ts.proc[r] for ts, r in zip(problem.tasks, rows)]
-    uses = np.zeros(len(flat), dtype=np.int64)
-    for p in procs:
-        uses |= np.left_shift(np.int64(1), p)
-    mapping = np.ravel_multi_index(tuple(procs), (len(problem.processors),) * len(procs)) \
-        if len(procs) > 1 else procs[0]
-
-    def trigger_of(pos: int) -> str:
-        # The processor running the design's largest workload (latency where W is unknown).
-        r = [int(x[pos]) for x in rows]
-        w = [float(ts.col("W")[i]) for ts, i in zip(problem.tasks, r)]
-        if any(x != x for x in w):
-            w = [float(ts.col("L")[i]) for ts, i in zip(problem.tasks, r)]
-        w = [-math.inf if x != x else x for x in w]  # unknown: never the largest
-        k = max(range(len(w)), key=lambda j: w[j])  # the first of equal workloads
-        return problem.processors[int(procs[k][pos])]
-
-    picks: list[dict[str, Any]] = []
-    triggers: list[str] = []
-    chosen: list[int] = []
-    trig_bits = np.int64(0)
-    for k in range(max_designs):
-        eligible = None if k == 0 else (uses & trig_bits) == 0
-        pos = best_of(opt, eligible, W, MF)
-        if pos is None:
-            break
-        tie = None
-        if problem.noisy:
-            pos, tie = _within_noise(problem, pos, eligible, flat, opt, W, MF)
-        trig = trigger_of(pos)
-        chosen.append(pos)
-        triggers.append(trig)
-        picks.append(dict(role=f"d{k}", flat=int(flat[pos]), optimality=float(opt[pos]),
-                          trigger=trig, tie=tie))
-        trig_bits |= np.int64(1) << np.int64(problem.processors.index(trig))
+    picks, triggers, chosen = _processor_designs(problem, rows, procs, opt, W, MF, max_designs)
 
     # The X_i: combinations mapping models to processors as a chosen design does (at most T
     # mappings: a comparison each, cheaper than np.isin's sort).
+    mapping = np.ravel_multi_index(tuple(procs), (len(problem.processors),) * len(procs)) \
+        if len(procs) > 1 else procs[0]
     union = np.zeros(len(flat), dtype=bool)
     for m in set(mapping[chosen].tolist()):
         union |= mapping == m
     notes: dict[str, str] = {}
-    found: dict[str, int] = {}
-    for role, col in (("dm", MF), ("dw", W)):
-        vals = np.where(union, col, np.inf)
-        low = vals.min()
-        if not np.isfinite(low):
-            notes[role] = (f"absent: the profile has no {'MF' if role == 'dm' else 'W'} values "
-                           "for these designs")
-            continue
-        pos = best_of(opt, vals == low, W, MF)  # the best-ranked of the ties
-        assert pos is not None
-        found[role] = pos
-        picks.append(dict(role=role, flat=int(flat[pos]), optimality=float(opt[pos])))
-    if "dm" in found and "dw" in found:
-        span = [(col.min(), np.where(np.isfinite(col), col, -np.inf).max()) for col in (MF, W)]
-
-        def cost(pos: int) -> float:
-            # MF + W, each min-max normalised over X' (unknown values left out).
-            return sum(0.0 if hi <= lo else (col[pos] - lo) / (hi - lo)
-                       for col, (lo, hi) in zip((MF, W), span))
-        pick = "dw" if cost(found["dw"]) < cost(found["dm"]) else "dm"
-    elif found:
-        pick = next(iter(found))
-        notes["dwm"] = f"only {pick} is available"
+    found = _lightest(union, flat, opt, W, MF, picks, notes)
     designs = {d.role: d for d in Design.many(problem, picks)}
     if found:
-        designs["dwm"] = replace(designs[pick], role="dwm")
+        designs["dwm"] = replace(designs[_lighter(found, MF, W, notes)], role="dwm")
     policy = switching_policy(triggers, designs, notes)
     t3 = time.perf_counter()
     # "sort": scoring X' (RASS no longer sorts it; the name is kept for --json readers).
@@ -138,6 +85,84 @@ def rass(problem: DiscreteProblem, *, max_designs: int = MAX_PROCESSOR_DESIGNS) 
         extra["contention"] = problem.contention_source
     return SolveResult("rass", "ok", designs, timing, problem.size, n_feasible, triggers=triggers,
                        policy=policy, extra=extra, ranking=partial(_ranking, problem))
+
+
+def _processor_designs(problem: DiscreteProblem, rows: tuple[np.ndarray, ...],
+                       procs: list[np.ndarray], opt: np.ndarray, W: np.ndarray, MF: np.ndarray,
+                       max_designs: int) -> tuple[list[dict[str, Any]], list[str], list[int]]:
+    """Step 5: d_0 is the best feasible combination; each d_k the best using none of the
+    trigger processors so far. The picks (role, flat index, optimality, trigger, tie), the
+    triggers and the designs' feasible rows."""
+    flat = problem.feasible.index
+    uses = np.zeros(len(flat), dtype=np.int64)  # the processors of each combination, as bits
+    for p in procs:
+        uses |= np.left_shift(np.int64(1), p)
+    picks: list[dict[str, Any]] = []
+    triggers: list[str] = []
+    chosen: list[int] = []
+    trig_bits = np.int64(0)
+    for k in range(max_designs):
+        eligible = None if k == 0 else (uses & trig_bits) == 0
+        pos = best_of(opt, eligible, W, MF)
+        if pos is None:
+            break
+        tie = None
+        if problem.noisy:
+            pos, tie = _within_noise(problem, pos, eligible, flat, opt, W, MF)
+        trig = _trigger(problem, rows, procs, pos)
+        chosen.append(pos)
+        triggers.append(trig)
+        picks.append(dict(role=f"d{k}", flat=int(flat[pos]), optimality=float(opt[pos]),
+                          trigger=trig, tie=tie))
+        trig_bits |= np.int64(1) << np.int64(problem.processors.index(trig))
+    return picks, triggers, chosen
+
+
+def _trigger(problem: DiscreteProblem, rows: tuple[np.ndarray, ...], procs: list[np.ndarray],
+             pos: int) -> str:
+    """The processor running the design's largest workload (latency where W is unknown)."""
+    r = [int(x[pos]) for x in rows]
+    w = [float(ts.col("W")[i]) for ts, i in zip(problem.tasks, r)]
+    if any(x != x for x in w):
+        w = [float(ts.col("L")[i]) for ts, i in zip(problem.tasks, r)]
+    w = [-math.inf if x != x else x for x in w]  # unknown: never the largest
+    k = max(range(len(w)), key=lambda j: w[j])  # the first of equal workloads
+    return problem.processors[int(procs[k][pos])]
+
+
+def _lightest(union: np.ndarray, flat: np.ndarray, opt: np.ndarray, W: np.ndarray,
+              MF: np.ndarray, picks: list[dict[str, Any]], notes: dict[str, str]
+              ) -> dict[str, int]:
+    """Step 6: d_m (least MF) and d_w (least W) over the X_i, ties by optimality, appended to
+    ``picks``; a role whose values are all unknown is noted absent. Their feasible rows."""
+    found: dict[str, int] = {}
+    for role, col in (("dm", MF), ("dw", W)):
+        vals = np.where(union, col, np.inf)
+        low = vals.min()
+        if not np.isfinite(low):
+            notes[role] = (f"absent: the profile has no {'MF' if role == 'dm' else 'W'} values "
+                           "for these designs")
+            continue
+        pos = best_of(opt, vals == low, W, MF)  # the best-ranked of the ties
+        assert pos is not None
+        found[role] = pos
+        picks.append(dict(role=role, flat=int(flat[pos]), optimality=float(opt[pos])))
+    return found
+
+
+def _lighter(found: dict[str, int], MF: np.ndarray, W: np.ndarray, notes: dict[str, str]) -> str:
+    """d_wm: the one of d_w and d_m with the lower MF + W, each min-max normalised over X'
+    (unknown values left out); the one there is when only one is."""
+    if "dm" in found and "dw" in found:
+        span = [(col.min(), np.where(np.isfinite(col), col, -np.inf).max()) for col in (MF, W)]
+
+        def cost(pos: int) -> float:
+            return sum(0.0 if hi <= lo else (col[pos] - lo) / (hi - lo)
+                       for col, (lo, hi) in zip((MF, W), span))
+        return "dw" if cost(found["dw"]) < cost(found["dm"]) else "dm"
+    pick = next(iter(found))
+    notes["dwm"] = f"only {pick} is available"
+    return pick
 
 
 def _ranking(problem: DiscreteProblem):
