@@ -17,6 +17,7 @@ from ._format import MAX_EFFORT, fmt, table, whole
 
 if TYPE_CHECKING:
     from ..moo.problem import DiscreteProblem
+    from ..solvers.result import Design, SolveResult
 
 
 def add_problem_arguments(p: argparse.ArgumentParser, *, tables: bool) -> None:
@@ -90,67 +91,16 @@ def solve(args: argparse.Namespace) -> int:
     if args.csv:
         write_csv(args.csv, res, front)
     if args.json:
-        # The SLO as solved, with every digit of its bounds (what a script checks it against).
-        out = {"slo": str(problem.slo), **res.to_dict()}
-        if front:
-            out["front"] = [{"role": d.role, **d.to_dict()} for d in front]
-            out.get("extra", {}).pop("front", None)  # flat indices: the designs above say more
-        from ..solvers.result import jsonable
-
-        # Strict JSON: no Infinity/NaN tokens (jsonable spells them "inf"/"-inf"/null).
-        print(json.dumps(jsonable(out), indent=1, allow_nan=False))
+        _print_json(problem, res, front)
         return 0
-    prof = problem.profile
-    print(f"{res.solver.upper()} on {prof.device.display_name or prof.device.name} "
-          f"({prof.source} profile), tasks {', '.join(problem.task_names)}")
-    print(f"SLO: {problem.slo}")
-    for task, n in problem.dropped.items():
-        print(f"note: {n} configuration{'s' * (n != 1)} of task {task!r} "
-              f"{'lack' if n != 1 else 'lacks'} a value the SLO needs and "
-              f"{'are' if n != 1 else 'is'} left out")
-    feas = (f"{res.n_feasible} of {res.n_total} combinations feasible" if res.n_feasible >= 0
-            else f"{res.n_total} combinations")
-    print(f"decision space: {feas}; solved in {res.timing_ms.get('total', 0):.2f} ms\n")
-    if not res.ok and "evaluations" in res.extra:
-        # A sampling solver saw only part of the space: that is not proof of infeasibility.
-        print(f"no feasible design found in {res.extra['evaluations']} evaluations: "
-              f"{res.solver} samples the space (RASS searches all of it: --solver rass, or more "
-              "--pop-size/--generations).")
-        return 0
+    _print_header(problem, res)
     if not res.ok:
-        print("INFEASIBLE: no combination meets every constraint.")
-        for v in res.nearest:
-            broken = ", ".join(f"{k} ({'short' if ' >= ' in k else 'over'} by {x:.4g})"
-                               for k, x in v.broken.items())
-            print(f"  nearest: {' + '.join(v.labels)}: breaks {broken}")
+        _print_unsolved(res)
         return 0
     names = problem.objective_names
-    rows = [[role, " + ".join(d.labels), optimality_text(d.optimality, ".4g", infinity="inf",
-                                                      tied=d.tie is not None)]
-            + [d.value_text(n, fmt) for n in names] for role, d in res.designs.items()]
-    print(table(rows, ["role", "design", "optimality"] + names))
-    if problem.noisy:
-        print("±: half-width of the value's 95% interval (docs/metrics.md); designs inside "
-              "each other's intervals on every objective are ties (--point-estimates ranks on "
-              "the values alone)")
-    for role, d in res.designs.items():
-        if d.tie:
-            print(f"{role}: {_p(d.tie)}")
-    for line in noisy_lines(problem):
-        print(line)
+    _print_designs(problem, res, names)
     if res.policy:
-        print("\nswitching policy (shaped like CARIn Table 7):")
-        heads = [f"c_{t}" for t in res.triggers] + ["c_m", "d_new"]
-        cells = []
-        for r in res.policy_table():
-            chosen = res.designs.get(r["design"])
-            same = next((o for o in res.designs.values() if chosen and o.role != r["design"]
-                         and o.index == chosen.index and o.role < r["design"]), None)
-            text = ("absent" if chosen is None else
-                    f"{r['design']} = " + (same.role if same else
-                                            "<" + " + ".join(chosen.labels) + ">"))
-            cells.append(r["flags"] + [text])
-        print(table(cells, heads))
+        _print_policy(res)
     if front:
         print(f"\nthe front {res.solver.upper()} found ({len(front)} designs, best optimality "
               "first):")
@@ -164,6 +114,83 @@ def solve(args: argparse.Namespace) -> int:
     if args.csv:
         print(f"\nwrote {args.csv}")
     return 0
+
+
+def _print_json(problem: DiscreteProblem, res: SolveResult, front: list[Design]) -> None:
+    """The result as strict JSON: the SLO as solved, with every digit of its bounds (what a
+    script checks it against), and the front's designs in full."""
+    from ..solvers.result import jsonable
+
+    out = {"slo": str(problem.slo), **res.to_dict()}
+    if front:
+        out["front"] = [{"role": d.role, **d.to_dict()} for d in front]
+        out.get("extra", {}).pop("front", None)  # flat indices: the designs above say more
+    # Strict JSON: no Infinity/NaN tokens (jsonable spells them "inf"/"-inf"/null).
+    print(json.dumps(jsonable(out), indent=1, allow_nan=False))
+
+
+def _print_header(problem: DiscreteProblem, res: SolveResult) -> None:
+    """What was solved: the solver, profile, tasks, SLO, rows left out and the space's size."""
+    prof = problem.profile
+    print(f"{res.solver.upper()} on {prof.device.display_name or prof.device.name} "
+          f"({prof.source} profile), tasks {', '.join(problem.task_names)}")
+    print(f"SLO: {problem.slo}")
+    for task, n in problem.dropped.items():
+        print(f"note: {n} configuration{'s' * (n != 1)} of task {task!r} "
+              f"{'lack' if n != 1 else 'lacks'} a value the SLO needs and "
+              f"{'are' if n != 1 else 'is'} left out")
+    feas = (f"{res.n_feasible} of {res.n_total} combinations feasible" if res.n_feasible >= 0
+            else f"{res.n_total} combinations")
+    print(f"decision space: {feas}; solved in {res.timing_ms.get('total', 0):.2f} ms\n")
+
+
+def _print_unsolved(res: SolveResult) -> None:
+    """No design: a sampling solver's miss (not proof of infeasibility), or the nearest
+    combinations of an infeasible problem with what each breaks."""
+    if "evaluations" in res.extra:
+        # A sampling solver saw only part of the space: that is not proof of infeasibility.
+        print(f"no feasible design found in {res.extra['evaluations']} evaluations: "
+              f"{res.solver} samples the space (RASS searches all of it: --solver rass, or more "
+              "--pop-size/--generations).")
+        return
+    print("INFEASIBLE: no combination meets every constraint.")
+    for v in res.nearest:
+        broken = ", ".join(f"{k} ({'short' if ' >= ' in k else 'over'} by {x:.4g})"
+                           for k, x in v.broken.items())
+        print(f"  nearest: {' + '.join(v.labels)}: breaks {broken}")
+
+
+def _print_designs(problem: DiscreteProblem, res: SolveResult, names: list[str]) -> None:
+    """The designs with their optimality and objectives, and how sure those are."""
+    rows = [[role, " + ".join(d.labels), optimality_text(d.optimality, ".4g", infinity="inf",
+                                                      tied=d.tie is not None)]
+            + [d.value_text(n, fmt) for n in names] for role, d in res.designs.items()]
+    print(table(rows, ["role", "design", "optimality"] + names))
+    if problem.noisy:
+        print("±: half-width of the value's 95% interval (docs/metrics.md); designs inside "
+              "each other's intervals on every objective are ties (--point-estimates ranks on "
+              "the values alone)")
+    for role, d in res.designs.items():
+        if d.tie:
+            print(f"{role}: {_p(d.tie)}")
+    for line in noisy_lines(problem):
+        print(line)
+
+
+def _print_policy(res: SolveResult) -> None:
+    """The switching policy, one row per combination of flags, shaped like CARIn Table 7."""
+    print("\nswitching policy (shaped like CARIn Table 7):")
+    heads = [f"c_{t}" for t in res.triggers] + ["c_m", "d_new"]
+    cells = []
+    for r in res.policy_table():
+        chosen = res.designs.get(r["design"])
+        same = next((o for o in res.designs.values() if chosen and o.role != r["design"]
+                     and o.index == chosen.index and o.role < r["design"]), None)
+        text = ("absent" if chosen is None else
+                f"{r['design']} = " + (same.role if same else
+                                        "<" + " + ".join(chosen.labels) + ">"))
+        cells.append(r["flags"] + [text])
+    print(table(cells, heads))
 
 
 def _num(v: Any) -> str:
