@@ -90,7 +90,7 @@ def test_a_killed_profile_run_resumes(quick_zoo, tmp_path, monkeypatch):
         calls["n"] += 1
         return real(*a, **k)
 
-    monkeypatch.setattr(profiling, "measure", dies_after_ten)
+    monkeypatch.setattr(profiling.rows, "measure", dies_after_ten)
     with pytest.raises(KeyboardInterrupt):
         profiling.profile_host(root, out, tasks=["h1"], warmup=0, runs=2, coexec_seconds=0,
                                data_root=data, progress=False, quick=True)
@@ -103,7 +103,7 @@ def test_a_killed_profile_run_resumes(quick_zoo, tmp_path, monkeypatch):
         counted["n"] += 1
         return real(*a, **k)
 
-    monkeypatch.setattr(profiling, "measure", counting)
+    monkeypatch.setattr(profiling.rows, "measure", counting)
     prof = profiling.profile_host(root, out, tasks=["h1"], warmup=0, runs=2, coexec_seconds=0,
                                   data_root=data, progress=False, quick=True)
     assert counted["n"] == 5 * 12 - 10  # only what the killed run had not measured
@@ -126,14 +126,14 @@ def test_a_resumed_run_with_other_options_keeps_what_was_measured(quick_zoo, tmp
             raise KeyboardInterrupt
         calls.append(option.xnnpack)
         return real(path, option, **k)
-    monkeypatch.setattr(profiling, "measure", dies_after_five)
+    monkeypatch.setattr(profiling.rows, "measure", dies_after_five)
     with pytest.raises(KeyboardInterrupt):  # variants x (xnn, no-xnn): 3 xnn rows measured
         profiling.profile_host(root, out, tasks=["h1"], warmup=0, runs=2, coexec_seconds=0,
                                data_root=data, progress=False, quick=True, options=cpu0)
     assert calls.count(True) == 3
 
     calls.clear()
-    monkeypatch.setattr(profiling, "measure", lambda path, option, **k: (
+    monkeypatch.setattr(profiling.rows, "measure", lambda path, option, **k: (
         calls.append(option.xnnpack), real(path, option, **k))[1])
     prof = profiling.profile_host(root, out, tasks=["h1"], warmup=0, runs=2, coexec_seconds=0,
                                   data_root=data, progress=False, quick=True, options=cpu0[:1])
@@ -155,7 +155,7 @@ def test_an_option_that_cannot_run_is_a_failed_row_and_costs_no_measured_row(
                                "Node number 244 (Convolution2DTransposeBias) failed to prepare.")
         return real(path, option, **k)
 
-    monkeypatch.setattr(profiling, "measure", custom_op)
+    monkeypatch.setattr(profiling.rows, "measure", custom_op)
     cpu0 = [o for o in profiling.host_options((1,)) if o.processor == "CPU[0]"]
     prof = profiling.profile_host(root, out, tasks=["h1"], warmup=0, runs=2, coexec_seconds=0,
                                   data_root=data, progress=False, quick=True, options=cpu0)
@@ -186,7 +186,7 @@ def test_a_crash_mid_run_keeps_every_measured_row(quick_zoo, tmp_path):
             if path.name == "FP16.tflite" and not option.xnnpack:
                 os._exit(139)
             return real(path, option, **k)
-        profiling.measure = crashes
+        profiling.rows.measure = crashes
         cpu0 = [o for o in profiling.host_options((1,)) if o.processor == "CPU[0]"]
         profiling.profile_host({str(root)!r}, {str(out)!r}, tasks=["h1"], warmup=0, runs=2,
                                coexec_seconds=0, data_root={str(data)!r}, progress=False,
