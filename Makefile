@@ -77,7 +77,7 @@ test-slow: setup
 
 # Source notebooks in their normalised form (deterministic cell ids, no outputs).
 notebooks: setup
-	$(BIN)/python -m workbench.lab.notebook_format notebooks/*.ipynb
+	$(BIN)/python -m workbench.lab.reports.notebook_format notebooks/*.ipynb
 
 lint: setup
 	$(BIN)/ruff check workbench tests benchmarks

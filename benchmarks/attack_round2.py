@@ -514,7 +514,7 @@ def _children(pid: int) -> list[int]:
 SESSION_CODE = """
 import sys
 from workbench.errors import WorkbenchError
-from workbench.lab.explore import ExplorerState, load_state, session_of
+from workbench.lab.explorer import ExplorerState, load_state, session_of
 try:
     arg = sys.argv[1]
     state = ExplorerState.from_query(arg[1:]) if arg.startswith("?") else load_state(arg)

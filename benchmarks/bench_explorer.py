@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from bench_solvers import UC1, make_profile, synthetic  # noqa: E402
 
 from workbench.fileio import atomic_write_json  # noqa: E402
-from workbench.lab.explore import Session  # noqa: E402
+from workbench.lab.explorer import Session  # noqa: E402
 from workbench.profiles import load_profile  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,7 +49,7 @@ def bench(n: int, edits: int) -> dict:
     out = {"configurations": n, "edits": edits, "open_session_ms": open_ms,
            "explore_ms": {"p50": pct(comp, 50), "p95": pct(comp, 95), "max": max(comp)}}
     try:
-        from workbench.lab.widgets import Explorer
+        from workbench.lab.explorer.widget import Explorer
     except ImportError:
         return out
     # The widget on the same table: swap its session for the synthetic one.
@@ -72,7 +72,7 @@ def bench(n: int, edits: int) -> dict:
 _FIRST = """
 import sys, time
 t0 = time.perf_counter()
-from workbench.lab.widgets import Explorer
+from workbench.lab.explorer.widget import Explorer
 t1 = time.perf_counter()
 ex = Explorer(sys.argv[1], "uc1")
 t2 = time.perf_counter()

@@ -55,7 +55,7 @@ from bench_masa_ledger import WAIT, _cpu, _load, _prepare, saving, spread, wait_
 from workbench.fileio import atomic_write_text  # noqa: E402
 from workbench.lab.experiments import masa_pressure as mp  # noqa: E402
 from workbench.lab.experiments.memory import PAPER_BUDGETS_MB  # noqa: E402
-from workbench.lab.notebook_format import round_floats  # noqa: E402
+from workbench.lab.reports.notebook_format import round_floats  # noqa: E402
 from workbench.memory import pressure  # noqa: E402
 
 OUT = ROOT / "reports" / "bench" / "masa_grid.json"

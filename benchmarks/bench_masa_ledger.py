@@ -55,7 +55,7 @@ sys.path.insert(0, str(ROOT))
 from workbench.fileio import atomic_write_text  # noqa: E402
 from workbench.lab.experiments import masa_pressure as mp  # noqa: E402
 from workbench.lab.experiments.memory import PAPER_MEMORY_MB, Nets  # noqa: E402
-from workbench.lab.notebook_format import round_floats  # noqa: E402
+from workbench.lab.reports.notebook_format import round_floats  # noqa: E402
 
 OUT = ROOT / "reports" / "bench" / "masa_ledger.json"
 PARTS = ("fig8", "fig2", "fig3b", "fig3c", "fig12", "fig13b")

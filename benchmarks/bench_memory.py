@@ -36,7 +36,7 @@ from workbench.fileio import atomic_write_json
 from workbench.lab.experiments import flexnn as fx
 from workbench.lab.experiments import masa as ma
 from workbench.lab.experiments import memory as mx
-from workbench.lab.notebook_format import round_floats
+from workbench.lab.reports.notebook_format import round_floats
 
 OUT = Path(__file__).resolve().parents[1] / "reports" / "bench" / "memory.json"
 # The MASA pressure runs' raw data (profiles the scheduler planned with, and every run), kept so

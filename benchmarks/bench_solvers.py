@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         checks.update(rass_1e6_s=r6["median_ms"] / 1e3, rass_1e6_ok=r6["median_ms"] <= 1500,
                       rass_1e6_peak_mb=r6["peak_mb"], rass_1e6_mem_ok=r6["peak_mb"] <= 2048)
     out["checks"] = checks
-    # The common form of targets (workbench.lab.bench_page): single medians, no rounds.
+    # The common form of targets (workbench.lab.bench.page): single medians, no rounds.
     sp = out["spaces"]
     out["targets"] = {"rass_1e4_median_ms": {
         "target": 5, "measured": r4, "n": 5, "unit": "ms", "met": r4 <= 5,

@@ -4,7 +4,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from workbench.lab.bench_page import _fmt, bench_targets, render_page
+from workbench.lab.bench.page import _fmt, bench_targets, render_page
 
 ROOT = Path(__file__).resolve().parents[1]
 

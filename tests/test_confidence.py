@@ -140,8 +140,8 @@ def test_a_row_measured_on_another_cpu_is_measured_again():
 def test_the_explorer_shows_intervals_and_ties(tmp_path, monkeypatch):
     pytest.importorskip("ipywidgets")
     pytest.importorskip("anywidget")
-    from workbench.lab.explore import export_rows
-    from workbench.lab.widgets import Explorer
+    from workbench.lab.explorer import export_rows
+    from workbench.lab.explorer.widget import Explorer
     from workbench.profiles.store import save_profile
 
     prof = make_profile([_row("a", 97.10002, 10.0, 2e9), _row("b", 97.1, 10.05, 1e9),

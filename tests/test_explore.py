@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 from workbench.errors import InputError
-from workbench.lab import explore
-from workbench.lab.explore import Session
+from workbench.lab.explorer import Session
 from workbench.solvers import rass
 
 UC1 = "max A; max TP; max L <= 41.67ms"
@@ -66,7 +65,7 @@ def test_objective_toggles_and_weights_edit_the_slo(a71):
 
 
 def test_huge_spaces_are_sampled_but_keep_the_designs(monkeypatch):
-    monkeypatch.setattr(explore, "MAX_POINTS", 200)
+    monkeypatch.setattr("workbench.lab.explorer.session.MAX_POINTS", 200)
     s = Session("a71", "max STP; max A[uc3-vision]; max A[uc3-audio]; avg L <= 100ms",
                 tasks=["uc3-vision", "uc3-audio"])
     assert s.base.size > 200 and len(s.points) == 200
@@ -79,7 +78,7 @@ def test_huge_spaces_are_sampled_but_keep_the_designs(monkeypatch):
 def test_the_widget_rewires_on_every_control(tmp_path):
     pytest.importorskip("ipywidgets")
     pytest.importorskip("anywidget")
-    from workbench.lab.widgets import Explorer
+    from workbench.lab.explorer.widget import Explorer
 
     ex = Explorer("a71", "uc1")
     d0 = ex.last.design_label("d0")
@@ -115,7 +114,7 @@ def test_a_profile_of_ones_own_models_opens_by_path(tmp_path, minimal_profile, w
     tasks no use case knows opens with one case per task."""
     pytest.importorskip("ipywidgets")
     pytest.importorskip("anywidget")
-    from workbench.lab.widgets import Explorer
+    from workbench.lab.explorer.widget import Explorer
     from workbench.moo.usecases import scenarios_for
     from workbench.profiles import load_profile
 
@@ -152,7 +151,7 @@ def test_explore_command_passes_an_absolute_profile_path(tmp_path, minimal_profi
 def test_an_slo_error_takes_down_stale_results_and_goes_when_a_valid_slo_returns():
     pytest.importorskip("ipywidgets")
     pytest.importorskip("anywidget")
-    from workbench.lab.widgets import Explorer
+    from workbench.lab.explorer.widget import Explorer
 
     ex = Explorer("a71", "uc1")
     good = ex.w_slo.value
@@ -171,7 +170,7 @@ def test_an_slo_error_takes_down_stale_results_and_goes_when_a_valid_slo_returns
 def test_the_slo_box_follows_the_bounds_so_it_shows_what_is_solved():
     pytest.importorskip("ipywidgets")
     pytest.importorskip("anywidget")
-    from workbench.lab.widgets import Explorer
+    from workbench.lab.explorer.widget import Explorer
 
     ex = Explorer("a71", "uc1")
     typed, session = ex.w_slo.value, ex.session
@@ -195,7 +194,7 @@ def test_the_slo_box_follows_the_bounds_so_it_shows_what_is_solved():
 def test_changing_the_device_keeps_a_typed_slo_and_says_when_it_cannot():
     pytest.importorskip("ipywidgets")
     pytest.importorskip("anywidget")
-    from workbench.lab.widgets import Explorer
+    from workbench.lab.explorer.widget import Explorer
 
     ex = Explorer("a71", "uc1")
     ex.w_slo.value = "max A; min L; max L <= 30ms"
@@ -215,7 +214,7 @@ def test_changing_the_device_keeps_a_typed_slo_and_says_when_it_cannot():
 def test_a_saved_session_brings_the_same_view_back(tmp_path):
     pytest.importorskip("ipywidgets")
     pytest.importorskip("anywidget")
-    from workbench.lab.widgets import Explorer
+    from workbench.lab.explorer.widget import Explorer
 
     ex = Explorer("a71", "uc1")
     ex.w_bounds[0].value = 16.0
@@ -230,7 +229,7 @@ def test_a_saved_session_brings_the_same_view_back(tmp_path):
     assert (other.last.design_label("d0"), other.last.picked, other.last.slo) == want
     assert other.session_state() == ex.session_state()
     # Everything drawn comes from the loaded session: no shading, axis or trace of the old view.
-    from workbench.lab.viz import explorer_figure
+    from workbench.lab.explorer.figures import explorer_figure
 
     fresh = explorer_figure(other.last)
     assert other.fig.layout.shapes == fresh.layout.shapes
@@ -238,7 +237,7 @@ def test_a_saved_session_brings_the_same_view_back(tmp_path):
     assert other.fig.layout.xaxis.title.text == fresh.layout.xaxis.title.text
     assert [list(t.x) for t in other.fig.data] == [list(t.x) for t in fresh.data]
     # The same state travels in a URL.
-    from workbench.lab.explore import ExplorerState
+    from workbench.lab.explorer import ExplorerState
 
     assert ExplorerState.from_query(ex.session_state().to_query()) == ex.session_state()
 
@@ -247,8 +246,8 @@ def test_bad_sessions_name_the_file_and_field_and_keep_the_view(tmp_path):
     pytest.importorskip("ipywidgets")
     pytest.importorskip("anywidget")
     from workbench.errors import InputError
-    from workbench.lab.explore import ExplorerState, load_state
-    from workbench.lab.widgets import Explorer
+    from workbench.lab.explorer import ExplorerState, load_state
+    from workbench.lab.explorer.widget import Explorer
 
     bad = tmp_path / "bad.json"
     bad.write_text('{"profile": "a71", "slo": "max A", "weights": [1, "heavy"]}')
@@ -281,7 +280,7 @@ def test_exports_hold_the_feasible_set_the_front_and_the_designs(tmp_path):
     pytest.importorskip("anywidget")
     import csv as _csv
 
-    from workbench.lab.widgets import Explorer
+    from workbench.lab.explorer.widget import Explorer
 
     ex = Explorer("a71", "uc1")
     feas = list(_csv.DictReader((ex.export("feasible", tmp_path / "f.csv")).splitlines()))
@@ -309,7 +308,7 @@ def test_json_exports_are_strict_json_when_a_metric_is_unbounded():
     JSON readers (browsers' JSON.parse, jq) reject; the sign survives as a string."""
     pytest.importorskip("ipywidgets")
     pytest.importorskip("anywidget")
-    from workbench.lab.widgets import Explorer
+    from workbench.lab.explorer.widget import Explorer
 
     ex = Explorer("a71", "uc1")
     first = int(np.flatnonzero(ex.last.feasible)[0])
@@ -327,7 +326,7 @@ def test_json_exports_are_strict_json_when_a_metric_is_unbounded():
 
 def test_the_plot_shows_the_objectives_with_units_and_draws_constraints(a71):
     pytest.importorskip("plotly")
-    from workbench.lab.viz import explorer_figure
+    from workbench.lab.explorer.figures import explorer_figure
 
     s = a71
     e = s.explore()
@@ -394,7 +393,7 @@ def test_the_nsga2_overlay_runs_in_the_background_and_can_be_cancelled():
     pytest.importorskip("anywidget")
     import time
 
-    from workbench.lab.widgets import Explorer
+    from workbench.lab.explorer.widget import Explorer
 
     ex = Explorer("a71", "uc1")
     ex.nsga2_generations = 15
@@ -426,7 +425,7 @@ def test_the_nsga2_overlay_runs_in_the_background_and_can_be_cancelled():
 def test_a_link_to_the_view_reopens_it():
     pytest.importorskip("ipywidgets")
     pytest.importorskip("anywidget")
-    from workbench.lab.widgets import Explorer
+    from workbench.lab.explorer.widget import Explorer
 
     ex = Explorer("a71", "uc1")
     ex.w_bounds[0].value = 16.0
@@ -445,7 +444,7 @@ def test_a_link_to_the_view_reopens_it():
 def test_every_metric_at_once_in_parallel_coordinates():
     pytest.importorskip("ipywidgets")
     pytest.importorskip("anywidget")
-    from workbench.lab.widgets import Explorer
+    from workbench.lab.explorer.widget import Explorer
 
     ex = Explorer("a71", "uc3")  # multi-DNN: per-task accuracy and the system metrics
     ex.w_view.value = "every metric"

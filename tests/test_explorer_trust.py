@@ -15,8 +15,8 @@ import pytest
 from conftest import stop_group
 
 from workbench.errors import InputError
-from workbench.lab import explore
-from workbench.lab.explore import ExplorerState, load_state, parse_state, save_state
+from workbench.lab import explorer as explore
+from workbench.lab.explorer import ExplorerState, load_state, parse_state, save_state
 
 TOKEN = "secret-token-" + "x" * 24
 
@@ -24,7 +24,7 @@ TOKEN = "secret-token-" + "x" * 24
 def _widgets():
     pytest.importorskip("ipywidgets")
     pytest.importorskip("anywidget")
-    from workbench.lab.widgets import Explorer
+    from workbench.lab.explorer.widget import Explorer
 
     return Explorer
 
@@ -252,7 +252,7 @@ def test_a_long_slo_is_refused_before_it_is_parsed(a71_explorer, monkeypatch):
     def no_parse(*a, **k):
         raise AssertionError("a too-long SLO reached the parser")
 
-    monkeypatch.setattr(explore, "DiscreteProblem", no_parse)
+    monkeypatch.setattr("workbench.lab.explorer.session.DiscreteProblem", no_parse)
     ex.w_slo.value = "max A; " * 150_000  # 1 MB
     assert ex.failed and f"at most {limit} characters" in ex.w_status.value
     monkeypatch.undo()

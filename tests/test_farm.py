@@ -4,7 +4,7 @@ a device runs on the worker that holds it (docs/profiling-farm.md)."""
 import pytest
 
 from workbench.errors import InputError
-from workbench.lab import farm
+from workbench.lab.sweep import farm
 
 
 def test_jobs_run_only_on_the_worker_that_holds_their_device(dask_cluster):

@@ -178,7 +178,7 @@ def test_a_scheduler_address_that_is_no_scheduler_fails_fast_in_one_line(tmp_pat
 
 def test_a_closed_port_or_a_malformed_address_is_one_error(monkeypatch):
     pytest.importorskip("distributed")
-    from workbench.lab import sweep as sw
+    from workbench.lab.sweep import cluster as sw
 
     monkeypatch.setattr(sw, "SCHEDULER_TIMEOUT_S", 1.0, raising=False)
     s = socket.socket()

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.notebook
 
 
 def _metrics(name, tmp_path):
-    from workbench.lab.report_metrics import METRICS, read_metrics
+    from workbench.lab.reports.metrics import METRICS, read_metrics
 
     run = run_report(name, reports_dir=tmp_path, quick=True, progress=False)
     return read_metrics(run.metrics, METRICS[name])

@@ -5,7 +5,7 @@ import json
 import re
 from pathlib import Path
 
-from workbench.lab import notebook_format as nf
+from workbench.lab.reports import notebook_format as nf
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 

@@ -9,7 +9,7 @@ import pytest
 from conftest import ROOT, one_error_line
 
 from workbench.cli import main
-from workbench.lab import designs
+from workbench.lab.reports import designs
 from workbench.lab.sweep import sweep, sweep_grid
 from workbench.profiles.store import load_profile
 

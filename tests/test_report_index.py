@@ -5,7 +5,7 @@ import json
 import pytest
 
 from workbench.lab import reports
-from workbench.lab.report_index import write_index
+from workbench.lab.reports.index import write_index
 
 
 def test_only_numbered_notebooks_are_reports():
@@ -15,7 +15,7 @@ def test_only_numbered_notebooks_are_reports():
 
 
 def _quickstart_metrics(**change):
-    from workbench.lab.report_metrics import DesignSummary, QuickstartMetrics
+    from workbench.lab.reports.metrics import DesignSummary, QuickstartMetrics
 
     m = QuickstartMetrics(device="s20fe", task="uc1", profile_source="modelled", n_configs=10,
                           n_feasible=5, n_pareto=3,
@@ -27,7 +27,7 @@ def _quickstart_metrics(**change):
 
 
 def test_the_index_links_reports_and_renders_the_ledger(tmp_path):
-    from workbench.lab.report_metrics import write_metrics
+    from workbench.lab.reports.metrics import write_metrics
 
     q = tmp_path / "quickstart"
     q.mkdir()
@@ -68,7 +68,7 @@ def test_report_ledger_rebuilds_the_ledger_and_index_from_what_is_there(tmp_path
 
 def test_a_renamed_metrics_field_is_named_not_silently_blank(tmp_path):
     from workbench.errors import InputError
-    from workbench.lab.report_metrics import QuickstartMetrics, read_metrics, write_metrics
+    from workbench.lab.reports.metrics import QuickstartMetrics, read_metrics, write_metrics
 
     path = write_metrics(tmp_path, _quickstart_metrics())
     assert read_metrics(path, QuickstartMetrics).d0.label.startswith("EfficientNet")
@@ -87,7 +87,7 @@ def test_every_committed_report_reads_back_through_its_metrics_class(name):
     """The contract between the notebooks that write metrics.json and the index that reads it."""
     from pathlib import Path
 
-    from workbench.lab.report_metrics import METRICS, read_metrics
+    from workbench.lab.reports.metrics import METRICS, read_metrics
 
     path = Path(__file__).resolve().parents[1] / "reports" / name / "metrics.json"
     assert isinstance(read_metrics(path, METRICS[name]), METRICS[name])
@@ -128,7 +128,7 @@ def test_a_failing_report_is_one_line_and_the_others_still_run(tmp_path, monkeyp
         d.mkdir(parents=True, exist_ok=True)
         return reports.ReportRun(name, d / f"{name}.ipynb", d / f"{name}.html", None, [], 1.0)
 
-    monkeypatch.setattr(reports, "run_report", fake)
+    monkeypatch.setattr("workbench.lab.reports.run.run_report", fake)
     rc = main(["report", "--only", "masa", "--only", "flexnn", "--reports-dir", str(tmp_path),
                "--quiet", "--no-png"])
     out = capsys.readouterr().out
@@ -143,7 +143,7 @@ def test_a_failing_report_is_one_line_and_the_others_still_run(tmp_path, monkeyp
                                          (0.01234, "0.0123"), (25.83, "25.8"), (None, "n/a"),
                                          (2.5e7, "2.5e+07")])
 def test_index_numbers_read_as_numbers(value, text):
-    from workbench.lab.report_index import _fmt, _pct_change
+    from workbench.lab.reports.index import _fmt, _pct_change
 
     assert _fmt(value) == text
     assert _pct_change(-3.87) == "3.87% higher" and _pct_change(63.2) == "63.2% lower"

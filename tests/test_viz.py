@@ -33,7 +33,7 @@ def test_show_puts_the_caption_under_the_figure_in_reports(monkeypatch):
 
     monkeypatch.setattr(IPython.display, "display", lambda obj: shown.append(obj))
     monkeypatch.setenv(viz.REPORT_ENV, "../assets/plotly.min.js")
-    monkeypatch.setattr(viz, "_LOADED", True)
+    monkeypatch.setattr("workbench.lab.viz.embed._LOADED", True)
     viz.show(go.Figure(), caption="Energy <modelled> & time (measured)")
     html = shown[0].data
     assert html.index("plotly-graph-div") < html.index('class="wb-caption"')

@@ -26,7 +26,7 @@ def report(args: argparse.Namespace) -> int:
                          where="--task" if args.task else "--slo")
     if args.ledger:
         from ..errors import InputError
-        from ..lab.report_index import write_index
+        from ..lab.reports.index import write_index
 
         # The ledger reads what reports and benchmarks wrote: a folder that is not there is a
         # typo, not an empty workspace (it would list every item as not reproduced).
@@ -37,7 +37,7 @@ def report(args: argparse.Namespace) -> int:
 
         print(f"index: {write_index(out)}")
         if (out / "bench").is_dir():
-            from ..lab.bench_page import bench_targets, render_page
+            from ..lab.bench.page import bench_targets, render_page
 
             page = render_page(bench_targets(out / "bench"), out / "bench" / "index.html")
             print(f"benchmarks: {page}")
@@ -53,7 +53,7 @@ def report(args: argparse.Namespace) -> int:
                   "items' reasons in the ledger say why)", file=sys.stderr)
         return 0
     if args.render_only:
-        from ..lab.report_index import write_index
+        from ..lab.reports.index import write_index
 
         names = args.only or [reports._report_name(s) for s in reports.available()]
         done = [reports.render_html(out / n / f"{n}.ipynb", reports_dir=out,
@@ -90,7 +90,8 @@ def designs_report(args: argparse.Namespace, out: Path, *, png: bool) -> int:
     import re
 
     from ..errors import InputError
-    from ..lab import designs, reports
+    from ..lab import reports
+    from ..lab.reports import designs
     from ..moo.slo import parse_slo
     from ..profiles import resolve_profile
     from ..profiles.store import load_profile

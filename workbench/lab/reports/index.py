@@ -15,11 +15,11 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
-from ..fileio import atomic_write_text
-from .bench_page import bench_targets
-from .report_metrics import METRICS, validate_metrics
-from .reproduction import LEDGER, PAPERS, counts, summary_line, write_ledger
+from ...errors import InputError
+from ...fileio import atomic_write_text
+from ..bench.page import bench_targets
+from ..reproduction import LEDGER, PAPERS, counts, summary_line, write_ledger
+from .metrics import METRICS, validate_metrics
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:

@@ -13,10 +13,10 @@ from dataclasses import asdict, dataclass, field, is_dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..errors import InputError
-from ..fileio import atomic_write_json
-from ..profiles.validation import EngineError, HeldOutRow
-from .experiments.carin import (
+from ...errors import InputError
+from ...fileio import atomic_write_json
+from ...profiles.validation import EngineError, HeldOutRow
+from ..experiments.carin import (
     MethodRow,
     ObjectiveGainRow,
     PaperGainRow,
@@ -26,8 +26,8 @@ from .experiments.carin import (
     VersusRow,
     VersusSummary,
 )
-from .experiments.flexnn import AdaptationRow, DmRow, MeasuredPoint, PressureRow, TradeoffRow
-from .experiments.masa import (
+from ..experiments.flexnn import AdaptationRow, DmRow, MeasuredPoint, PressureRow, TradeoffRow
+from ..experiments.masa import (
     BatchRow,
     ContextRow,
     GainRow,
@@ -35,11 +35,11 @@ from .experiments.masa import (
     RealVsSimRow,
     ResponseRow,
 )
-from .experiments.masa_pressure import FitRow, PressureRun
-from .experiments.oodin_eval import SpeedupRow, SpeedupSummary, TargetRow
-from .experiments.phone_trust import ContentionFit, ContentionSensitivityRow, SensitivityRow, SpecOnlyTable
-from .experiments.real_scale import ScaleRow, SolverRow
-from .experiments.runtime import RunSummary
+from ..experiments.masa_pressure import FitRow, PressureRun
+from ..experiments.oodin_eval import SpeedupRow, SpeedupSummary, TargetRow
+from ..experiments.phone_trust import ContentionFit, ContentionSensitivityRow, SensitivityRow, SpecOnlyTable
+from ..experiments.real_scale import ScaleRow, SolverRow
+from ..experiments.runtime import RunSummary
 
 T = TypeVar("T")
 
@@ -293,7 +293,7 @@ def validate_metrics(data: Any, cls: type[T]) -> T:
     the field."""
     from pydantic import TypeAdapter, ValidationError
 
-    from ..profiles.store import error_from_validation
+    from ...profiles.store import error_from_validation
 
     try:
         return TypeAdapter(cls).validate_python(data)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .. import workspace
-from ..errors import InputError
+from ... import workspace
+from ...errors import InputError
 
 
 def bench_file(name: str) -> Path:

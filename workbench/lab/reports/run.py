@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import workspace
-from ..errors import InputError
-from ..fileio import atomic_write_text
-from . import notebook_format
+from ... import workspace
+from ...errors import InputError
+from ...fileio import atomic_write_text
 
 
 def default_reports_dir(*, quick: bool = False) -> Path:
@@ -151,7 +150,11 @@ def run_report(name: str, *, parameters: dict[str, Any] | None = None,
     """
     import papermill as pm
 
-    from .viz import PNG_ENV, REPORT_ENV
+    from ..viz.embed import PNG_ENV, REPORT_ENV
+
+    # Imported here, not at the top: the package's __init__ imports this module, and
+    # ``python -m workbench.lab.reports.notebook_format`` must find it not yet loaded.
+    from . import notebook_format
 
     t_start = time.perf_counter()
     notebooks_dir = Path(notebooks_dir) if notebooks_dir else workspace.notebooks_dir()
@@ -299,12 +302,12 @@ def run_all(*, names: list[str] | None = None, reports_dir: str | os.PathLike | 
 
     if png is None:
         png = not quick and chromium() is not None
-    from .report_index import write_index
+    from .index import write_index
 
     reports_dir = Path(reports_dir) if reports_dir else default_reports_dir(quick=quick)
     names = names or [_report_name(s) for s in available()]
     if workers > 0 or scheduler:
-        from .sweep import dask_client
+        from ..sweep import dask_client
 
         _shared_plotlyjs(reports_dir)  # once, before several workers would copy it at once
         client, close = dask_client(workers, scheduler)

@@ -4,7 +4,7 @@ diff. Standard library only (notebooks are JSON).
 * Source notebooks (``notebooks/*.ipynb``) are kept normalised: no outputs or execution counts,
   cell ids derived from the notebook's name and the cell's position (``quickstart-03``), only
   the ``tags`` of cell metadata, a fixed notebook metadata block. ``python -m
-  workbench.lab.notebook_format notebooks/*.ipynb`` (``make notebooks``) rewrites them;
+  workbench.lab.reports.notebook_format notebooks/*.ipynb`` (``make notebooks``) rewrites them;
   ``tests/test_notebook_format.py`` checks that the committed ones already are.
 * Executed copies (``reports/<name>/<name>.ipynb``) are scrubbed of what changes on every run
   without meaning anything: papermill's timestamps, durations and absolute paths, Jupyter's
@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..fileio import atomic_write_json, atomic_write_text
+from ...fileio import atomic_write_json, atomic_write_text
 
 #: Notebook metadata of every source notebook.
 SOURCE_METADATA = {

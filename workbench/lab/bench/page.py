@@ -25,8 +25,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..fileio import atomic_write_text
-from .bench import bench_file
+from ...fileio import atomic_write_text
+from .outputs import bench_file
 
 #: How many past versions of a benchmark file the history reads.
 HISTORY = 20

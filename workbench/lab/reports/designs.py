@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import InputError
+from ...errors import InputError
 
 
 def default_slo(profile, tasks: list[str]) -> str:
@@ -88,7 +88,7 @@ def policy_rows(res) -> list[dict[str, Any]]:
 def caveats(profile, tasks: list[str]) -> list[str]:
     """What a reader must know about the rows: configurations that could not run (by reason)
     and rows whose latency varied too much to trust its mean."""
-    from ..profiles.noise import noisy_warning
+    from ...profiles.noise import noisy_warning
 
     out = []
     reasons: dict[str, int] = {}
@@ -119,7 +119,7 @@ def write_summary(output_dir: str, problem, res, *, profile: str | None = None) 
     file (what a later report into the same folder is checked against); returns its path."""
     from pathlib import Path
 
-    from ..fileio import atomic_write_json
+    from ...fileio import atomic_write_json
 
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -19,7 +19,7 @@ PREFIX = "device-"
 def resource(device: str) -> str:
     """The worker resource that stands for ``device`` (what ``--resources`` names)."""
     if not device or any(c in device for c in " =,"):
-        from ..errors import InputError
+        from ...errors import InputError
 
         raise InputError("a device name without spaces, '=' or ','", where="device", value=device)
     return PREFIX + device

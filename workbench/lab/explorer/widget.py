@@ -1,5 +1,5 @@
-"""The interactive Pareto explorer: ipywidgets controls wired to :class:`workbench.lab.explore.Session`
-and drawn with :func:`workbench.lab.viz.explorer_traces` in a plotly ``FigureWidget``.
+"""The interactive Pareto explorer: ipywidgets controls wired to :class:`.session.Session`
+and drawn with :func:`.figures.explorer_traces` in a plotly ``FigureWidget``.
 
 Works in JupyterLab (``Explorer().widget``) and as a page (``workbench explore`` serves
 ``notebooks/explorer.ipynb`` with Voila). Needs the ``notebooks`` extra (ipywidgets, plotly,
@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..errors import MissingExtra
+from ...errors import MissingExtra
 
 try:
     import ipywidgets as W
@@ -24,29 +24,26 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise MissingExtra("ipywidgets and plotly", "notebooks", needs="the explorer") from exc
 
-from ..errors import InputError, WorkbenchError
-from ..fileio import csv_text
-from ..moo.optimality import optimality_text
-from ..moo.usecases import scenarios_for
-from ..names import printable
-from ..profiles import Profile, list_profiles, load_profile, resolve_profile
-from ..solvers.result import jsonable
-from .explore import (
+from ...errors import InputError, WorkbenchError
+from ...fileio import csv_text
+from ...moo.optimality import optimality_text
+from ...moo.usecases import scenarios_for
+from ...names import printable
+from ...profiles import Profile, list_profiles, load_profile, resolve_profile
+from ...solvers.result import jsonable
+from .figures import explorer_figure, explorer_layout, explorer_parallel, explorer_traces
+from .session import MAX_WEIGHT, Exploration, Session, export_rows
+from .state import (
     MAX_SESSION,
-    MAX_WEIGHT,
-    Exploration,
     ExplorerState,
-    Session,
     check_controls,
     check_state,
-    export_rows,
     load_state,
     parse_state,
     save_state,
     session_profile,
     state_json,
 )
-from .viz import explorer_figure, explorer_layout, explorer_parallel, explorer_traces
 
 
 def _table(rows: list[dict[str, Any]], *, css: str = "") -> str:
@@ -562,7 +559,7 @@ class Explorer:
                fmt: str = "csv") -> str:
         """The feasible set, the front or the designs of the current view as CSV (or JSON);
         written to ``path`` when given. Returns the text."""
-        from ..fileio import atomic_write_text
+        from ...fileio import atomic_write_text
 
         if self.last is None:
             raise InputError("nothing solved yet", where="export")
