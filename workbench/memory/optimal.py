@@ -93,24 +93,14 @@ def _mem(inst: Instance, tasks: list[TaskRow]) -> list[int]:
     return mem
 
 
-def solve_milp(inst: Instance, *, workers: int, time_limit: float = 60.0) -> Schedule:
-    """Minimum makespan by a time-indexed MILP (HiGHS)."""
-    from scipy.optimize import Bounds, LinearConstraint, milp
-    from scipy.sparse import lil_matrix
-
-    t0 = time.perf_counter()
-    tasks, prec = inst.tasks()
+def _constraints(inst: Instance, tasks: list[TaskRow], prec: list[tuple[int, int]],
+                 idx: dict[tuple[int, int], int], H: int, cm: int,
+                 workers: int) -> tuple[list[dict[int, int]], list[float], list[float]]:
+    """The MILP's rows over the start variables ``idx`` and Cmax (variable ``cm``), each with
+    its bounds: every task starts once, precedence, the makespan, and at every unit up to ``H``
+    the workers running (1c) and the memory held (1e)."""
     p = [t[1] for t in tasks]
-    heuristic = masa_schedule(inst, workers=workers)
-    # MASA's makespan bounds the optimum unless MASA had to overcommit (its progress rule).
-    H = heuristic.makespan if heuristic.status == "heuristic" else sum(p)
     n = len(tasks)
-    idx: dict[tuple[int, int], int] = {}  # (task, start unit) -> variable
-    for i in range(n):
-        for tau in range(H - p[i] + 1):
-            idx[(i, tau)] = len(idx)
-    nv = len(idx) + 1  # + Cmax
-    cm = nv - 1
     rows: list[dict[int, int]] = []  # sparse constraint rows: variable -> coefficient
     lo: list[float] = []
     hi: list[float] = []
@@ -155,6 +145,28 @@ def solve_milp(inst: Instance, *, workers: int, time_limit: float = 60.0) -> Sch
                 rm[idx[(ui, s)]] = rm.get(idx[(ui, s)], 0) - w
         add(rw, -np.inf, workers)
         add(rm, -np.inf, inst.budget)
+    return rows, lo, hi
+
+
+def solve_milp(inst: Instance, *, workers: int, time_limit: float = 60.0) -> Schedule:
+    """Minimum makespan by a time-indexed MILP (HiGHS)."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.sparse import lil_matrix
+
+    t0 = time.perf_counter()
+    tasks, prec = inst.tasks()
+    p = [t[1] for t in tasks]
+    heuristic = masa_schedule(inst, workers=workers)
+    # MASA's makespan bounds the optimum unless MASA had to overcommit (its progress rule).
+    H = heuristic.makespan if heuristic.status == "heuristic" else sum(p)
+    n = len(tasks)
+    idx: dict[tuple[int, int], int] = {}  # (task, start unit) -> variable
+    for i in range(n):
+        for tau in range(H - p[i] + 1):
+            idx[(i, tau)] = len(idx)
+    nv = len(idx) + 1  # + Cmax
+    cm = nv - 1
+    rows, lo, hi = _constraints(inst, tasks, prec, idx, H, cm, workers)
     A = lil_matrix((len(rows), nv))
     for k, r in enumerate(rows):
         for j, v in r.items():
