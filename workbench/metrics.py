@@ -35,6 +35,9 @@ class Metric:
         system: A multi-DNN system metric (computed by the problem, not stored per model).
         slo: May appear in an SLO (``params`` is a profile column only).
         units: Units an SLO may give a value in -> factor into ``unit``.
+        interval: Whose 95% interval a mean value carries: ``"A"`` a row's own interval of A
+            (``A_lo``, ``A_hi``), ``"L"`` the mean latency's, relative (TP and E are computed
+            from L); empty: none (see workbench.moo.confidence).
     """
 
     name: str
@@ -47,6 +50,7 @@ class Metric:
     system: bool = False
     slo: bool = True
     units: dict[str, float] = field(default_factory=dict)
+    interval: str = ""
 
     def column(self, stat: str = "avg") -> str:
         """The profile column of a statistic (``L``, ``p99`` -> ``L_p99``)."""
@@ -62,17 +66,17 @@ _MB = {"mb": 1.0, "gb": 1024.0, "kb": 1 / 1024}
 #: Every metric, per-model columns in profile order first, then the system metrics.
 TABLE: tuple[Metric, ...] = (
     Metric("A", "", "accuracy in % (or the task's own metric, e.g. MAE)", higher_is_better=True,
-           units={"%": 1.0}),
+           units={"%": 1.0}, interval="A"),
     Metric("S", "MB", "model size on storage", summable=True, units=_MB),
     Metric("params", "", "parameters", slo=False),
     Metric("W", "FLOPs", "workload per inference", summable=True,
            units={"flops": 1.0, "mflops": 1e6, "gflops": 1e9, "tflops": 1e12}),
     Metric("L", "ms", "latency per inference (batch)", stats=tuple(STAT_SUFFIX),
-           latency_like=True, units={"ms": 1.0, "s": 1000.0, "us": 1e-3}),
+           latency_like=True, units={"ms": 1.0, "s": 1000.0, "us": 1e-3}, interval="L"),
     Metric("TP", "/s", "throughput in samples per second", higher_is_better=True,
-           units={"/s": 1.0, "fps": 1.0, "ips": 1.0}),
+           units={"/s": 1.0, "fps": 1.0, "ips": 1.0}, interval="L"),
     Metric("E", "mJ", "energy per inference", summable=True, latency_like=True,
-           units={"mj": 1.0, "j": 1000.0, "uj": 1e-3}),
+           units={"mj": 1.0, "j": 1000.0, "uj": 1e-3}, interval="L"),
     Metric("MF", "MB", "peak memory footprint", summable=True, units=_MB),
     Metric("NTT", "", "normalised turnaround time (co-run latency over solo latency)",
            stats=("avg", "max", "min"), system=True),

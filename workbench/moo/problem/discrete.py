@@ -23,7 +23,7 @@ from pymoo.core.problem import Problem
 
 from ... import processors
 from ...errors import InputError
-from ...metrics import MODEL_METRICS, SLOWDOWN_COLUMNS
+from ...metrics import BY_NAME, MODEL_METRICS, SLOWDOWN_COLUMNS
 from ...profiles.schema import Config, Profile
 from ..confidence import noise_floor
 from ..front import exact_front, minimisation
@@ -326,16 +326,15 @@ class DiscreteProblem(Problem):
                    for _, h, _ in self._noise_sources(t))
 
     def _noise_sources(self, t: Term):
-        """(task position, per-row half-widths, relative?) of what carries a term's noise: A's
-        half-width as it is, or L's relative one (TP and E follow L); nothing for the rest."""
-        if t.task is None:
+        """(task position, per-row half-widths, relative?) of what carries a term's noise (the
+        metric table's ``interval``): A's half-width as it is, or the mean latency's relative one
+        (TP and E follow L); nothing for the rest."""
+        source = BY_NAME[t.metric].interval
+        if t.task is None or not source or (source == "L" and t.stat != "avg"):
             return
         for k in (range(len(self.tasks)) if t.task == -1 else [t.task]):
             ts = self.tasks[k]
-            if t.metric == "A":
-                yield k, ts.A_half, False
-            elif t.metric in ("L", "TP", "E") and t.stat == "avg":
-                yield k, ts.L_rel, True
+            yield (k, ts.A_half, False) if source == "A" else (k, ts.L_rel, True)
 
     def noise_flat(self, flat: np.ndarray) -> np.ndarray:
         """Half-widths H of the objective values of combinations (their 95% intervals are
