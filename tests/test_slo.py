@@ -101,3 +101,22 @@ def test_target_objectives_are_closest_to_a_value():
                      ("target TP = 30 = 4", "target objective reads")):
         with pytest.raises(SLOError, match=msg):
             parse_slo(bad)
+
+
+def test_every_system_metric_and_statistic_of_the_table_is_computed():
+    """The problem computes each multi-DNN system metric the metric table lists, for each
+    statistic the table gives it: a system row without its computation fails here, not in a
+    solve."""
+    import numpy as np
+
+    from workbench.metrics import BY_NAME, SYSTEM_METRICS
+    from workbench.moo.problem.coexec import SYSTEM_VALUES
+
+    assert set(SYSTEM_VALUES) == set(SYSTEM_METRICS)
+    N = np.array([[1.0, 2.0], [4.0, 1.0]])
+    for name in SYSTEM_METRICS:
+        for stat in BY_NAME[name].stats:
+            assert SYSTEM_VALUES[name](N, stat).shape == (2,)
+    assert SYSTEM_VALUES["NTT"](N, "max").tolist() == [4.0, 2.0]
+    assert SYSTEM_VALUES["STP"](N, "avg").tolist() == [1.25, 1.5]
+    assert SYSTEM_VALUES["F"](N, "avg").tolist() == [0.25, 0.5]

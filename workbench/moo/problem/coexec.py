@@ -1,7 +1,7 @@
 """Latency under co-execution: the per-model latencies of multi-DNN combinations, from the
 profile's measured co-execution rows where it has them and from the contention model otherwise
-(tabulated per combination of placement groups when that pays), and the parameters that model
-runs with."""
+(tabulated per combination of placement groups when that pays), the parameters that model runs
+with, and the multi-DNN system metrics computed from it."""
 
 from __future__ import annotations
 
@@ -115,3 +115,27 @@ def _weighted(c: np.ndarray, L: np.ndarray) -> np.ndarray:
     out = c * L
     return np.where(c != 0, out, 0.0) if np.isnan(L).any() else out
 
+
+
+#: A statistic of each combination's values over its models (N: models x combinations).
+_OVER_MODELS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "avg": lambda N: N.mean(0), "max": lambda N: N.max(0), "min": lambda N: N.min(0)}
+
+def _ntt(N: np.ndarray, stat: str) -> np.ndarray:
+    return _OVER_MODELS[stat](N)
+
+
+def _stp(N: np.ndarray, stat: str) -> np.ndarray:
+    return (1.0 / N).sum(0)
+
+
+def _fairness(N: np.ndarray, stat: str) -> np.ndarray:
+    NP = 1.0 / N
+    return NP.min(0) / NP.max(0)  # F = min_{i,j} NP_i / NP_j
+
+
+#: How each system metric of the metric table is computed from the models' normalised turnaround
+#: times N (co-run over solo latency; models x combinations), for a statistic: NTT itself, system
+#: throughput STP (the sum of normalised progress 1/N) and fairness F (min over max progress).
+SYSTEM_VALUES: dict[str, Callable[[np.ndarray, str], np.ndarray]] = {
+    "NTT": _ntt, "STP": _stp, "F": _fairness}

@@ -30,6 +30,7 @@ from ..front import exact_front, minimisation
 from ..optimality import OptimalityResult, feasible_mask, rank_order, scores
 from ..slo import SLO
 from .coexec import (
+    SYSTEM_VALUES,
     co_run_latency,
     contention_parameters,
     contention_table,
@@ -232,13 +233,7 @@ class DiscreteProblem(Problem):
         if term.target is not None:
             return np.abs(self._term_values(replace(term, target=None), vals, ntt) - term.target)
         if term.task is None:
-            N = np.stack(ntt)
-            if term.metric == "NTT":
-                return {"avg": N.mean(0), "max": N.max(0), "min": N.min(0)}[term.stat]
-            NP = 1.0 / N
-            if term.metric == "STP":
-                return NP.sum(0)
-            return NP.min(0) / NP.max(0)  # F = min_{i,j} NP_i / NP_j
+            return SYSTEM_VALUES[term.metric](np.stack(ntt), term.stat)
         if term.task == -1:
             return np.sum([v[term.column] for v in vals], axis=0)
         return vals[term.task][term.column]
