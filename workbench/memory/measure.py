@@ -22,7 +22,7 @@ import sys
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +30,9 @@ from ..errors import InputError, WorkbenchError
 from ..timing import blas_threads_env
 from .graph import LayerGraph, write_weights
 from .programs import planned_program, write_weight_files
+
+if TYPE_CHECKING:
+    from .pressure import Limited
 
 SKELETON = "skeleton.pkl"
 
@@ -209,8 +212,47 @@ def measure(graph: LayerGraph, *, budget_mb: float | None = None, reps: int = 5,
         PressureUnavailable: ``limit_mb`` or ``swap_mb`` asked for on a machine without them.
         WorkbenchError: The probe failed (its last line of stderr).
     """
-    from . import pressure
+    _check_arguments(budget_mb=budget_mb, reps=reps, limit_mb=limit_mb, swap_mb=swap_mb,
+                     cold=cold, on_demand=on_demand, kernel=kernel, warmup=warmup, idle_s=idle_s,
+                     sample_ms=sample_ms)
+    tmp = None
+    if root is None:
+        tmp = tempfile.TemporaryDirectory(prefix="wb-measure-")
+        root = tmp.name
+    try:
+        prepare(graph, root, budget_mb=budget_mb, sliced=sliced)
+        mode = "on-demand" if on_demand else "bulk"
+        cmd = [sys.executable, "-m", "workbench.memory._probe", str(root),
+               mode if budget_mb is None else repr(float(budget_mb)), str(reps),
+               "1" if preload else "0", "1" if sliced else "0", kernel, str(warmup),
+               repr(float(idle_s))]
+        # One BLAS thread, as the executor's timings elsewhere: the peak is the model's, not a
+        # thread pool's.
+        env = blas_threads_env(1)
+        code, stdout, stderr, seen, sampled = _run_probe(
+            graph, cmd, env, root=Path(root), mode=mode, budget_mb=budget_mb, limit_mb=limit_mb,
+            swap_mb=swap_mb, cold=cold, sample_ms=sample_ms, timeout=timeout)
+        if code != 0:
+            lines = [ln for ln in stderr.splitlines() if ln.strip()]
+            raise WorkbenchError(f"memory probe of {graph.name} failed: "
+                                 f"{lines[-1] if lines else 'exit ' + str(code)}")
+        out = json.loads(stdout.strip().splitlines()[-1])
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+    if seen is not None:
+        out.update(limit_mb=limit_mb, swap_mb=float(swap_mb), major_faults=seen.major_faults,
+                   group_peak_mb=None if seen.peak_bytes is None else seen.peak_bytes / 1e6,
+                   swapped_mb=seen.swapped_out_pages * os.sysconf("SC_PAGE_SIZE") / 1e6)
+    if sampled is not None:
+        out.update(_sampled_fields(sampled, out["phases"]))
+    return Measurement(**out, cold=cold)
 
+
+def _check_arguments(*, budget_mb: float | None, reps: int, limit_mb: float | None,
+                     swap_mb: float, cold: bool | str, on_demand: bool, kernel: str, warmup: int,
+                     idle_s: float, sample_ms: float | None) -> None:
+    """:func:`measure`'s arguments, each checked before anything is written or run."""
     if not isinstance(reps, int) or isinstance(reps, bool) or not 1 <= reps <= 10000:
         raise InputError("reps must be a whole number 1..10000", value=reps)
     for name, v in (("the budget", budget_mb), ("the memory limit", limit_mb)):
@@ -241,59 +283,46 @@ def measure(graph: LayerGraph, *, budget_mb: float | None = None, reps: int = 5,
     if swap_mb and limit_mb is None:
         raise InputError("swap matters only under a memory limit: give limit_mb too",
                          value=swap_mb)
-    tmp = None
-    if root is None:
-        tmp = tempfile.TemporaryDirectory(prefix="wb-measure-")
-        root = tmp.name
-    try:
-        prepare(graph, root, budget_mb=budget_mb, sliced=sliced)
-        mode = "on-demand" if on_demand else "bulk"
-        cmd = [sys.executable, "-m", "workbench.memory._probe", str(root),
-               mode if budget_mb is None else repr(float(budget_mb)), str(reps),
-               "1" if preload else "0", "1" if sliced else "0", kernel, str(warmup),
-               repr(float(idle_s))]
-        # One BLAS thread, as the executor's timings elsewhere: the peak is the model's, not a
-        # thread pool's.
-        env = blas_threads_env(1)
-        with contextlib.ExitStack() as stack:
-            if swap_mb:
-                stack.enter_context(pressure.swap_file(int(swap_mb * 1e6)))
-            if cold:
-                pressure.drop_page_cache(sorted(Path(root).glob("*.bin")),
-                                         only=cold == "weights")
-            seen = sampled = None
-            if limit_mb is None and sample_ms is not None:
-                code, stdout, stderr, sampled = _run_sampled(cmd, env, timeout, sample_ms / 1e3)
-            elif limit_mb is None:
-                r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
-                code, stdout, stderr = r.returncode, r.stdout, r.stderr
-            else:
-                seen = pressure.run_limited(cmd, limit_bytes=int(limit_mb * 1e6),
-                                            swap_bytes=int(swap_mb * 1e6), env=env,
-                                            timeout=timeout)
-                code, stdout, stderr = seen.returncode, seen.stdout, seen.stderr
-                if seen.oom_killed:
-                    how = mode if budget_mb is None else f"planned at {budget_mb:g} MB"
-                    raise KilledByLimit(
-                        f"the kernel killed {graph.name} ({how}) "
-                        f"for its {limit_mb:g} MB memory limit"
-                        + (f" with {swap_mb:g} MB of swap" if swap_mb else " (no swap)"),
-                        limit_mb=limit_mb, swap_mb=swap_mb)
-        if code != 0:
-            lines = [ln for ln in stderr.splitlines() if ln.strip()]
-            raise WorkbenchError(f"memory probe of {graph.name} failed: "
-                                 f"{lines[-1] if lines else 'exit ' + str(code)}")
-        out = json.loads(stdout.strip().splitlines()[-1])
-    finally:
-        if tmp is not None:
-            tmp.cleanup()
-    if seen is not None:
-        out.update(limit_mb=limit_mb, swap_mb=float(swap_mb), major_faults=seen.major_faults,
-                   group_peak_mb=None if seen.peak_bytes is None else seen.peak_bytes / 1e6,
-                   swapped_mb=seen.swapped_out_pages * os.sysconf("SC_PAGE_SIZE") / 1e6)
-    if sampled is not None:
-        out.update(_sampled_fields(sampled, out["phases"]))
-    return Measurement(**out, cold=cold)
+
+
+def _run_probe(graph: LayerGraph, cmd: list[str], env: dict[str, str], *, root: Path, mode: str,
+               budget_mb: float | None, limit_mb: float | None, swap_mb: float,
+               cold: bool | str, sample_ms: float | None,
+               timeout: float) -> tuple[int, str, str, Limited | None, _Samples | None]:
+    """Run the probe: sampled from outside, plainly, or inside a memory cgroup (``limit_mb``,
+    with a swap file of ``swap_mb``), after dropping the page cache when ``cold``. Returns its
+    exit code, stdout, stderr, what the cgroup saw (or None) and the outside samples (or None).
+
+    Raises:
+        KilledByLimit: The kernel killed the run for ``limit_mb``.
+    """
+    from . import pressure
+
+    with contextlib.ExitStack() as stack:
+        if swap_mb:
+            stack.enter_context(pressure.swap_file(int(swap_mb * 1e6)))
+        if cold:
+            pressure.drop_page_cache(sorted(root.glob("*.bin")), only=cold == "weights")
+        seen: Limited | None = None
+        sampled: _Samples | None = None
+        if limit_mb is None and sample_ms is not None:
+            code, stdout, stderr, sampled = _run_sampled(cmd, env, timeout, sample_ms / 1e3)
+        elif limit_mb is None:
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+            code, stdout, stderr = r.returncode, r.stdout, r.stderr
+        else:
+            seen = pressure.run_limited(cmd, limit_bytes=int(limit_mb * 1e6),
+                                        swap_bytes=int(swap_mb * 1e6), env=env,
+                                        timeout=timeout)
+            code, stdout, stderr = seen.returncode, seen.stdout, seen.stderr
+            if seen.oom_killed:
+                how = mode if budget_mb is None else f"planned at {budget_mb:g} MB"
+                raise KilledByLimit(
+                    f"the kernel killed {graph.name} ({how}) "
+                    f"for its {limit_mb:g} MB memory limit"
+                    + (f" with {swap_mb:g} MB of swap" if swap_mb else " (no swap)"),
+                    limit_mb=limit_mb, swap_mb=swap_mb)
+    return code, stdout, stderr, seen, sampled
 
 
 @dataclass
