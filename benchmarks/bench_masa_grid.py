@@ -5,7 +5,7 @@ The paper (Cox et al. 2022, section 5.3) runs both stochastic scenarios at three
 (512 MB, 1 GB, 2 GB) and three traffic intensities (0.8, 1.0, 1.2) with Bulk, DeepEye and MASA.
 Here every cell of that grid is one real run per policy and round:
 
-- networks: the nine of Table 1 as built by ``workbench.lab.experiments.masa_pressure``
+- networks: the nine of Table 1 as built by ``workbench.lab.experiments.masa.pressure``
   (the paper's architectures including GoogLeNet, random fp32 weights, each role its own weight
   files); each layer is really read from its file and executed by worker threads (2 workers,
   one BLAS thread each, as the paper's two);
@@ -53,7 +53,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_masa_ledger import WAIT, _cpu, _load, _prepare, saving, spread, wait_quiet  # noqa: E402
 
 from workbench.fileio import atomic_write_text  # noqa: E402
-from workbench.lab.experiments import masa_pressure as mp  # noqa: E402
+from workbench.lab.experiments import masa as mp  # noqa: E402
 from workbench.lab.experiments.memory import PAPER_BUDGETS_MB  # noqa: E402
 from workbench.lab.reports.notebook_format import round_floats  # noqa: E402
 from workbench.memory import pressure  # noqa: E402
@@ -64,7 +64,7 @@ INTENSITIES = (0.8, 1.0, 1.2)
 HELD_OUT_INTENSITY = 1.0
 SWAP_MB = 6144  # MASA admits every network on arrival: 2 GB of swap was not enough (OOM)
 TIMEOUT_S = 300.0
-# The fit's search: the paging grid of masa_pressure at half its bandwidth steps, and the
+# The fit's search: the paging grid of workbench.lab.experiments.masa.paging at half its bandwidth steps, and the
 # layer-time scale (a run's two workers share 2 cores; layers are profiled alone): the
 # no-paging cells measured 1.3-2x the simulator's unscaled times.
 FIT_GRID = {"swap_mb_per_s": tuple(float(v) for v in mp.PAGING_GRID["swap_mb_per_s"][::2]),

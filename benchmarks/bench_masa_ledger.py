@@ -1,7 +1,7 @@
 """MASA's ledger items that had no measured number -> reports/bench/masa_ledger.json.
 
 Every part is measured on this machine with the Table 1 networks as built by
-``workbench.lab.experiments.masa_pressure`` (the paper's architectures, random fp32 weights) and
+``workbench.lab.experiments.masa.pressure`` (the paper's architectures, random fp32 weights) and
 the same cgroup + swap machinery as the Fig. 7 pressure runs (``bench_memory.py --only masa``):
 
 - ``fig8`` (about 12 minutes): stochastic scenario II (periodic images, a random set of the eight
@@ -53,7 +53,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from workbench.fileio import atomic_write_text  # noqa: E402
-from workbench.lab.experiments import masa_pressure as mp  # noqa: E402
+from workbench.lab.experiments import masa as mp  # noqa: E402
 from workbench.lab.experiments.memory import PAPER_MEMORY_MB, Nets  # noqa: E402
 from workbench.lab.reports.notebook_format import round_floats  # noqa: E402
 
@@ -201,7 +201,7 @@ def fig8_derived(summary: list[dict]) -> dict:
 
 
 # --- Figs. 2 and 3(a): per-layer memory ---------------------------------------------------------
-CHILD = ("import json, sys; from workbench.lab.experiments import masa_pressure as mp; "
+CHILD = ("import json, sys; from workbench.lab.experiments import masa as mp; "
          "print(json.dumps(mp.layer_sizes(sys.argv[1], sys.argv[2], repeats=int(sys.argv[3]))))")
 
 

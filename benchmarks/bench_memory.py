@@ -96,7 +96,7 @@ def masa_pressure(quick: bool, *, refit: bool = False) -> dict:
     import pickle
     import tempfile
 
-    from workbench.lab.experiments import masa_pressure as mp
+    from workbench.lab.experiments import masa as mp
     from workbench.memory import pressure
 
     if refit:
@@ -127,7 +127,7 @@ def masa_summary(nets, rows, *, n: int, quick: bool, cpu: str) -> dict:
     """The pressure runs against Bulk, and the simulator fitted to them."""
     import statistics
 
-    from workbench.lab.experiments import masa_pressure as mp
+    from workbench.lab.experiments import masa as mp
 
     fit = mp.fit_paging(nets, rows, n=n)
     # Out of sample: fitted on one scaling's runs, checked on the other's.

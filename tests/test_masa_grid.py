@@ -16,7 +16,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import bench_masa_grid as bg  # noqa: E402
 
 from workbench.errors import InputError  # noqa: E402
-from workbench.lab.experiments import masa_pressure as mp  # noqa: E402
+from workbench.lab.experiments import masa as mp  # noqa: E402
 
 
 def _row(sc, mb, it, pol, ms, rnd=0, finished=True):

@@ -1,5 +1,5 @@
 """MASA's ledger measurements (benchmarks/bench_masa_ledger.py): the committed JSON agrees with
-itself, and the functions the benchmark added to masa_pressure work (per-layer memory; Bulk
+itself, and the functions the benchmark added to workbench.lab.experiments.masa work (per-layer memory; Bulk
 instances in one memory cgroup)."""
 
 import importlib.util
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.lab.experiments import masa_pressure as mp
+from workbench.lab.experiments import masa as mp
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "reports" / "bench" / "masa_ledger.json"

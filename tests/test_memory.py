@@ -716,7 +716,7 @@ def test_masa_runs_for_real_in_a_memory_group(tmp_path):
     import pickle
     import shutil
 
-    from workbench.lab.experiments import masa_pressure as mp
+    from workbench.lab.experiments import masa as mp
     from workbench.lab.experiments.memory import Nets
     from workbench.memory import pressure
     from workbench.memory.measure import SKELETON, skeleton
@@ -754,7 +754,7 @@ def test_the_simulator_paging_fit_recovers_known_parameters(toy):
     """fit_paging on runs made by the simulator itself at known paging parameters finds them
     again, with no error: the fit searches what it claims to, and the measured slack beside
     the budget reaches the simulator."""
-    from workbench.lab.experiments import masa_pressure as mp
+    from workbench.lab.experiments import masa as mp
     from workbench.lab.experiments.masa import run
     from workbench.lab.experiments.memory import Nets
 

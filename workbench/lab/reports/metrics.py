@@ -30,12 +30,13 @@ from ..experiments.flexnn import AdaptationRow, DmRow, MeasuredPoint, PressureRo
 from ..experiments.masa import (
     BatchRow,
     ContextRow,
+    FitRow,
     GainRow,
     OptimalityRow,
+    PressureRun,
     RealVsSimRow,
     ResponseRow,
 )
-from ..experiments.masa_pressure import FitRow, PressureRun
 from ..experiments.oodin_eval import SpeedupRow, SpeedupSummary, TargetRow
 from ..experiments.phone_trust import ContentionFit, ContentionSensitivityRow, SensitivityRow, SpecOnlyTable
 from ..experiments.real_scale import ScaleRow, SolverRow

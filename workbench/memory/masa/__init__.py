@@ -14,7 +14,7 @@ until the network finishes. In the simulator, paging is *modelled* (:mod:`.pagin
 resident, least recently used first, within the budget; a task pages in what it touches that was
 paged out and pages out what its allocations push past the budget, and is slowed by those bytes
 over ``swap_bps``. The defaults (:data:`SWAP_BPS`, :data:`CACHE_FACTOR`, :data:`ANON_SHARE`) are
-fitted to runs under a real memory limit (``workbench.lab.experiments.masa_pressure``).
+fitted to runs under a real memory limit (``workbench.lab.experiments.masa.pressure``).
 :func:`run_real` sleeps the modelled penalty unless ``swap_bps=math.inf``, as it runs under a
 real memory limit, where the kernel pages and paging is measured.
 """

@@ -1,4 +1,4 @@
-"""One real MASA run in this fresh process (see ``workbench.lab.experiments.masa_pressure``).
+"""One real MASA run in this fresh process (see ``workbench.lab.experiments.masa.pressure``).
 
 Usage: ``python -m workbench.memory.masa._run SPEC.pkl``. SPEC holds each network's stored root
 (a skeleton and its per-layer weight files), the profiles the scheduler plans with, the jobs, the

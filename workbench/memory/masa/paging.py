@@ -1,6 +1,6 @@
 """The simulator's model of the kernel paging a process that holds more than its memory allows
 (modelled; its parameters are fitted to runs under a real memory limit, see
-``workbench.lab.experiments.masa_pressure.fit_paging``).
+``workbench.lab.experiments.masa.paging.fit_paging``).
 
 Why a residency model and not a penalty per overcommitted task: under a real limit the kernel
 pages out what has not been touched for longest (weights loaded for a layer that waits, the

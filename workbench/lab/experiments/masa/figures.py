@@ -12,9 +12,9 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from ...memory import masa as M
-from ...timing import Stopwatch
-from .memory import PAPER_BUDGETS_MB, PAPER_MEMORY_MB, SCENARIOS, STAND_INS, Nets, budgets_for
+from ....memory import masa as M
+from ....timing import Stopwatch
+from ..memory import PAPER_BUDGETS_MB, PAPER_MEMORY_MB, SCENARIOS, STAND_INS, Nets, budgets_for
 
 HEAVY = {"TinyYOLO": None, "FaceNet": "TinyYOLO", "AgeNet": "FaceNet", "GenderNet": "FaceNet",
          "EmotionNet": "FaceNet", "MemNet": None}
@@ -214,7 +214,7 @@ class OptimalityRow:
 def optimality(nets: Nets, *, workers=(1, 2, 3, 4), time_limit: float = 60.0
                ) -> list[OptimalityRow]:
     """Section 5.6 / Fig. 13(a): two 4-layer networks (24 tasks), MASA against the MILP."""
-    from ...memory.optimal import check_schedule, instance_from_profiles, masa_schedule, solve_milp
+    from ....memory.optimal import check_schedule, instance_from_profiles, masa_schedule, solve_milp
 
     inst = instance_from_profiles([nets.profiles["AgeNet"], nets.profiles["TinyYOLO"]], layers=4)
     rows = []
