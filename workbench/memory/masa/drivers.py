@@ -90,110 +90,128 @@ def run_real(graphs: dict, roots: dict[str, Path], jobs: list[Job], *, policy: s
     are seconds from the start. ``x`` is the input of every network, or one per network name
     (default: zeros of each network's input shape), to which keys ``(job id, network)`` add a
     job's own input. Each job's network outputs are kept in ``job.outputs``."""
-    from ..graph import read_weights
-
     jobs = [_fresh(j) for j in jobs]
     s = Scheduler(nets, policy=policy, budget=budget, workers=workers, swap_bps=swap_bps,
                   admission=admission)
-    state: dict[tuple, dict] = {}  # (job, net) -> {"w": {layer: weights}, "a": {layer: out}}
-    lock = threading.Lock()
-    done_q: queue.Queue = queue.Queue()
-    work_q: queue.Queue = queue.Queue()
-    t0 = time.perf_counter()
-
-    def execute(t: Task) -> None:
-        g = graphs[t.job.nets[t.net]]
-        key = (t.job.id, t.net)
-        with lock:
-            st = state.setdefault(key, {"w": {}, "a": {}})
-        if t.kind != "exec":
-            for k in t.layers:
-                ws = read_weights(roots[t.job.nets[t.net]], g.layers[k])
-                with lock:
-                    st["w"][k] = ws
-        else:
-            k = t.layers[0]
-            ly = g.layers[k]
-            name = t.job.nets[t.net]
-            xin = [st["a"][g.index[n]] if n != "input" else xs.get((t.job.id, name), xs[name])
-                   for n in ly.inputs]
-            out = np.empty((xin[0].shape[0],) + ly.shape, np.float32)  # the batch (Fig. 12)
-            ly.compute(xin, out, w=st["w"].get(k) if ly.weights else None)
-            with lock:
-                st["a"][k] = out
-                if s.policy.layerwise:
-                    st["w"].pop(k, None)
-        if t.penalty:
-            time.sleep(t.penalty)
-
-    def worker(wid: int) -> None:
-        while True:
-            t = work_q.get()
-            if t is None:
-                return
-            a = time.perf_counter()
-            try:
-                execute(t)
-                err = None
-            except BaseException as e:  # reported on the scheduler thread
-                err = e
-            t.duration = time.perf_counter() - a - t.penalty
-            t.worker = wid
-            done_q.put((t, err))
-
-    xs = {k: (x[k] if isinstance(x, dict) else x) if x is not None
-          else np.zeros((1,) + tuple(g.input_shape), np.float32) for k, g in graphs.items()}
-    if isinstance(x, dict):  # a job's own image for a network: key (job id, network)
-        xs.update({k: v for k, v in x.items() if isinstance(k, tuple)})
-    threads = [threading.Thread(target=worker, args=(w,), daemon=True) for w in range(workers)]
+    run = _RealRun(graphs, roots, s, x)
+    threads = [threading.Thread(target=run.worker, args=(w,), daemon=True) for w in range(workers)]
     for th in threads:
         th.start()
     pending = sorted(jobs, key=lambda j: j.arrival)
     idle, running = workers, 0
     try:
         while True:
-            now = time.perf_counter() - t0
+            now = time.perf_counter() - run.t0
             while pending and pending[0].arrival <= now:
                 s.submit(pending.pop(0), now)
             for t in s.dispatch(now, idle):
                 idle -= 1
                 running += 1
-                work_q.put(t)
+                run.work_q.put(t)
             if not pending and running == 0:
                 break
             wait = max(0.0, pending[0].arrival - now) if pending else None
             try:
-                t, err = done_q.get(timeout=wait)
+                t, err = run.done_q.get(timeout=wait)
             except queue.Empty:
                 continue  # an arrival is due
             if err is not None:
                 raise err
             running -= 1
             idle += 1
-            key = (t.job.id, t.net)
-            s.complete(t, time.perf_counter() - t0)
-            with lock:
-                if t.aborted or key in s.aborted_nets:
-                    state.pop(key, None)
-                elif t.kind == "exec":
-                    st = state[key]
-                    last = len(graphs[t.job.nets[t.net]].layers) - 1
-                    if s.remaining[key] == 0:
-                        t.job.outputs[t.net] = st["a"][last]
-                        state.pop(key, None)
-                    else:  # free activations no consumer needs any more
-                        for src in list(st["a"]):
-                            if s.consumers.get((*key, src), 1) == 0:
-                                st["a"].pop(src, None)
-                    # A finished network's arrays must not outlive it here: this name held
-                    # Bulk's and DeepEye's weights through the next network's loads.
-                    del st
+            s.complete(t, time.perf_counter() - run.t0)
+            run.settle(t)
     finally:
         for _ in threads:
-            work_q.put(None)
+            run.work_q.put(None)
         for th in threads:
             th.join(timeout=5)
-    return s.result(jobs, time.perf_counter() - t0)
+    return s.result(jobs, time.perf_counter() - run.t0)
+
+
+class _RealRun:
+    """What the worker threads of :func:`run_real` share: the scheduler, the task queues, each
+    network's input, and per (job, network) the weights and activations held in memory."""
+
+    def __init__(self, graphs: dict, roots: dict[str, Path], s: Scheduler,
+                 x: np.ndarray | dict | None) -> None:
+        from ..graph import read_weights
+
+        self.read_weights = read_weights
+        self.graphs, self.roots, self.s = graphs, roots, s
+        # (job, net) -> {"w": {layer: weights}, "a": {layer: out}}
+        self.state: dict[tuple, dict] = {}
+        self.lock = threading.Lock()
+        self.done_q: queue.Queue = queue.Queue()
+        self.work_q: queue.Queue = queue.Queue()
+        self.t0 = time.perf_counter()
+        self.xs = {k: (x[k] if isinstance(x, dict) else x) if x is not None
+                   else np.zeros((1,) + tuple(g.input_shape), np.float32) for k, g in graphs.items()}
+        if isinstance(x, dict):  # a job's own image for a network: key (job id, network)
+            self.xs.update({k: v for k, v in x.items() if isinstance(k, tuple)})
+
+    def execute(self, t: Task) -> None:
+        """Load a task's weights, or run its layer on the activations it reads."""
+        g = self.graphs[t.job.nets[t.net]]
+        key = (t.job.id, t.net)
+        with self.lock:
+            st = self.state.setdefault(key, {"w": {}, "a": {}})
+        if t.kind != "exec":
+            for k in t.layers:
+                ws = self.read_weights(self.roots[t.job.nets[t.net]], g.layers[k])
+                with self.lock:
+                    st["w"][k] = ws
+        else:
+            k = t.layers[0]
+            ly = g.layers[k]
+            name = t.job.nets[t.net]
+            xs = self.xs
+            xin = [st["a"][g.index[n]] if n != "input" else xs.get((t.job.id, name), xs[name])
+                   for n in ly.inputs]
+            out = np.empty((xin[0].shape[0],) + ly.shape, np.float32)  # the batch (Fig. 12)
+            ly.compute(xin, out, w=st["w"].get(k) if ly.weights else None)
+            with self.lock:
+                st["a"][k] = out
+                if self.s.policy.layerwise:
+                    st["w"].pop(k, None)
+        if t.penalty:
+            time.sleep(t.penalty)
+
+    def worker(self, wid: int) -> None:
+        while True:
+            t = self.work_q.get()
+            if t is None:
+                return
+            a = time.perf_counter()
+            try:
+                self.execute(t)
+                err = None
+            except BaseException as e:  # reported on the scheduler thread
+                err = e
+            t.duration = time.perf_counter() - a - t.penalty
+            t.worker = wid
+            self.done_q.put((t, err))
+
+    def settle(self, t: Task) -> None:
+        """After the scheduler took a finished task: keep a finished network's output and drop
+        its state, or free the activations no consumer needs any more. (A function of its own:
+        a name in the scheduling loop held Bulk's and DeepEye's weights through the next
+        network's loads.)"""
+        s = self.s
+        key = (t.job.id, t.net)
+        with self.lock:
+            if t.aborted or key in s.aborted_nets:
+                self.state.pop(key, None)
+            elif t.kind == "exec":
+                st = self.state[key]
+                last = len(self.graphs[t.job.nets[t.net]].layers) - 1
+                if s.remaining[key] == 0:
+                    t.job.outputs[t.net] = st["a"][last]
+                    self.state.pop(key, None)
+                else:  # free activations no consumer needs any more
+                    for src in list(st["a"]):
+                        if s.consumers.get((*key, src), 1) == 0:
+                            st["a"].pop(src, None)
 
 
 def calibrate_overhead(graphs: dict, roots: dict[str, Path], nets: dict[str, NetProfile], net: str,
