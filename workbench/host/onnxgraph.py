@@ -23,7 +23,7 @@ import os
 import tempfile
 from collections import Counter
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -301,8 +301,6 @@ def analyse(path: str | os.PathLike) -> dict:
     cannot infer (as inside an If) adds no FLOPs and is listed under ``uncounted``: the FLOPs
     are then a lower bound, and the registry says so in the variant's note."""
     onnx = _onnx()
-    from onnx import numpy_helper, shape_inference
-
     from ..runtime.ort import SHAPE_KEY
 
     model = onnx.load(str(path))
@@ -313,9 +311,28 @@ def analyse(path: str | os.PathLike) -> dict:
     # Counted at batch 1 with every free dimension of the first input fixed: a dimension still
     # free after inference is unknown, and an operator that needs it is not counted.
     model = with_fixed_dims(model, given, batch=1)
+    weights = _weights(model)
+    params = sum(int(np.prod(d)) for d in weights.values())
+    model, shapes = _shapes(model, weights)
+    counts: Counter = Counter()
+    flops = 0
+    uncounted: Counter = Counter()  # compute operators whose shapes are not known here
+    for node in _nodes(model.graph):
+        counts[node.op_type] += 1
+        f = _node_flops(node, shapes)
+        if f is None:
+            uncounted[node.op_type] += 1
+        else:
+            flops += f
+    n_ops = sum(counts.values())
+    return {"params": int(params), "flops": int(flops), "ops": dict(sorted(counts.items())),
+            "n_ops": n_ops, "uncounted": dict(sorted(uncounted.items()))}
+
+
+def _weights(model) -> dict[str, list[int]]:
+    """The shape of every weight: initializers and Constant nodes of a float or 8-bit type, in
+    the graph and in its subgraphs (an If's branches hold silero-vad's)."""
     weight_types = {1, 10, 3, 2, 16}  # float, float16, int8, uint8, bfloat16
-    # Weights: initializers and Constant nodes, in the graph and in its subgraphs (an If's
-    # branches hold silero-vad's).
     weights: dict[str, list[int]] = {}
     for g in _graphs(model.graph):
         for i in g.initializer:
@@ -326,7 +343,13 @@ def analyse(path: str | os.PathLike) -> dict:
                 for a in n.attribute:
                     if a.name == "value" and a.t.data_type in weight_types:
                         weights[n.output[0]] = list(a.t.dims)
-    params = sum(int(np.prod(d)) for d in weights.values())
+    return weights
+
+
+def _shapes(model, weights: dict[str, list[int]]) -> tuple[Any, dict[str, list[int] | None]]:
+    """The model after shape inference, and the shape of every value it knows (None: unknown)."""
+    from onnx import shape_inference
+
     with contextlib.suppress(Exception):
         model = shape_inference.infer_shapes(model)
     shapes: dict[str, list[int] | None] = {}
@@ -342,54 +365,44 @@ def analyse(path: str | os.PathLike) -> dict:
     for g in _graphs(model.graph):
         for i in g.initializer:
             shapes[i.name] = list(i.dims)
-    del numpy_helper
-    counts: Counter = Counter()
-    flops = 0
-    uncounted: Counter = Counter()  # compute operators whose shapes are not known here
-    for node in _nodes(model.graph):
-        op = node.op_type
-        counts[op] += 1
-        out = shapes.get(node.output[0]) if node.output else None
-        n_out = int(np.prod(out)) if out else 0
-        ins = [shapes.get(n) for n in node.input]
-        if op in ("Conv", "ConvInteger", "QLinearConv"):
-            w = ins[3] if op == "QLinearConv" and len(ins) > 3 else (ins[1] if len(ins) > 1
-                                                                      else None)
-            if w and out:
-                flops += 2 * n_out * int(np.prod(w[1:]))
-            else:
-                uncounted[op] += 1
-        elif op in ("LSTM", "GRU", "RNN", "DynamicQuantizeLSTM"):
-            # Per step and direction: gates x (input + hidden) multiply-adds (LSTM 4 gates,
-            # GRU 3, RNN 1) from W [dirs, gates*hidden, input] and R [dirs, gates*hidden,
-            # hidden] (DynamicQuantizeLSTM, onnxruntime's DR8 form, stores them transposed:
-            # [dirs, input, gates*hidden]); X is [seq, batch, input] (layout 0).
-            x, w, r = (ins + [None, None, None])[:3]
-            if x and w and r and len(x) == 3:
-                if op == "DynamicQuantizeLSTM":
-                    flops += 2 * x[0] * x[1] * w[0] * w[2] * (w[1] + r[1])
-                else:
-                    flops += 2 * x[0] * x[1] * w[0] * w[1] * (w[2] + r[2])
-            else:
-                uncounted[op] += 1
-        elif op in ("MatMul", "Gemm", "MatMulInteger", "QLinearMatMul", "QGemm",
-                    "DynamicQuantizeMatMul", "MatMulIntegerToFloat"):
-            a = ins[0]
-            if a and out:
-                k = a[-1] if not any(x.name == "transA" and x.i for x in node.attribute) \
-                    else a[-2]
-                flops += 2 * n_out * int(k)
-            else:
-                uncounted[op] += 1
-        elif op == "Softmax":
-            flops += 3 * n_out
-        elif op in ("AveragePool", "MaxPool", "GlobalAveragePool", "ReduceMean"):
-            flops += int(np.prod(ins[0])) if ins and ins[0] else 0
-        elif op in _ELEMENTWISE:
-            flops += n_out
-    n_ops = sum(counts.values())
-    return {"params": int(params), "flops": int(flops), "ops": dict(sorted(counts.items())),
-            "n_ops": n_ops, "uncounted": dict(sorted(uncounted.items()))}
+    return model, shapes
+
+
+def _node_flops(node, shapes: dict[str, list[int] | None]) -> int | None:
+    """One node's FLOPs (None: a compute operator whose shapes are not known here)."""
+    op = node.op_type
+    out = shapes.get(node.output[0]) if node.output else None
+    n_out = int(np.prod(out)) if out else 0
+    ins = [shapes.get(n) for n in node.input]
+    if op in ("Conv", "ConvInteger", "QLinearConv"):
+        w = ins[3] if op == "QLinearConv" and len(ins) > 3 else (ins[1] if len(ins) > 1
+                                                                  else None)
+        return 2 * n_out * int(np.prod(w[1:])) if w and out else None
+    if op in ("LSTM", "GRU", "RNN", "DynamicQuantizeLSTM"):
+        # Per step and direction: gates x (input + hidden) multiply-adds (LSTM 4 gates,
+        # GRU 3, RNN 1) from W [dirs, gates*hidden, input] and R [dirs, gates*hidden,
+        # hidden] (DynamicQuantizeLSTM, onnxruntime's DR8 form, stores them transposed:
+        # [dirs, input, gates*hidden]); X is [seq, batch, input] (layout 0).
+        x, w, r = (ins + [None, None, None])[:3]
+        if not (x and w and r and len(x) == 3):
+            return None
+        if op == "DynamicQuantizeLSTM":
+            return 2 * x[0] * x[1] * w[0] * w[2] * (w[1] + r[1])
+        return 2 * x[0] * x[1] * w[0] * w[1] * (w[2] + r[2])
+    if op in ("MatMul", "Gemm", "MatMulInteger", "QLinearMatMul", "QGemm",
+              "DynamicQuantizeMatMul", "MatMulIntegerToFloat"):
+        a = ins[0]
+        if not (a and out):
+            return None
+        k = a[-1] if not any(x.name == "transA" and x.i for x in node.attribute) else a[-2]
+        return 2 * n_out * int(k)
+    if op == "Softmax":
+        return 3 * n_out
+    if op in ("AveragePool", "MaxPool", "GlobalAveragePool", "ReduceMean"):
+        return int(np.prod(ins[0])) if ins and ins[0] else 0
+    if op in _ELEMENTWISE:
+        return n_out
+    return 0
 
 
 def detect_precision(path: str | os.PathLike) -> str:
