@@ -27,9 +27,7 @@ def main(argv: list[str]) -> int:
     kernel = argv[5] if len(argv) > 5 else "im2col"
     warmup = int(argv[6]) if len(argv) > 6 else 1
     idle_s = float(argv[7]) if len(argv) > 7 else 0.0
-    import numpy as np
 
-    from workbench.memory.graph import read_weights
     from workbench.memory.measure import SKELETON, from_skeleton
 
     with open(root / SKELETON, "rb") as fh:
@@ -37,12 +35,7 @@ def main(argv: list[str]) -> int:
     from workbench.memory import flexnn as F
 
     x = g.sample_input()
-    # BLAS allocates its work buffers on first use, and each kernel's first call costs a few
-    # hundred KB whatever the model: pay both before the baseline so the reading is the model's.
-    a = np.ones((1024, 1024), np.float32)
-    (a @ a).sum()
-    del a
-    F.warm_up()
+    _warm_up()
     # The plan is made before the baseline, as FlexNN plans offline. Known limit (docs/memory.md):
     # the planner's heap then sits in the idle reading, so a planned run reads up to ~1-5 MB low.
     budget = None if mode in ("bulk", "on-demand") else float(mode)
@@ -58,32 +51,11 @@ def main(argv: list[str]) -> int:
         pass
     base, code0 = status_kb("VmRSS"), status_kb("RssFile")
     t_load_pc = time.perf_counter()
-    runner_name = None
-    if mode == "bulk":
-        for ly in g.layers:
-            if ly.weights:
-                ly.weights = read_weights(root, ly)
-        run, planned = (lambda x: g.run(x, kernel=kernel)), g.bulk_peak_bytes()
-    elif mode == "on-demand":  # each layer's weights read just before it runs, freed after
-        run, planned = (lambda x: F.run_on_demand(g, root, x)), F.on_demand_peak_bytes(g)
-    else:
-        assert p is not None
-        runner = F.FlexRunner(p, root, preload=preload)
-        run, planned = runner.run, p.buffer_bytes
-        runner_name = type(runner).__name__
+    run, planned, runner_name = _load(g, root, mode, p, preload=preload, kernel=kernel)
     t1 = time.perf_counter()
     run(x)  # the first inference reads every streamed weight (cold if the cache was dropped)
     t2 = time.perf_counter()
-    for _ in range(warmup - 1):
-        run(x)
-    t_timed = time.time()
-    io0 = read_bytes()
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        run(x)
-        ts.append((time.perf_counter() - t0) * 1e3)
-    io1 = read_bytes()
+    t_timed, ts, io0, io1 = _timed(run, x, warmup=warmup, reps=reps)
     peak = max(status_kb("VmHWM"), status_kb("VmRSS"))
     # Library code run for the first time is mapped in then (file pages, 64 KB fault-around
     # chunks: 0 or 64 KB a run here whatever the model, more on another machine's page cache):
@@ -106,6 +78,58 @@ def main(argv: list[str]) -> int:
         "read_mb_per_inference": None if io0 is None or io1 is None
         else (io1 - io0) / reps / 1e6}))
     return 0
+
+
+
+def _warm_up() -> None:
+    """BLAS allocates its work buffers on first use, and each kernel's first call costs a few
+    hundred KB whatever the model: pay both before the baseline so the reading is the model's."""
+    import numpy as np
+
+    from workbench.memory import flexnn as F
+
+    a = np.ones((1024, 1024), np.float32)
+    (a @ a).sum()
+    del a
+    F.warm_up()
+
+
+def _load(g, root: Path, mode: str, p, *, preload: bool, kernel: str):
+    """Load the model as ``mode`` runs it: (the inference function, the bytes its plan says it
+    needs, the FlexNN runner's class name or None)."""
+    from workbench.memory import flexnn as F
+    from workbench.memory.graph import read_weights
+
+    runner_name = None
+    if mode == "bulk":
+        for ly in g.layers:
+            if ly.weights:
+                ly.weights = read_weights(root, ly)
+        run, planned = (lambda x: g.run(x, kernel=kernel)), g.bulk_peak_bytes()
+    elif mode == "on-demand":  # each layer's weights read just before it runs, freed after
+        run, planned = (lambda x: F.run_on_demand(g, root, x)), F.on_demand_peak_bytes(g)
+    else:
+        assert p is not None
+        runner = F.FlexRunner(p, root, preload=preload)
+        run, planned = runner.run, p.buffer_bytes
+        runner_name = type(runner).__name__
+    return run, planned, runner_name
+
+
+def _timed(run, x, *, warmup: int, reps: int) -> tuple[float, list[float], int | None, int | None]:
+    """The untimed warm-up inferences after the first, then ``reps`` timed ones: when the timed
+    ones started, their latencies (ms), and the bytes read from storage before and after."""
+    for _ in range(warmup - 1):
+        run(x)
+    t_timed = time.time()
+    io0 = read_bytes()
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        run(x)
+        ts.append((time.perf_counter() - t0) * 1e3)
+    io1 = read_bytes()
+    return t_timed, ts, io0, io1
 
 
 if __name__ == "__main__":
