@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from workbench.fileio import atomic_write_json  # noqa: E402
-from workbench.lab.experiments import phone_trust as pt  # noqa: E402
+from workbench.lab.experiments.carin import phone_trust as pt  # noqa: E402
 from workbench.profiles import phone_model as pm  # noqa: E402
 from workbench.profiles import validation as val  # noqa: E402
 

@@ -72,7 +72,7 @@ def test_rass_vs_nsga2(tmp_path):
 def test_phone_model_report(tmp_path):
     """The trust report: every held-out row, an error per engine, and the sensitivity of both
     tables to every calibrated parameter, in metrics a reader (and the index) can read back."""
-    from workbench.lab.experiments.phone_trust import CALIBRATED
+    from workbench.lab.experiments.carin.phone_trust import CALIBRATED
     from workbench.profiles.validation import ENGINES, data
 
     m = _metrics("phone_model", tmp_path)

@@ -107,7 +107,7 @@ def test_named_use_cases_work_with_any_profile_that_has_their_tasks(capsys):
 
 
 def test_real_scale_experiment_rows_compare_three_solvers():
-    from workbench.lab.experiments import real_scale
+    from workbench.lab.experiments.carin import real_scale
 
     rows = real_scale.solvers_on("h1", "host", pop_size=16, n_gen=16)
     assert [r.solver for r in rows] == ["rass", "oodin", "nsga2"]

@@ -470,7 +470,7 @@ def test_a_build_that_fails_part_way_removes_its_temporary_folder(monkeypatch, t
     def broken(*a, **k):
         raise RuntimeError("profiling failed")
 
-    monkeypatch.setattr(dx, "measure_exit_profile", broken)
+    monkeypatch.setattr("workbench.lab.experiments.delen.builds.measure_exit_profile", broken)
     with pytest.raises(RuntimeError, match="profiling failed"):
         dx.build("ResNet-ME (h1)", quick=True, epochs=1)
     assert not list(tmp_path.glob("delen-*"))

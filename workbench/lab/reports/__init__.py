@@ -9,6 +9,7 @@ reports.run_report(...)``)."""
 from .run import AFTER as AFTER
 from .run import ON_REQUEST as ON_REQUEST
 from .run import ReportRun as ReportRun
+from .run import _report_name as _report_name  # the CLI names rendered reports by it
 from .run import available as available
 from .run import chromium as chromium
 from .run import default_reports_dir as default_reports_dir

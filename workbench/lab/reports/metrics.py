@@ -26,6 +26,8 @@ from ..experiments.carin import (
     VersusRow,
     VersusSummary,
 )
+from ..experiments.carin.phone_trust import ContentionFit, ContentionSensitivityRow, SensitivityRow, SpecOnlyTable
+from ..experiments.carin.real_scale import ScaleRow, SolverRow
 from ..experiments.flexnn import AdaptationRow, DmRow, MeasuredPoint, PressureRow, TradeoffRow
 from ..experiments.masa import (
     BatchRow,
@@ -38,8 +40,6 @@ from ..experiments.masa import (
     ResponseRow,
 )
 from ..experiments.oodin_eval import SpeedupRow, SpeedupSummary, TargetRow
-from ..experiments.phone_trust import ContentionFit, ContentionSensitivityRow, SensitivityRow, SpecOnlyTable
-from ..experiments.real_scale import ScaleRow, SolverRow
 from ..experiments.runtime import RunSummary
 
 T = TypeVar("T")

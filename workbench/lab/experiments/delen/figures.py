@@ -1,221 +1,27 @@
-"""Delen's evaluations (section 6) on this machine, as functions returning plain rows.
-
-Multi-exit nets are trained here (PyTorch) on the host datasets, exported to ONNX and executed
-for real with onnxruntime; request traces (Poisson, stepped bursts) drive the trace-driven server
-(:mod:`workbench.multiexit.serve`), whose clock is virtual but whose every request really runs.
-Latency is measured; energy is MODELLED (``workbench.power``: dynamic energy per request at 5 W
-per busy core; battery life adds a Jetson Nano's idle power: RAPL is unreadable here). Rates are
-set relative to this machine's capacity (the paper's 30 requests/s on a Jetson Nano running
-ResNet-50 becomes a rate that loads our small models as heavily).
-"""
+"""Delen's figures (section 6) as functions returning plain rows: the Pareto frontier of
+threshold vectors (Fig. 5), policies at a fixed rate and under overload (Fig. 7), energy under
+an accuracy constraint (Fig. 8), battery levels (Figs 9-10), changing request rates (Figs 11-12),
+the resource limiter (Fig. 13) and fair multi-tenancy (Figs 14-15)."""
 
 from __future__ import annotations
 
-import contextlib
-import shutil
-import tempfile
-import weakref
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import numpy as np
 
-from ... import papers
-from ...host import datasets as ds
-from ...multiexit.policies import ExitProfile, ParetoPolicy, dynamic_exit, full, oracle, static_exit
-from ...multiexit.profiling import folder_size_mb, measure_exit_profile, store_multiexit
-from ...multiexit.runner import SegmentedNet
-from ...multiexit.serve import App, poisson, serve, stepped
-from ...multiexit.sharing import CrossAppAdapter, Tenant
-from ...power import JETSON_NANO, PowerModel
-from ...runtime.criteria import parse_criteria
+from ....multiexit.policies import ParetoPolicy, dynamic_exit, full, oracle, static_exit
+from ....multiexit.serve import App, poisson, serve, stepped
+from ....multiexit.sharing import CrossAppAdapter, Tenant
+from ....power import JETSON_NANO, PowerModel
+from ....runtime.criteria import parse_criteria
 
 #: Delen's reported numbers we set beside ours (data with its citation: workbench/data/papers).
-PAPER = {k: v for k, v in papers.paper("delen").items() if k not in ("note",)}
-
-MODELS = {  # name -> (task, backbone, in channels)
-    "ResNet-ME (h1)": ("h1", "resnet", 1),
-    "EffNet-ME (h3-vision)": ("h3-vision", "effnet", 3),
-    "Audio1D-ME (h3-audio)": ("h3-audio", "audio1d", 1),
-}
-
-
-@dataclass
-class Built:
-    """A trained, exported and profiled multi-exit net."""
-
-    name: str
-    task: str
-    net: SegmentedNet
-    profile: ExitProfile
-    x: np.ndarray
-    y: np.ndarray
-    train_accuracy: list[float]
-    size_mb: float
-    folder: str
-    segment_mb: list[float] | None = None
-
-
-@contextlib.contextmanager
-def _scratch(folder: str | Path | None, prefix: str) -> Iterator[tuple[Path, bool]]:
-    """The folder a build writes to, and whether it is a temporary one made here; a build that
-    fails part-way removes the temporary folder it made (a given folder is the caller's)."""
-    if folder is not None:
-        yield Path(folder), False
-        return
-    made = Path(tempfile.mkdtemp(prefix=prefix))
-    try:
-        yield made, True
-    except BaseException:
-        shutil.rmtree(made, ignore_errors=True)
-        raise
-
-
-def _finish(name: str, task: str, folder: Path, made: bool, *, arch: str, info: dict,
-            flops: Any, exit_accuracy: list[float], shape: tuple[int, ...], x: np.ndarray,
-            y: np.ndarray) -> Built:
-    """What every build ends with: the exported segments stored as a multi-exit model, opened,
-    profiled on the test inputs, and returned as a :class:`Built`. A temporary folder lives as
-    long as its Built (the ONNX sessions are already open, so the nets keep running without
-    it): removed when the Built is dropped or at exit, so a notebook's builds leave nothing in
-    /tmp."""
-    store_multiexit(folder, arch=arch, task=task, segments=info["segments"],
-                    accuracy=exit_accuracy, flops=flops, input_shape=shape)
-    sn = SegmentedNet(folder, info["segments"], flops=flops, accuracy=exit_accuracy)
-    prof = measure_exit_profile(sn, x, y, flops=flops, repeats=1, name=name)
-    built = Built(name, task, sn, prof, x, np.asarray(y), exit_accuracy,
-                  folder_size_mb(folder, info["segments"]), str(folder),
-                  [folder_size_mb(folder, [f]) for f in info["segments"]])
-    if made:
-        weakref.finalize(built, shutil.rmtree, built.folder, ignore_errors=True)
-    return built
-
-
-def build(name: str, *, quick: bool = False, width: int = 32, epochs: int | None = None,
-          seed: int = 0, folder: str | Path | None = None) -> Built:
-    """Train (PyTorch), export (ONNX) and profile (onnxruntime) one of :data:`MODELS`.
-
-    Without ``folder`` the segments go to a temporary folder removed with the returned
-    :class:`Built` (pass a folder to keep them, e.g. for a bundle)."""
-    from ...multiexit.training import MultiExitNet, count_flops, export_onnx, to_torch, train
-
-    task, arch, cin = MODELS[name]
-    data = ds.load(task, quick=quick)
-    net = MultiExitNet(arch, cin, data.n_classes, width=width)
-    res = train(net, data, epochs=epochs or (8 if quick else 12), seed=seed, task=task)
-    shape = (cin, *data.x_train.shape[1:-1])
-    with _scratch(folder, "delen-") as (out, made):
-        info = export_onnx(net, shape, out, plain=False)
-        return _finish(name, task, out, made, arch=name.split(" ")[0], info=info,
-                       flops=count_flops(net, shape), exit_accuracy=res.exit_accuracy,
-                       shape=shape, x=to_torch(data.x_test, net.dims).numpy(), y=data.y_test)
-
-
-#: The real-scale multi-exit nets: EfficientNet-Lite0/1/2 (ImageNet weights) on Fashion-MNIST.
-REALS = {v: f"EffNetLite{v}-ME (fashion)" for v in (0, 1, 2)}
-#: The real-scale net of the single-net figures (5, 7, 11-13) and IMG1 of Figs 9-10, 14-15.
-REAL = REALS[0]
-
-
-def real_folder(variant: int = 0) -> Path:
-    """Where a real-scale net is kept (its segments and its cached backbone features)."""
-    from ... import workspace
-
-    return workspace.zoo_dir() / "multiexit" / REALS[variant].split(" ")[0]
-
-
-def build_real(*, variant: int = 0, n_train: int = 5000, n_test: int = 2000,
-               folder: str | Path | None = None, seed: int = 0,
-               progress: Callable[[str], None] | None = None) -> Built:
-    """EfficientNet-Lite``variant`` with four exits on Fashion-MNIST (``multiexit.pretrained``):
-    the frozen pretrained backbone's pooled features of ``n_train`` training and ``n_test`` test
-    images (cached in ``folder``: the backbone runs over them once), heads trained on them,
-    segments exported to ONNX and the exit profile measured on the test images. Without
-    ``folder`` all of it goes to a temporary folder removed with the returned :class:`Built`."""
-    import torch
-
-    from ...host import fashion
-    from ...multiexit import pretrained as P
-    from ...multiexit.training import count_flops, export_onnx
-
-    name = REALS[variant]
-    torch.set_num_threads(2)
-    xtr, ytr, xte, yte = fashion.load()
-    rng = np.random.default_rng(seed)
-    itr = np.sort(rng.choice(len(xtr), n_train, replace=False))
-    ite = np.sort(rng.choice(len(xte), n_test, replace=False))
-    x_train, y_train = xtr[itr] / np.float32(255.0), ytr[itr]
-    x_test, y_test = (xte[ite] / np.float32(255.0)).astype(np.float32), yte[ite]
-    net = P.lite(variant, len(fashion.CLASSES))
-    with _scratch(folder, "delen-real-") as (out, made):
-        out.mkdir(parents=True, exist_ok=True)
-        cache = out / f"features-{n_train}-{n_test}-{seed}.npz"
-        if cache.is_file():
-            z = np.load(cache)
-            f_tr = [z[f"train{k}"] for k in range(4)]
-            f_te = [z[f"test{k}"] for k in range(4)]
-        else:
-            def tick(what):
-                return (lambda done, n: progress(f"  {name}: {what} features {done}/{n}")
-                        if progress and (done == n or done % 1024 == 0) else None)
-            f_tr = P.pooled_features(net, x_train, progress=tick("training"))
-            f_te = P.pooled_features(net, x_test, progress=tick("test"))
-            arrays: dict[str, Any] = {f"train{k}": a for k, a in enumerate(f_tr)}
-            arrays.update({f"test{k}": a for k, a in enumerate(f_te)})
-            np.savez(cache, **arrays)
-        res = P.train_heads(net, f_tr, y_train, f_te, y_test, task="fashion", seed=seed)
-        shape = (1, 28, 28)
-        info = export_onnx(net, shape, out, plain=True)
-        return _finish(name, "fashion", out, made, arch=name.split(" ")[0], info=info,
-                       flops=count_flops(net, shape), exit_accuracy=res.exit_accuracy,
-                       shape=shape, x=x_test.reshape(len(x_test), *shape), y=y_test)
-
-
-def build_profile(*, quick: bool = False, width: int = 32, epochs: int | None = None,
-                  points: int = 10, progress: Callable[[str], None] | None = None):
-    """Train, export and measure every model of :data:`MODELS` and return a measured profile of
-    their operating points (``workbench multiexit build``).
-
-    Args:
-        points: Pareto threshold vectors kept per model as configurations.
-        progress: Called with a line of text before and after each model.
-    """
-    from ... import workspace
-    from ...multiexit.profiling import multiexit_profile
-
-    models = []
-    for name in MODELS:
-        if progress:
-            progress(f"training, exporting and measuring {name} ...")
-        # Kept in the zoo: bundles of these operating points carry the segments from there.
-        b = build(name, quick=quick, width=width, epochs=epochs,
-                  folder=workspace.zoo_dir(quick=quick) / "multiexit" / name.split(" ")[0])
-        models.append({"profile": b.profile, "name": name, "task": b.task,
-                       "arch": name.split(" ")[0], "size_mb": b.size_mb, "folder": b.folder,
-                       "description": ds.load(b.task, quick=quick).description})
-        if progress:
-            acc = ", ".join(f"{a:.3f}" for a in b.profile.accuracy)
-            progress(f"  exit accuracy {acc}; {b.size_mb:.2f} MB")
-    return multiexit_profile(models, pareto_points=points)
-
-
-def storage_rows(builds: list[Built]) -> list[dict[str, Any]]:
-    """One stored multi-exit model against a separate model per operating depth (each exit's
-    backbone prefix and head stored on its own), the saving CARIn/Delen's one-model design buys."""
-    rows = []
-    for b in builds:
-        seg = b.segment_mb or []
-        separate = float(sum(np.cumsum(seg)))
-        rows.append({"model": b.name, "exits": len(seg), "multi_exit_mb": b.size_mb,
-                     "separate_models_mb": separate,
-                     "saving": separate / b.size_mb if b.size_mb else None})
-    return rows
-
+from .builds import Built
 
 #: Delen's battery: 6 x 3400 mAh cells (section 6.1), taken at 3.7 V nominal, discharged to a
 #: 10% state of charge as in its Fig. 10.
 DELEN_BATTERY_WH = 6 * 3.4 * 3.7
+
 DELEN_USABLE = 0.9
 
 
@@ -245,16 +51,12 @@ def fig10(rows8: list[dict[str, Any]], *, load: float = 0.8,
     return out
 
 
-# --- Fig. 5: the Pareto frontier of 1000 confidence-threshold vectors ---------------------------
-
 def fig5(b: Built, metric: str = "energy") -> dict[str, Any]:
     pp = ParetoPolicy.fit(b.profile, metric=metric)
     return {"cost": pp.cost.tolist(), "error": pp.error.tolist(), "front": pp.front.tolist(),
             "metric": metric, "vectors": len(pp.thresholds),
             "thresholds": pp.thresholds[pp.front].round(3).tolist()}
 
-
-# --- Fig. 7: policies at a fixed request rate ------------------------------------------------------
 
 def combined_thresholds(b: Built, *, confidence: float = 0.7,
                         response_ms: float | None = None) -> tuple[float, float]:
@@ -335,8 +137,6 @@ def overload_onset(rows: list[dict[str, Any]], *, policy: str = "pR (C>0.7)",
             **{r["policy"]: r["kept_up"] for r in rows if r["load"] == at}}
 
 
-# --- Fig. 8: energy under an accuracy constraint ------------------------------------------------
-
 def fig8(b: Built, accuracy_constraint: float) -> list[dict[str, Any]]:
     """Oracle, Pareto frontier, per-workload and full over the profile's samples (as Delen runs
     the test set at batch 1), under an accuracy constraint."""
@@ -369,8 +169,6 @@ def savings(rows: list[dict[str, Any]]) -> dict[str, float]:
             "pw_vs_full_energy_saving_mean_pct": float(np.mean(pw_full))}
 
 
-# --- Fig. 9: battery levels -> accuracy targets -> Pareto energy ---------------------------------
-
 def fig9(builds: list[Built], targets: dict[str, list[float]]) -> list[dict[str, Any]]:
     """Per battery level (high, medium, low) each app's accuracy target and the Pareto
     frontier's energy and accuracy meeting it."""
@@ -385,8 +183,6 @@ def fig9(builds: list[Built], targets: dict[str, list[float]]) -> list[dict[str,
                          "accuracy": o.accuracy, "energy_mj": o.energy_mj})
     return rows
 
-
-# --- Figs 11-12: changing request rates -------------------------------------------------------
 
 def ended_by(records, *, response_ms: float, confidence: float) -> dict[str, float]:
     """Which criterion of the combined per-request policy (response time OR confidence) ended
@@ -436,8 +232,6 @@ def fig11(b: Built, *, loads=(0.5, 1.0, 1.5, 2.0, 2.5), step: float = 2.0, seed:
     return rows
 
 
-# --- Fig. 13: the resource limiter --------------------------------------------------------------
-
 def fig13(b: Built, *, limit: float = 0.5, loads=(0.25, 0.5, 1.0, 1.5), duration: float = 3.0,
           seed: int = 0, window: float = 1.0, interval: float = 0.1, mode: str = "delay"
           ) -> list[dict[str, Any]]:
@@ -471,8 +265,6 @@ def fig13(b: Built, *, limit: float = 0.5, loads=(0.25, 0.5, 1.0, 1.5), duration
                          "lost": s["requests"] - s["served"] - s["dropped"]})
     return rows
 
-
-# --- Figs 14-15: fair multi-tenancy -----------------------------------------------------------
 
 def fig14_15(builds: list[Built], *, cooperative: bool, phase: float = 3.0, load: float = 0.9,
              seed: int = 0, work_conserving: bool = True, interval: float = 0.1
@@ -519,104 +311,4 @@ def fig14_15(builds: list[Built], *, cooperative: bool, phase: float = 3.0, load
                          "usage": float(used[i]) if i < len(used) else 0.0,
                          "delayed": s["delayed"], "capped": s["capped"],
                          "served": s["served"], "requests": s["requests"]})
-    return rows
-
-
-
-
-# --- beside the paper -------------------------------------------------------------------------
-
-def _by(rows: list[dict[str, Any]], *keys: str) -> dict[tuple, dict[str, Any]]:
-    return {tuple(r[k] for k in keys): r for r in rows}
-
-
-def paper_checks(*, fig5: dict[str, Any], fig7: list[dict[str, Any]], fig8_savings: dict[str, float],
-                 fig9: list[dict[str, Any]], fig10: list[dict[str, Any]],
-                 fig11: list[dict[str, Any]], fig13: list[dict[str, Any]],
-                 fig14: list[dict[str, Any]], fig15: list[dict[str, Any]],
-                 table3: dict[str, list[float]] | None = None) -> list[dict[str, Any]]:
-    """Each figure's claim in the paper beside what this run shows: one row per figure
-    (``figure``, ``paper``, ``workbench``), computed from the runs' rows. Whether a claim holds
-    is not decided here: the reproduction ledger decides it from each figure's own numbers
-    (:mod:`workbench.lab.reproduction`)."""
-    P = PAPER
-    rows: list[dict[str, Any]] = []
-
-    def add(fig: str, paper: str, ours: str) -> None:
-        rows.append({"figure": fig, "paper": paper, "workbench": ours})
-
-    add("Fig. 5", P["fig5"], f"{fig5['vectors']} threshold vectors, {len(fig5['front'])} on the "
-        f"front ({fig5['metric']} against error)")
-
-    r7 = {r["policy"]: r for r in fig7}
-    conf = next(v for k, v in r7.items() if k.startswith("pR (C"))
-    pf, rate = r7["PF"], conf["rate"]
-    add("Fig. 7", P["fig7"],
-        f"offered {rate:.0f}/s: pR (C>0.7) serves {conf['throughput'] or 0:.0f}/s at accuracy "
-        f"{conf['accuracy']:.3f}, response {conf['response_ms']:.0f} ms; PF {pf['throughput'] or 0:.0f}/s "
-        f"at {pf['accuracy']:.3f}, {pf['response_ms']:.0f} ms")
-
-    f8 = P["fig8"]
-    add("Fig. 8", f"PF {f8['pf_vs_full_energy_saving_mean_pct']}% less energy than Full, "
-        f"{f8['pf_vs_pw_energy_saving_mean_pct']}% less than per-workload (means)",
-        f"PF {fig8_savings['pf_vs_full_energy_saving_mean_pct']:.1f}% less than Full, "
-        f"{fig8_savings['pf_vs_pw_energy_saving_mean_pct']:.1f}% less than per-workload")
-
-    drops = []
-    for m in dict.fromkeys(r["model"] for r in fig9):
-        e = [r["energy_mj"] for r in fig9 if r["model"] == m]
-        drops.append(all(a >= b - 1e-12 for a, b in zip(e, e[1:])) and e[0] > e[-1])
-    add("Fig. 9", P["fig9"], f"energy per request falls from high to low battery for "
-        f"{sum(drops)} of {len(drops)} apps")
-
-    h = {r["policy"]: r for r in fig10}
-    ph = P["fig10"]["battery_hours"]
-    ours, theirs = h["Pareto frontier"]["vs_full"], ph["Pareto"] / ph["full"]
-    add("Fig. 10", f"battery life: Pareto {theirs:.2f}x Full, per-workload "
-        f"{ph['per-workload'] / ph['full']:.2f}x (measured on a Jetson Nano)",
-        f"Pareto {ours:.2f}x Full, per-workload {h['per-workload']['vs_full']:.2f}x (modelled power)")
-
-    r11 = _by(fig11, "policy", "load")
-    loads = sorted({r["load"] for r in fig11})
-    pw_lowest = [r11[("pW", x)]["accuracy"] <= r11[("PF", x)]["accuracy"] + 1e-9 for x in loads]
-    floor = [r11[("pW (exit==1)", x)]["accuracy"] <= min(r11[(p, x)]["accuracy"]
-                                                        for p in ("PF", "pW")) + 1e-9
-             for x in loads]
-    add("Figs 11-12", P["fig12"],
-        f"PF at least as accurate as pW at {sum(pw_lowest)} of {len(loads)} loads; exit==1 the "
-        f"lowest at {sum(floor)} of {len(loads)}; PF accuracy "
-        + ", ".join(f"{r11[('PF', x)]['accuracy']:.3f}" for x in loads))
-
-    top = max(r["load"] for r in fig13)
-    r13 = {r["policy"]: r for r in fig13 if r["load"] == top}
-    c13 = next(v for k, v in r13.items() if k.startswith("pR (C"))
-    add("Fig. 13", P["fig13"],
-        f"at load {top}: usage " + ", ".join(f"{k} {v['usage']:.2f}" for k, v in r13.items())
-        + f"; largest window {max(r['max_window_usage'] for r in fig13):.2f} against bound "
-        f"{max(r['bound'] for r in fig13):.2f}; pR (C>0.7) delayed {c13['delayed']}")
-
-    def burst(rows_: list[dict[str, Any]], app: str, key: str) -> tuple[Any, Any]:
-        b = _by(rows_, "phase", "app")
-        return b[("before", app)][key], b[("burst", app)][key]
-
-    def num(v: float | None, digits: int) -> str:
-        # A phase in which an app answered nothing has no accuracy (a short run can do that).
-        return "n/a" if v is None else f"{v:.{digits}f}"
-
-    a0, a1 = burst(fig14, "IMG1", "accuracy")
-    moves = [abs(b1 - b0) for b0, b1 in (burst(fig14, a, "accuracy") for a in ("IMG2", "AUDIO"))
-             if b0 is not None and b1 is not None]
-    add("Fig. 14", P["fig14"], f"IMG1 accuracy {num(a0, 3)} -> {num(a1, 3)} in the burst; the "
-        f"others move at most {num(max(moves) if moves else None, 3)}")
-    c0, c1 = burst(fig15, "IMG1", "accuracy")
-    s0, s1 = burst(fig15, "IMG1", "share")
-    add("Fig. 15", P["fig15"], f"IMG1 share {num(s0, 2)} -> {num(s1, 2)}, accuracy {num(c0, 3)} "
-        f"-> {num(c1, 3)} (non-cooperative {num(a0, 3)} -> {num(a1, 3)})")
-
-    if table3:
-        t = P["table3"]
-        crit, upd, ovh = (table3[k][0] for k in table3)
-        add("Table 3", f"criteria {t['criteria_eval_us']} us per exit, Pareto update "
-            f"{t['pareto_update_ms']} ms, all-exit overhead {t['overhead_mean_pct']}% mean",
-            f"criteria {crit} us p99, Pareto update {upd} ms p99, all-exit overhead {ovh}%")
     return rows

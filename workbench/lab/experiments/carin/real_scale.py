@@ -12,11 +12,11 @@ import statistics
 from dataclasses import dataclass
 from typing import Iterable
 
-from ... import metrics
-from ...moo.problem import DiscreteProblem
-from ...moo.usecases import scenario
-from ...profiles import load_profile, resolve_profile
-from ...solvers import evolutionary, oodin, rass
+from .... import metrics
+from ....moo.problem import DiscreteProblem
+from ....moo.usecases import scenario
+from ....profiles import load_profile, resolve_profile
+from ....solvers import evolutionary, oodin, rass
 
 #: (real-scale use case, its toy counterpart on the host zoo)
 PAIRS = (("r1", "h1"), ("r2", "h2"))

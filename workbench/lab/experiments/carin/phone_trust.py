@@ -10,9 +10,9 @@ import copy
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ...profiles import phone_model as pm
-from ...profiles.validation import TRANSFER, EngineError, HeldOutRow, error_by_engine, fit_calibration, held_out
-from .carin import policy_comparison
+from ....profiles import phone_model as pm
+from ....profiles.validation import TRANSFER, EngineError, HeldOutRow, error_by_engine, fit_calibration, held_out
+from .designs import policy_comparison
 
 #: The parameters marked "calibrated" in model_parameters.json, and the CPU kernel efficiencies
 #: and GPU kernel cost the designs depend on most (estimates), as paths into it; and the use
@@ -187,10 +187,10 @@ def _median_abs_pct(pairs: list[tuple[float, float]]) -> float:
 def contention_fit(profile: str = "host", uc: str = "h3") -> ContentionFit:
     """Fit the contention model to a measured profile's co-execution rows (the host's by
     default), with every row predicted by parameters fitted without it."""
-    from ...moo import contention as ct
-    from ...moo.problem import DiscreteProblem
-    from ...moo.usecases import scenario
-    from ...profiles import load_profile, resolve_profile
+    from ....moo import contention as ct
+    from ....moo.problem import DiscreteProblem
+    from ....moo.usecases import scenario
+    from ....profiles import load_profile, resolve_profile
 
     prof = load_profile(resolve_profile(profile))
     tasks, slo = scenario(uc)
@@ -249,10 +249,10 @@ def contention_sensitivity(use_cases: tuple[str, ...] = ("uc3", "uc4"),
                            devices: tuple[str, ...] = ("pixel7", "s20fe", "a71")
                            ) -> list[ContentionSensitivityRow]:
     """UC3/UC4's d0 on each modelled phone as each contention parameter moves alone."""
-    from ...moo.problem import DiscreteProblem
-    from ...moo.usecases import scenario
-    from ...profiles import load_profile, resolve_profile
-    from ...solvers import rass
+    from ....moo.problem import DiscreteProblem
+    from ....moo.usecases import scenario
+    from ....profiles import load_profile, resolve_profile
+    from ....solvers import rass
 
     out = []
     for uc in use_cases:
