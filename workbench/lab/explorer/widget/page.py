@@ -1,39 +1,28 @@
-"""The interactive Pareto explorer: ipywidgets controls wired to :class:`.session.Session`
-and drawn with :func:`.figures.explorer_traces` in a plotly ``FigureWidget``.
-
-Works in JupyterLab (``Explorer().widget``) and as a page (``workbench explore`` serves
-``notebooks/explorer.ipynb`` with Voila). Needs the ``notebooks`` extra (ipywidgets, plotly,
-anywidget).
-"""
+"""The explorer page (:class:`Explorer`): ipywidgets controls wired to a
+:class:`~..session.Session`, drawn with :func:`~..figures.explorer_traces` in a plotly
+``FigureWidget``; re-solved and redrawn on every change, NSGA-II overlaid in the background,
+sessions saved, loaded, linked and downloaded."""
 
 from __future__ import annotations
 
-import base64
 import html
 import json
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from ...errors import MissingExtra
+import ipywidgets as W
+import plotly.graph_objects as go
 
-try:
-    import ipywidgets as W
-    import plotly.graph_objects as go
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise MissingExtra("ipywidgets and plotly", "notebooks", needs="the explorer") from exc
-
-from ...errors import InputError, WorkbenchError
-from ...fileio import csv_text
-from ...moo.optimality import optimality_text
-from ...moo.usecases import scenarios_for
-from ...names import printable
-from ...profiles import Profile, list_profiles, load_profile, resolve_profile
-from ...solvers.result import jsonable
-from .figures import explorer_figure, explorer_layout, explorer_parallel, explorer_traces
-from .session import MAX_WEIGHT, Exploration, Session, export_rows
-from .state import (
+from ....errors import InputError, WorkbenchError
+from ....fileio import csv_text
+from ....moo.usecases import scenarios_for
+from ....names import printable
+from ....profiles import Profile, list_profiles, load_profile, resolve_profile
+from ....solvers.result import jsonable
+from ..figures import explorer_figure, explorer_layout, explorer_parallel, explorer_traces
+from ..session import Exploration, Session, export_rows
+from ..state import (
     MAX_SESSION,
     ExplorerState,
     check_controls,
@@ -44,25 +33,12 @@ from .state import (
     session_profile,
     state_json,
 )
+from .controls import constraint_controls, objective_controls
+from .nsga2 import Nsga2Overlay
+from .views import _error, designs_html, download_links
 
 
-def _table(rows: list[dict[str, Any]], *, css: str = "") -> str:
-    if not rows:
-        return "<i>none</i>"
-    head = "".join(f"<th>{html.escape(str(k))}</th>" for k in rows[0])
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in r.values())
-                   + "</tr>" for r in rows)
-    return f'<table class="wb-table {css}"><tr>{head}</tr>{body}</table>'
-
-
-def _error(e: Exception) -> str:
-    # The caret line points into the SLO line above it: both must be in one monospace font
-    # with spaces kept, whatever the page's CSS does to <pre> (JupyterLab and Voila differ).
-    return ('<pre class="wb-error" style="color:#b00;font-family:monospace;white-space:pre;'
-            f'font-size:13px;line-height:1.3;margin:0">{html.escape(str(e))}</pre>')
-
-
-class Explorer:
+class Explorer(Nsga2Overlay):
     """The explorer. ``Explorer(...).widget`` is the ipywidgets box to display.
 
     Args:
@@ -79,7 +55,22 @@ class Explorer:
         # Whoever opened the explorer chose this profile, wherever it lies; a session (a file,
         # an upload, a link) may only name profiles and files inside the workspace.
         self.trusted = (profile,)
-        names = [(p.stem, p.stem) for p in list_profiles(profiles_dir)]
+        self._make_controls(profile)
+        self.last: Exploration | None = None
+        self.update_ms: float | None = None
+        self.failed = False  # the last edit could not be solved (its error is shown)
+        self.error: Exception | None = None
+        self._quiet = False
+        # The next update draws the figure anew (a loaded session: nothing of the old view,
+        # shading, axes or traces, may survive into it).
+        self._rebuild = False
+        self.widget = self._layout()
+        self._wire()
+        self._load_profile(profile, scenario=scenario, slo=slo)
+
+    def _make_controls(self, profile: str) -> None:
+        """The page's widgets (the controls a session opens come with the session)."""
+        names = [(p.stem, p.stem) for p in list_profiles(self.profiles_dir)]
         if profile not in dict(names).values():  # a profile given by path: one more choice
             names.append((Path(profile).stem if Path(profile).suffix else profile, profile))
         self.w_profile = W.Dropdown(options=names, value=profile, description="device")
@@ -96,16 +87,7 @@ class Explorer:
                                                 "parallel coordinates of every metric"],
                                       style={"button_width": "110px"})
         self.fig_parallel: go.FigureWidget | None = None
-        self.w_nsga2_bar = W.IntProgress(value=0, min=0, max=1, description="NSGA-II",
-                                         layout=W.Layout(width="300px"))
-        self.w_nsga2_cancel = W.Button(description="cancel", icon="stop",
-                                       layout=W.Layout(width="90px"))
-        self.w_nsga2_box = W.HBox([self.w_nsga2_bar, self.w_nsga2_cancel],
-                                  layout=W.Layout(display="none"))
-        self.nsga2_generations = 40
-        self.nsga2_thread: threading.Thread | None = None
-        self._nsga2_token: dict[str, Any] | None = None
-        self.nsga2_note = ""
+        self._make_nsga2_controls()
         self.w_status = W.HTML()
         self.w_designs = W.HTML()
         self.w_policy = W.HTML()
@@ -122,15 +104,10 @@ class Explorer:
         self.w_link = W.HTML()
         self.w_upload = W.FileUpload(accept=".json", multiple=False,
                                      description="load session")
-        self.last: Exploration | None = None
-        self.update_ms: float | None = None
-        self.failed = False  # the last edit could not be solved (its error is shown)
-        self.error: Exception | None = None
-        self._quiet = False
-        # The next update draws the figure anew (a loaded session: nothing of the old view,
-        # shading, axes or traces, may survive into it).
-        self._rebuild = False
-        self.widget = W.VBox([
+
+    def _layout(self) -> W.VBox:
+        """The page: controls above the figure, the designs and the policy below it."""
+        return W.VBox([
             W.HTML("<h3>workbench explorer: SLOs, Pareto front, RASS designs and policy</h3>"),
             W.HBox([self.w_profile, self.w_scenario, self.w_tasks]), self.w_slo,
             W.HBox([W.VBox([W.HTML("<b>objectives</b> (on/off, weight)"), self.objective_box]),
@@ -141,6 +118,9 @@ class Explorer:
             self.w_pick, self.w_designs, W.HTML("<b>switching policy</b> (CARIn Table 7 shape)"),
             self.w_policy, W.HBox([self.w_prepare, self.w_upload, self.w_link]),
             self.w_downloads])
+
+    def _wire(self) -> None:
+        """Every control to what it changes."""
         self.w_prepare.on_click(lambda _b: self._prepare_downloads())
         # Stable hooks for pages and browser tests.
         for w, css in ((self.w_slo, "wb-slo"), (self.w_prepare, "wb-prepare"),
@@ -155,7 +135,6 @@ class Explorer:
         for w in (self.w_x, self.w_y, self.w_nsga2, self.w_view):
             w.observe(lambda _c: self.update(), "value")
         self.w_nsga2_cancel.on_click(lambda _b: self.cancel_nsga2())
-        self._load_profile(profile, scenario=scenario, slo=slo)
 
     # --- building the controls ------------------------------------------------------------
     def _load_profile(self, name: str, *, scenario: str | None = None,
@@ -194,45 +173,9 @@ class Explorer:
         self.w_slo.value = str(self.session.slo)
         self.w_tasks.value = tuple(self.session.base.task_names)
         s = self.session
-        self.w_enabled, self.w_weights = [], []
-        rows = []
-        for o in s.objectives:
-            en = W.Checkbox(value=True, description=str(o), indent=False,
-                            layout=W.Layout(width="180px"))
-            wt = W.FloatSlider(value=o.weight, min=0.0, max=MAX_WEIGHT, step=0.1,
-                               description="weight",
-                               layout=W.Layout(width="300px"))
-            en.observe(lambda _c: self.update(), "value")
-            wt.observe(lambda _c: self.update(), "value")
-            self.w_enabled.append(en)
-            self.w_weights.append(wt)
-            rows.append(W.HBox([en, wt]))
+        self.w_enabled, self.w_weights, rows = objective_controls(s, lambda: self.update())
         self.objective_box.children = rows
-        self.w_bounds, rows = [], []
-        for k, c in enumerate(s.constraints):
-            lo, hi = s.constraint_range(k)
-            lo, hi = min(lo, c.value), max(hi, c.value)
-            step = (hi - lo) / 200 or 0.01
-            sl = W.FloatSlider(value=c.value, min=lo, max=hi, step=step,
-                               description=f"{str(c).rsplit(' ', 1)[0]}", readout_format=".4g",
-                               continuous_update=False, layout=W.Layout(width="420px"),
-                               style={"description_width": "120px"})
-            box = W.FloatText(value=c.value, layout=W.Layout(width="110px"))
-            box.add_class(f"wb-bound-{k}")
-            sl.add_class(f"wb-slider-{k}")
-            W.jslink((sl, "value"), (box, "value"))
-            # jslink syncs in the browser; keep the kernel side in step too (headless use).
-            box.observe(lambda ch, sl=sl: setattr(sl, "value", ch["new"])
-                        if sl.value != ch["new"] else None, "value")
-
-            def follow(ch: dict, box: W.FloatText = box) -> None:
-                if box.value != ch["new"]:
-                    box.value = ch["new"]
-                self.update()
-
-            sl.observe(follow, "value")
-            self.w_bounds.append(sl)
-            rows.append(W.HBox([sl, box]))
+        self.w_bounds, rows = constraint_controls(s, lambda: self.update())
         self.constraint_box.children = rows or [W.HTML("<i>no constraints</i>")]
         self.w_x.options = s.axis_names
         self.w_y.options = s.axis_names
@@ -377,91 +320,13 @@ class Explorer:
         self.w_link.value = (f'<a class="wb-link" href="?{html.escape(self.view_query())}">'
                              "link to this view</a>")
         if self.w_nsga2.value:
-            self._start_nsga2()
+            self._start_nsga2(self.state())
         else:
             self.cancel_nsga2()
         return e
 
-    # --- NSGA-II, in the background -------------------------------------------------------
-    def _start_nsga2(self) -> None:
-        """Run NSGA-II on the current view in a thread (the controls stay live), with a progress
-        bar and a cancel button; its front is drawn when it finishes, unless the view changed or
-        it was cancelled."""
-        self.cancel_nsga2()
-        token: dict[str, Any] = {"cancel": False, "session": self.session,
-                                 "state": self.state()}
-        self._nsga2_token = token
-        total = self.nsga2_generations
-        self.w_nsga2_bar.max, self.w_nsga2_bar.value = total, 0
-        self.w_nsga2_box.layout.display = None
-
-        def progress(done: int, n: int) -> bool:
-            self.w_nsga2_bar.value = done
-            return not token["cancel"]
-
-        def work() -> None:
-            t0 = time.perf_counter()
-            try:
-                e = token["session"].explore(**token["state"], nsga2=True,
-                                             nsga2_generations=total, nsga2_progress=progress)
-            except Exception as err:  # noqa: BLE001 - shown, never raised in a thread
-                token["error"] = err
-                e = None
-            token["seconds"] = time.perf_counter() - t0
-            if self._nsga2_token is not token:
-                return  # superseded by a newer view: its own run draws
-            self.w_nsga2_box.layout.display = "none"
-            if e is None:
-                self.nsga2_note = f"NSGA-II failed: {token['error']}"
-            elif token["cancel"] or e.nsga2_note:
-                self.nsga2_note = e.nsga2_note or "NSGA-II cancelled"
-            else:
-                self.nsga2_note = (f"NSGA-II: {len(e.nsga2 if e.nsga2 is not None else [])} "
-                                   f"points on its front in {token['seconds']:.1f} s")
-            if e is not None and not token["cancel"] and self.fig is not None:
-                nsga = explorer_traces(e)[3]
-                with self.fig.batch_update():
-                    self.fig.data[3].x, self.fig.data[3].y = nsga.x, nsga.y
-                    self.fig.data[3].text = nsga.text
-            self.w_nsga2.description = f"overlay NSGA-II (last: {token['seconds']:.1f} s)"
-            self.w_status.value += f"<br>{html.escape(self.nsga2_note)}"
-
-        self.nsga2_thread = threading.Thread(target=work, name="workbench-nsga2", daemon=True)
-        self.nsga2_thread.start()
-
-    def cancel_nsga2(self) -> None:
-        """Stop a running NSGA-II overlay (it stops after its current generation)."""
-        if self._nsga2_token is not None:
-            self._nsga2_token["cancel"] = True
-        self.w_nsga2_box.layout.display = "none"
-
     def _show(self, e: Exploration) -> None:
-        if not e.result.ok:
-            near = "; ".join(" + ".join(v.labels) + " breaks " + ", ".join(v.broken)
-                             for v in e.result.nearest[:3])
-            self.w_designs.value = ('<b class="wb-infeasible">infeasible</b>: no combination meets '
-                                    f"every constraint. Nearest: {html.escape(near)}")
-            self.w_pick.value = '<span class="wb-picked">runtime runs: nothing</span>'
-            self.w_policy.value = ""
-            return
-        rows = [{"role": r, "design": " + ".join(d.labels),
-                 "optimality": optimality_text(d.optimality, tied=d.tie is not None),
-                 **{k: d.value_text(k) for k in d.objectives}}
-                for r, d in e.result.designs.items()]
-        od = e.oodin_design
-        if od is not None:
-            rows.append({"role": "OODIn", "design": " + ".join(od.labels),
-                         "optimality": optimality_text(od.optimality, tied=False),
-                         **{k: od.value_text(k) for k in od.objectives}})
-        d0 = html.escape(e.design_label("d0") or "")
-        ties = "".join(f'<div class="wb-tie">{r}: {html.escape(d.tie)}</div>'
-                       for r, d in e.result.designs.items() if d.tie)
-        self.w_designs.value = (f'<div class="wb-d0">d0 = {d0}</div>' + _table(rows) + ties)
-        picked = e.picked
-        label = html.escape(e.design_label(picked) or "") if picked else "nothing"
-        self.w_pick.value = (f'<span class="wb-picked">runtime runs: <b>{picked}</b> = {label}'
-                             "</span>")
-        self.w_policy.value = _table(e.policy)
+        self.w_designs.value, self.w_pick.value, self.w_policy.value = designs_html(e)
 
     # --- sessions and exports ------------------------------------------------------------
     def session_state(self) -> ExplorerState:
@@ -559,7 +424,7 @@ class Explorer:
                fmt: str = "csv") -> str:
         """The feasible set, the front or the designs of the current view as CSV (or JSON);
         written to ``path`` when given. Returns the text."""
-        from ...fileio import atomic_write_text
+        from ....fileio import atomic_write_text
 
         if self.last is None:
             raise InputError("nothing solved yet", where="export")
@@ -581,9 +446,7 @@ class Explorer:
                  for what in ("feasible", "front", "designs")]
         files.append(("designs.json", "application/json", self.export("designs", fmt="json")))
         files.append(("session.json", "application/json", state_json(self.session_state())))
-        links = [f'<a download="{n}" class="wb-download" href="data:{mime};base64,'
-                 f'{base64.b64encode(text.encode()).decode()}">{n}</a>' for n, mime, text in files]
-        self.w_downloads.value = " · ".join(links)
+        self.w_downloads.value = download_links(files)
 
     def _on_upload(self, change: dict) -> None:
         files = change["new"]
