@@ -6,34 +6,65 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from ..errors import InputError, WorkbenchError
-from ..lab.sweep import MAX_PROBLEMS, MAX_WORKERS
+from ..lab.sweep import MAX_PROBLEMS, MAX_WORKERS, SweepTask
 from ._format import MAX_EFFORT, whole
 
 
 def sweep_cmd(args: argparse.Namespace) -> int:
-    from ..lab.sweep import load_grid, sweep, sweep_grid, write_results
+    from ..lab.sweep import read_journal, reusable, write_results
 
     out = Path(args.output)
     if out.suffix not in (".csv", ".parquet"):
         raise InputError("results go to a .csv or .parquet file", where="-o", value=str(out))
+    grid = _grid(args)
+    journal = out.with_name(out.name + ".partial.jsonl")
+    workers, where = _where(args)
+    resumed = ""
+    if read_journal(journal):
+        # Only rows of the same task on a profile of the same content count as done.
+        reused = len(reusable(grid, journal))
+        resumed = f" (resuming from {journal}: {reused} of {len(grid)} reused)"
+    plural = "" if len(grid) == 1 else "s"
+    print(f"{len(grid)} problem{plural} {where}{resumed}", file=sys.stderr)
+    df = _run(grid, args, workers=workers, journal=journal)
+    write_results(df, out)
+    journal.unlink(missing_ok=True)  # written whole: nothing left to resume
+    failed = int((df["status"] == "error").sum())
+    print(f"wrote {out}: {len(df)} rows ({failed} errors; "
+          + ", ".join(f"{k} {v}" for k, v in df["status"].value_counts().items()) + ")")
+    if len(df) and failed == len(df):
+        # Not one answer: a script checking the exit status must not take this for a result.
+        first = df.loc[df["status"] == "error", "error"].iloc[0]
+        raise WorkbenchError(f"every problem failed (the rows are in {out}); the first: {first}")
+    return 0
+
+
+def _grid(args: argparse.Namespace) -> list[SweepTask]:
+    """The sweep's tasks: from a grid file, or from the flags (never both)."""
+    from ..lab.sweep import load_grid, sweep_grid
+
     profiles = [*(args.profiles or []), *(args.devices or [])]
     if args.grid:
         if profiles or args.use_cases or args.tasks or args.slo or args.weights_grid:
             raise InputError("a grid file says everything: give --grid alone, or the grid's flags",
                              where="--grid")
-        grid = load_grid(args.grid)
-    else:
-        if not profiles or not (args.use_cases or args.tasks):
-            raise InputError("give --profiles (or --devices) and --use-cases or --tasks (with "
-                             "--slo), or --grid FILE", where="sweep")
-        solvers = [s.strip() for s in args.solvers.split(",") if s.strip()]
-        grid = sweep_grid(profiles=profiles, use_cases=args.use_cases or (),
-                          tasks=args.tasks or (), slos=args.slo or [None],
-                          weights=args.weights_grid or [None], solvers=solvers,
-                          repeat=args.repeat, pop_size=args.pop_size, n_gen=args.generations)
-    journal = out.with_name(out.name + ".partial.jsonl")
+        return load_grid(args.grid)
+    if not profiles or not (args.use_cases or args.tasks):
+        raise InputError("give --profiles (or --devices) and --use-cases or --tasks (with "
+                         "--slo), or --grid FILE", where="sweep")
+    solvers = [s.strip() for s in args.solvers.split(",") if s.strip()]
+    return sweep_grid(profiles=profiles, use_cases=args.use_cases or (),
+                      tasks=args.tasks or (), slos=args.slo or [None],
+                      weights=args.weights_grid or [None], solvers=solvers,
+                      repeat=args.repeat, pop_size=args.pop_size, n_gen=args.generations)
+
+
+def _where(args: argparse.Namespace) -> tuple[int, str]:
+    """How many local workers, and where the tasks run in words; an existing scheduler (its
+    address, or read from its file) is checked to answer before anything else is printed."""
     workers = (args.workers if args.workers is not None
                else min(os.cpu_count() or 1, MAX_WORKERS))
     if args.scheduler and args.scheduler_file:
@@ -52,15 +83,13 @@ def sweep_cmd(args: argparse.Namespace) -> int:
         probe_scheduler(args.scheduler)
     where = (f"on the scheduler at {args.scheduler}" if args.scheduler else
              "in this process" if workers == 0 else f"on a local Dask cluster of {workers} workers")
-    from ..lab.sweep import read_journal, reusable
+    return workers, where
 
-    resumed = ""
-    if read_journal(journal):
-        # Only rows of the same task on a profile of the same content count as done.
-        reused = len(reusable(grid, journal))
-        resumed = f" (resuming from {journal}: {reused} of {len(grid)} reused)"
-    plural = "" if len(grid) == 1 else "s"
-    print(f"{len(grid)} problem{plural} {where}{resumed}", file=sys.stderr)
+
+def _run(grid: list[SweepTask], args: argparse.Namespace, *, workers: int, journal: Path) -> Any:
+    """The sweep's rows (a DataFrame), with a progress bar unless ``--quiet``."""
+    from ..lab.sweep import sweep
+
     bar = None
     if not args.quiet:
         from tqdm import tqdm
@@ -78,23 +107,13 @@ def sweep_cmd(args: argparse.Namespace) -> int:
             if link:
                 print(f"Dask dashboard: {link}", file=sys.stderr)
 
-        df = sweep(grid, workers=workers, scheduler=args.scheduler, journal=journal,
-                   progress=progress, on_client=dashboard)
+        return sweep(grid, workers=workers, scheduler=args.scheduler, journal=journal,
+                     progress=progress, on_client=dashboard)
     except ImportError as exc:  # no sweep extra: one line that says what to install
         raise WorkbenchError(str(exc)) from None
     finally:
         if bar is not None:
             bar.close()
-    write_results(df, out)
-    journal.unlink(missing_ok=True)  # written whole: nothing left to resume
-    failed = int((df["status"] == "error").sum())
-    print(f"wrote {out}: {len(df)} rows ({failed} errors; "
-          + ", ".join(f"{k} {v}" for k, v in df["status"].value_counts().items()) + ")")
-    if len(df) and failed == len(df):
-        # Not one answer: a script checking the exit status must not take this for a result.
-        first = df.loc[df["status"] == "error", "error"].iloc[0]
-        raise WorkbenchError(f"every problem failed (the rows are in {out}); the first: {first}")
-    return 0
 
 
 def add_parser(sub) -> None:

@@ -251,39 +251,19 @@ class Session:
         t4 = time.perf_counter()
         nsga_pos, nsga_note = None, ""
         if nsga2:
-            ev = evolutionary(pb, algorithm="nsga2", pop_size=nsga2_pop,
-                              n_gen=nsga2_generations, seed=1, compare=False,
-                              progress=nsga2_progress)
-            nsga_pos = np.array([self._position(pos, f, extra)
-                                 for f in ev.extra.get("front", [])], dtype=np.int64)
-            if ev.extra.get("cancelled"):
-                nsga_note = (f"NSGA-II stopped after {ev.extra['generations_done']} of "
-                             f"{nsga2_generations} generations")
+            nsga_pos, nsga_note = self._nsga2(pb, pos, extra, generations=nsga2_generations,
+                                              pop_size=nsga2_pop, progress=nsga2_progress)
         t5 = time.perf_counter()
         index, xs, labels, hover = self.points, self._F, self._labels, self._hover
         if extra:  # designs outside the drawn sample: append them
-            add = np.array(extra, dtype=np.int64)
-            index = np.concatenate([self.points, add])
-            F_add = self.display.evaluate_flat(add).F
-            xs = np.vstack([self._F, F_add])
-            more = [" + ".join(c.label() for c in self.base.configs_of(int(f))) for f in add]
-            labels = labels + more
-            hover = hover + self._hover_of(more, F_add)
-            G2 = pb.evaluate_flat(add).G
-            feasible = np.concatenate([feasible, np.all(G2 <= 0, axis=1) if pb.limits else
-                                       np.ones(len(add), bool)])
-            pareto = np.concatenate([pareto, np.isin(add, front)])
+            index, xs, labels, hover, feasible, pareto = self._appended(
+                pb, np.array(extra, dtype=np.int64), front, feasible, pareto)
         xi, yi = self._axes(x, y)
         flags = dict(flags or {})
         picked = res.decide(flags) if res.ok else None
-        terms = self.display.objective_terms
-        on_axes = [{"axis": axis, "op": b.op, "value": float(b.value)}
-                  for b in pb.limits for axis, i in (("x", xi), ("y", yi))
-                  if (b.term.metric, b.term.stat, b.term.task)
-                  == (terms[i].metric, terms[i].stat, terms[i].task)]
         return Exploration(
             x_unit=self._units[xi], y_unit=self._units[yi],
-            bounds=on_axes, objective_names=list(pb.objective_names), hover=hover,
+            bounds=self._bounds_on_axes(pb, xi, yi), objective_names=list(pb.objective_names), hover=hover,
             metrics=xs, axis_names=list(self.axis_names), axis_units=list(self._units),
             index=index, x=xs[:, xi], y=xs[:, yi], x_name=self.axis_names[xi],
             y_name=self.axis_names[yi], labels=labels, feasible=feasible, pareto=pareto,
@@ -294,6 +274,45 @@ class Session:
             timing_ms={"variant": (t1 - t0) * 1e3, "rass": (t2 - t1) * 1e3,
                        "front": (t3 - t2) * 1e3, "oodin": (t4 - t3) * 1e3,
                        "nsga2": (t5 - t4) * 1e3, "total": (time.perf_counter() - t0) * 1e3})
+
+    def _nsga2(self, pb: DiscreteProblem, pos: dict[int, int], extra: list[int], *,
+               generations: int, pop_size: int, progress: Any) -> tuple[np.ndarray, str]:
+        """NSGA-II's front as positions in the drawn points (its points outside the sample
+        appended to ``extra``), and a note when it was stopped early."""
+        ev = evolutionary(pb, algorithm="nsga2", pop_size=pop_size, n_gen=generations, seed=1,
+                          compare=False, progress=progress)
+        nsga_pos = np.array([self._position(pos, f, extra)
+                             for f in ev.extra.get("front", [])], dtype=np.int64)
+        note = ""
+        if ev.extra.get("cancelled"):
+            note = (f"NSGA-II stopped after {ev.extra['generations_done']} of "
+                    f"{generations} generations")
+        return nsga_pos, note
+
+    def _appended(self, pb: DiscreteProblem, add: np.ndarray, front: np.ndarray,
+                  feasible: np.ndarray, pareto: np.ndarray) -> tuple[
+                      np.ndarray, np.ndarray, list[str], list[str], np.ndarray, np.ndarray]:
+        """The drawn points with ``add`` (designs outside the sample) appended: their flat
+        indices, metrics, labels, hover texts, feasibility and front membership."""
+        index = np.concatenate([self.points, add])
+        F_add = self.display.evaluate_flat(add).F
+        xs = np.vstack([self._F, F_add])
+        more = [" + ".join(c.label() for c in self.base.configs_of(int(f))) for f in add]
+        labels = self._labels + more
+        hover = self._hover + self._hover_of(more, F_add)
+        G2 = pb.evaluate_flat(add).G
+        feasible = np.concatenate([feasible, np.all(G2 <= 0, axis=1) if pb.limits else
+                                   np.ones(len(add), bool)])
+        pareto = np.concatenate([pareto, np.isin(add, front)])
+        return index, xs, labels, hover, feasible, pareto
+
+    def _bounds_on_axes(self, pb: DiscreteProblem, xi: int, yi: int) -> list[dict[str, Any]]:
+        """The SLO's bounds on the metrics the axes show (drawn as lines)."""
+        terms = self.display.objective_terms
+        return [{"axis": axis, "op": b.op, "value": float(b.value)}
+                for b in pb.limits for axis, i in (("x", xi), ("y", yi))
+                if (b.term.metric, b.term.stat, b.term.task)
+                == (terms[i].metric, terms[i].stat, terms[i].task)]
 
     def _position(self, pos: dict[int, int], flat: int, extra: list[int]) -> int:
         flat = int(flat)

@@ -7,6 +7,7 @@ Each run writes the executed notebook, an HTML page and whatever the notebook re
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -15,7 +16,7 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from ... import workspace
 from ...errors import InputError
@@ -148,25 +149,13 @@ def run_report(name: str, *, parameters: dict[str, Any] | None = None,
     Returns:
         ReportRun naming the executed notebook, its HTML and its metrics.json (if written).
     """
-    import papermill as pm
-
-    from ..viz.embed import PNG_ENV, REPORT_ENV
-
-    # Imported here, not at the top: the package's __init__ imports this module, and
-    # ``python -m workbench.lab.reports.notebook_format`` must find it not yet loaded.
-    from . import notebook_format
+    import papermill  # noqa: F401  (the notebooks extra is checked before anything is made)
 
     t_start = time.perf_counter()
     notebooks_dir = Path(notebooks_dir) if notebooks_dir else workspace.notebooks_dir()
     reports_dir = Path(reports_dir) if reports_dir else default_reports_dir(quick=quick)
     home = workspace.home()
-    stems = {s: s for s in available(notebooks_dir)} | {_report_name(s): s
-                                                         for s in available(notebooks_dir)}
-    stems |= {s: s for s in ON_REQUEST if (notebooks_dir / f"{s}.ipynb").is_file()}
-    if name not in stems:
-        raise InputError(f"no notebook named {name!r} (known: {', '.join(available(notebooks_dir))})",
-                         file=notebooks_dir)
-    stem = stems[name]
+    stem = _notebook_stem(name, notebooks_dir)
     report = out_name or _report_name(stem)
     out_dir = reports_dir / report
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -183,15 +172,66 @@ def run_report(name: str, *, parameters: dict[str, Any] | None = None,
     if png:  # checked before the run: the PNGs replace this folder when it ends
         _check_figures_ours(figures)
     shutil.rmtree(figures_tmp, ignore_errors=True)
+    with _report_env(os.path.relpath(js, out_dir), figures_tmp.resolve() if png else None):
+        _execute(notebooks_dir / f"{stem}.ipynb", tmp, params, home=home, progress=progress,
+                 report=report, figures_tmp=figures_tmp)
+    _keep_executed(tmp, executed)
+    if png and figures_tmp.exists():
+        shutil.rmtree(figures, ignore_errors=True)
+        os.replace(figures_tmp, figures)
+    html = render_html(executed, reports_dir=reports_dir, show_code=show_code)
+    metrics = out_dir / "metrics.json"
+    if metrics.exists():
+        _round_metrics(metrics)
+    return ReportRun(name=report, notebook=executed, html=html,
+                     metrics=metrics if metrics.exists() else None,
+                     figures=sorted(figures.glob("*.png")) if figures.exists() else [],
+                     seconds=time.perf_counter() - t_start)
+
+
+def _notebook_stem(name: str, notebooks_dir: Path) -> str:
+    """The notebook a report name (``quickstart``) or stem (``00_quickstart``) names, or an
+    InputError listing the known ones."""
+    stems = {s: s for s in available(notebooks_dir)} | {_report_name(s): s
+                                                         for s in available(notebooks_dir)}
+    stems |= {s: s for s in ON_REQUEST if (notebooks_dir / f"{s}.ipynb").is_file()}
+    if name not in stems:
+        raise InputError(f"no notebook named {name!r} (known: {', '.join(available(notebooks_dir))})",
+                         file=notebooks_dir)
+    return stems[name]
+
+
+@contextlib.contextmanager
+def _report_env(plotlyjs: str, png_dir: Path | None) -> Iterator[None]:
+    """The environment a report's notebook reads while it runs (:mod:`..viz.embed`): the shared
+    plotly.js (relative to the report) and where PNG figures go (None: no PNGs); restored
+    afterwards."""
+    from ..viz.embed import PNG_ENV, REPORT_ENV
+
     saved = {k: os.environ.get(k) for k in (REPORT_ENV, PNG_ENV)}
-    os.environ[REPORT_ENV] = os.path.relpath(js, out_dir)
-    if png:
-        os.environ[PNG_ENV] = str(figures_tmp.resolve())
+    os.environ[REPORT_ENV] = plotlyjs
+    if png_dir is not None:
+        os.environ[PNG_ENV] = str(png_dir)
     else:
         os.environ.pop(PNG_ENV, None)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _execute(notebook: Path, tmp: Path, params: dict[str, Any], *, home: Path, progress: bool,
+             report: str, figures_tmp: Path) -> None:
+    """Run ``notebook`` with papermill into ``tmp``, in the workspace."""
+    import papermill as pm
+
     home.mkdir(parents=True, exist_ok=True)  # a fresh WORKBENCH_HOME: the notebooks run there
     try:
-        pm.execute_notebook(str(notebooks_dir / f"{stem}.ipynb"), str(tmp), parameters=params,
+        pm.execute_notebook(str(notebook), str(tmp), parameters=params,
                             cwd=str(home), progress_bar=progress, kernel_name="python3",
                             # ipykernel warns on every start that its local TCP socket is
                             # unencrypted (it is bound to 127.0.0.1 and keyed): noise here.
@@ -205,27 +245,24 @@ def run_report(name: str, *, parameters: dict[str, Any] | None = None,
             os.replace(tmp, keep)
         shutil.rmtree(figures_tmp, ignore_errors=True)
         raise
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-    # Per-run noise (timestamps, durations, absolute paths) out of the committed copy.
+
+
+def _keep_executed(tmp: Path, executed: Path) -> None:
+    """The executed notebook, without per-run noise (timestamps, durations, absolute paths),
+    where the report belongs."""
+    # Imported here, not at the top: the package's __init__ imports this module, and
+    # ``python -m workbench.lab.reports.notebook_format`` must find it not yet loaded.
+    from . import notebook_format
+
     atomic_write_text(executed, notebook_format.dumps(
         notebook_format.scrub_executed(json.loads(tmp.read_text(encoding="utf-8")))))
     tmp.unlink()
-    if png and figures_tmp.exists():
-        shutil.rmtree(figures, ignore_errors=True)
-        os.replace(figures_tmp, figures)
-    html = render_html(executed, reports_dir=reports_dir, show_code=show_code)
-    metrics = out_dir / "metrics.json"
-    if metrics.exists():
-        notebook_format.round_metrics_file(metrics)
-    return ReportRun(name=report, notebook=executed, html=html,
-                     metrics=metrics if metrics.exists() else None,
-                     figures=sorted(figures.glob("*.png")) if figures.exists() else [],
-                     seconds=time.perf_counter() - t_start)
+
+
+def _round_metrics(metrics: Path) -> None:
+    from . import notebook_format  # see _keep_executed
+
+    notebook_format.round_metrics_file(metrics)
 
 
 def render_html(executed: str | os.PathLike, *, reports_dir: str | os.PathLike,

@@ -65,42 +65,11 @@ def paper_checks(*, fig5: dict[str, Any], fig7: list[dict[str, Any]], fig8_savin
         f"{ph['per-workload'] / ph['full']:.2f}x (measured on a Jetson Nano)",
         f"Pareto {ours:.2f}x Full, per-workload {h['per-workload']['vs_full']:.2f}x (modelled power)")
 
-    r11 = _by(fig11, "policy", "load")
-    loads = sorted({r["load"] for r in fig11})
-    pw_lowest = [r11[("pW", x)]["accuracy"] <= r11[("PF", x)]["accuracy"] + 1e-9 for x in loads]
-    floor = [r11[("pW (exit==1)", x)]["accuracy"] <= min(r11[(p, x)]["accuracy"]
-                                                        for p in ("PF", "pW")) + 1e-9
-             for x in loads]
-    add("Figs 11-12", P["fig12"],
-        f"PF at least as accurate as pW at {sum(pw_lowest)} of {len(loads)} loads; exit==1 the "
-        f"lowest at {sum(floor)} of {len(loads)}; PF accuracy "
-        + ", ".join(f"{r11[('PF', x)]['accuracy']:.3f}" for x in loads))
-
-    top = max(r["load"] for r in fig13)
-    r13 = {r["policy"]: r for r in fig13 if r["load"] == top}
-    c13 = next(v for k, v in r13.items() if k.startswith("pR (C"))
-    add("Fig. 13", P["fig13"],
-        f"at load {top}: usage " + ", ".join(f"{k} {v['usage']:.2f}" for k, v in r13.items())
-        + f"; largest window {max(r['max_window_usage'] for r in fig13):.2f} against bound "
-        f"{max(r['bound'] for r in fig13):.2f}; pR (C>0.7) delayed {c13['delayed']}")
-
-    def burst(rows_: list[dict[str, Any]], app: str, key: str) -> tuple[Any, Any]:
-        b = _by(rows_, "phase", "app")
-        return b[("before", app)][key], b[("burst", app)][key]
-
-    def num(v: float | None, digits: int) -> str:
-        # A phase in which an app answered nothing has no accuracy (a short run can do that).
-        return "n/a" if v is None else f"{v:.{digits}f}"
-
-    a0, a1 = burst(fig14, "IMG1", "accuracy")
-    moves = [abs(b1 - b0) for b0, b1 in (burst(fig14, a, "accuracy") for a in ("IMG2", "AUDIO"))
-             if b0 is not None and b1 is not None]
-    add("Fig. 14", P["fig14"], f"IMG1 accuracy {num(a0, 3)} -> {num(a1, 3)} in the burst; the "
-        f"others move at most {num(max(moves) if moves else None, 3)}")
-    c0, c1 = burst(fig15, "IMG1", "accuracy")
-    s0, s1 = burst(fig15, "IMG1", "share")
-    add("Fig. 15", P["fig15"], f"IMG1 share {num(s0, 2)} -> {num(s1, 2)}, accuracy {num(c0, 3)} "
-        f"-> {num(c1, 3)} (non-cooperative {num(a0, 3)} -> {num(a1, 3)})")
+    add("Figs 11-12", P["fig12"], _rates_text(fig11))
+    add("Fig. 13", P["fig13"], _limiter_text(fig13))
+    ours14, ours15 = _tenancy_texts(fig14, fig15)
+    add("Fig. 14", P["fig14"], ours14)
+    add("Fig. 15", P["fig15"], ours15)
 
     if table3:
         t = P["table3"]
@@ -109,3 +78,52 @@ def paper_checks(*, fig5: dict[str, Any], fig7: list[dict[str, Any]], fig8_savin
             f"{t['pareto_update_ms']} ms, all-exit overhead {t['overhead_mean_pct']}% mean",
             f"criteria {crit} us p99, Pareto update {upd} ms p99, all-exit overhead {ovh}%")
     return rows
+
+
+def _rates_text(fig11: list[dict[str, Any]]) -> str:
+    """Figs 11-12 here: how PF's accuracy compares with pW's and exit==1's at every load."""
+    r11 = _by(fig11, "policy", "load")
+    loads = sorted({r["load"] for r in fig11})
+    pw_lowest = [r11[("pW", x)]["accuracy"] <= r11[("PF", x)]["accuracy"] + 1e-9 for x in loads]
+    floor = [r11[("pW (exit==1)", x)]["accuracy"] <= min(r11[(p, x)]["accuracy"]
+                                                        for p in ("PF", "pW")) + 1e-9
+             for x in loads]
+    return (f"PF at least as accurate as pW at {sum(pw_lowest)} of {len(loads)} loads; exit==1 "
+            f"the lowest at {sum(floor)} of {len(loads)}; PF accuracy "
+            + ", ".join(f"{r11[('PF', x)]['accuracy']:.3f}" for x in loads))
+
+
+def _limiter_text(fig13: list[dict[str, Any]]) -> str:
+    """Fig. 13 here: each policy's usage at the highest load against the limiter's bound."""
+    top = max(r["load"] for r in fig13)
+    r13 = {r["policy"]: r for r in fig13 if r["load"] == top}
+    c13 = next(v for k, v in r13.items() if k.startswith("pR (C"))
+    return (f"at load {top}: usage " + ", ".join(f"{k} {v['usage']:.2f}" for k, v in r13.items())
+            + f"; largest window {max(r['max_window_usage'] for r in fig13):.2f} against bound "
+            f"{max(r['bound'] for r in fig13):.2f}; pR (C>0.7) delayed {c13['delayed']}")
+
+
+def _burst(rows: list[dict[str, Any]], app: str, key: str) -> tuple[Any, Any]:
+    """An app's ``key`` before and during the burst."""
+    b = _by(rows, "phase", "app")
+    return b[("before", app)][key], b[("burst", app)][key]
+
+
+def _num(v: float | None, digits: int) -> str:
+    # A phase in which an app answered nothing has no accuracy (a short run can do that).
+    return "n/a" if v is None else f"{v:.{digits}f}"
+
+
+def _tenancy_texts(fig14: list[dict[str, Any]], fig15: list[dict[str, Any]]) -> tuple[str, str]:
+    """Figs 14-15 here: IMG1's burst, non-cooperative (the others' accuracy barely moves) and
+    cooperative (its share and accuracy)."""
+    a0, a1 = _burst(fig14, "IMG1", "accuracy")
+    moves = [abs(b1 - b0) for b0, b1 in (_burst(fig14, a, "accuracy") for a in ("IMG2", "AUDIO"))
+             if b0 is not None and b1 is not None]
+    ours14 = (f"IMG1 accuracy {_num(a0, 3)} -> {_num(a1, 3)} in the burst; the others move at "
+              f"most {_num(max(moves) if moves else None, 3)}")
+    c0, c1 = _burst(fig15, "IMG1", "accuracy")
+    s0, s1 = _burst(fig15, "IMG1", "share")
+    ours15 = (f"IMG1 share {_num(s0, 2)} -> {_num(s1, 2)}, accuracy {_num(c0, 3)} "
+              f"-> {_num(c1, 3)} (non-cooperative {_num(a0, 3)} -> {_num(a1, 3)})")
+    return ours14, ours15

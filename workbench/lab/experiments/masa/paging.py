@@ -6,6 +6,7 @@ labelled as fitted wherever it is shown."""
 from __future__ import annotations
 
 import dataclasses
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import cast
@@ -13,7 +14,9 @@ from typing import cast
 import numpy as np
 
 from ....memory import masa as M
+from ....timing import Stopwatch
 from ..memory import Nets
+from .figures import run
 from .pressure import PressureRun, jobs_for
 
 
@@ -82,11 +85,6 @@ def fit_paging(nets: Nets, rows: list[PressureRun], *, n: int = 30, grid: dict |
     it, or remade from its workload (``n`` jobs when it recorded none). The memory a real limit
     leaves beside the budget (limit - baseline - budget) is measured per run and given to the
     simulator, not fitted."""
-    import statistics
-
-    from ....timing import Stopwatch
-    from .figures import run
-
     done: dict[tuple, list[PressureRun]] = {}
     for r in rows:
         if r.finished and r.mean_response_ms:
@@ -95,45 +93,7 @@ def fit_paging(nets: Nets, rows: list[PressureRun], *, n: int = 30, grid: dict |
     if not done:
         return []
     grid = {**PAGING_GRID, **(grid or {})}
-    workloads: dict[tuple, list[M.Job]] = {}
-
-    def jobs(r: PressureRun) -> list[M.Job]:
-        if jobs_of is not None:
-            return jobs_of(r)
-        w = (r.jobs or n, r.intensity, r.scenario, r.seed)
-        if w not in workloads:
-            workloads[w] = jobs_for(nets, n=w[0], intensity=w[1], scenario=w[2], seed=w[3])
-        return workloads[w]
-
-    def slack(rs: list[PressureRun]) -> int:
-        return int(statistics.median(r.limit_mb - (r.base_mb or 0.0) - r.budget_mb for r in rs)
-                   * 1e6)
-
-    scaled: dict[float, dict] = {}
-
-    def profiles(k: float) -> dict:
-        if k not in scaled:
-            scaled[k] = {n: M.NetProfile(n, [dataclasses.replace(x, exec_s=x.exec_s * k)
-                                             for x in p.layers])
-                         for n, p in nets.profiles.items()}
-        return scaled[k]
-
-    def simulate(rs: list[PressureRun], p: Paging) -> list:
-        """One simulation per run of ``rs`` (rounds with the same workload share one)."""
-        by_seed: dict[int, M.RunResult] = {}
-        for r in rs:
-            if r.seed not in by_seed:
-                by_seed[r.seed] = run(profiles(p.exec_scale), jobs(r), r.policy,
-                                      budget=int(r.budget_mb * 1e6),
-                                      swap_bps=p.swap_mb_per_s * 1e6,
-                                      cache_factor=p.cache_factor, anon_share=p.anon_share,
-                                      slack_bytes=slack(rs))
-        return [by_seed[r.seed] for r in rs]
-
-    def sim(rs: list[PressureRun], p: Paging) -> float:
-        """The median over ``rs``'s runs of the simulated mean response, as ``measured``."""
-        return statistics.median(x.mean_response for x in simulate(rs, p)) * 1e3
-
+    simulator = _Simulator(nets, n, jobs_of)
     # Finished runs only (done): each has its mean response.
     measured = {k: statistics.median(cast(float, r.mean_response_ms) for r in rs)
                 for k, rs in done.items()}
@@ -147,7 +107,7 @@ def fit_paging(nets: Nets, rows: list[PressureRun], *, n: int = 30, grid: dict |
                          "and no fit_on was given")
 
     def loss(p: Paging) -> float:
-        return sum(np.log(sim(done[k], p) / measured[k]) ** 2 for k in fit_keys)
+        return sum(np.log(simulator.sim(done[k], p) / measured[k]) ** 2 for k in fit_keys)
 
     if only is None:
         candidates = [Paging(b, c, a, e) for b in grid["swap_mb_per_s"]
@@ -159,15 +119,71 @@ def fit_paging(nets: Nets, rows: list[PressureRun], *, n: int = 30, grid: dict |
     out = []
     for k, rs in done.items():
         with Stopwatch() as sw:
-            res = simulate(rs, best)
-        ms = statistics.median(x.mean_response for x in res) * 1e3
-        ms_r = [cast(float, r.mean_response_ms) for r in rs]
-        swapped = [r.swapped_mb for r in rs if r.swapped_mb is not None]
-        out.append(FitRow(k[1], k[4], len(rs), measured[k], min(ms_r), max(ms_r), ms,
-                          100 * (ms / measured[k] - 1), fitted_on, best.swap_mb_per_s,
-                          best.cache_factor, best.anon_share, slack(rs) / 1e6, sw.ms,
-                          statistics.median(swapped) if swapped else None,
-                          statistics.median(x.paged_out_bytes for x in res) / 1e6,
-                          paper_budget_mb=k[2], intensity=k[3],
-                          scenario=k[0], exec_scale=best.exec_scale))
+            res = simulator.simulate(rs, best)
+        out.append(_fit_row(k, rs, res, measured[k], best, fitted_on, sw.ms))
     return out
+
+
+class _Simulator:
+    """The simulator run as the measured runs ran: each run's jobs (``jobs_of`` it, or remade
+    from its workload, ``n`` jobs when it recorded none), the memory its limit left beside the
+    budget, the profiles' execution times scaled by ``exec_scale``. Workloads and scaled
+    profiles are made once per fit."""
+
+    def __init__(self, nets: Nets, n: int,
+                 jobs_of: Callable[[PressureRun], list[M.Job]] | None) -> None:
+        self.nets, self.n, self.jobs_of = nets, n, jobs_of
+        self.workloads: dict[tuple, list[M.Job]] = {}
+        self.scaled: dict[float, dict] = {}
+
+    def jobs(self, r: PressureRun) -> list[M.Job]:
+        if self.jobs_of is not None:
+            return self.jobs_of(r)
+        w = (r.jobs or self.n, r.intensity, r.scenario, r.seed)
+        if w not in self.workloads:
+            self.workloads[w] = jobs_for(self.nets, n=w[0], intensity=w[1], scenario=w[2],
+                                         seed=w[3])
+        return self.workloads[w]
+
+    @staticmethod
+    def slack(rs: list[PressureRun]) -> int:
+        return int(statistics.median(r.limit_mb - (r.base_mb or 0.0) - r.budget_mb for r in rs)
+                   * 1e6)
+
+    def profiles(self, k: float) -> dict:
+        if k not in self.scaled:
+            self.scaled[k] = {n: M.NetProfile(n, [dataclasses.replace(x, exec_s=x.exec_s * k)
+                                                  for x in p.layers])
+                              for n, p in self.nets.profiles.items()}
+        return self.scaled[k]
+
+    def simulate(self, rs: list[PressureRun], p: Paging) -> list:
+        """One simulation per run of ``rs`` (rounds with the same workload share one)."""
+        by_seed: dict[int, M.RunResult] = {}
+        for r in rs:
+            if r.seed not in by_seed:
+                by_seed[r.seed] = run(self.profiles(p.exec_scale), self.jobs(r), r.policy,
+                                      budget=int(r.budget_mb * 1e6),
+                                      swap_bps=p.swap_mb_per_s * 1e6,
+                                      cache_factor=p.cache_factor, anon_share=p.anon_share,
+                                      slack_bytes=self.slack(rs))
+        return [by_seed[r.seed] for r in rs]
+
+    def sim(self, rs: list[PressureRun], p: Paging) -> float:
+        """The median over ``rs``'s runs of the simulated mean response, as ``measured``."""
+        return statistics.median(x.mean_response for x in self.simulate(rs, p)) * 1e3
+
+
+def _fit_row(k: tuple, rs: list[PressureRun], res: list, measured: float, best: Paging,
+             fitted_on: str, fit_ms: float) -> FitRow:
+    """One configuration's runs beside the simulator at the fitted parameters."""
+    ms = statistics.median(x.mean_response for x in res) * 1e3
+    ms_r = [cast(float, r.mean_response_ms) for r in rs]
+    swapped = [r.swapped_mb for r in rs if r.swapped_mb is not None]
+    return FitRow(k[1], k[4], len(rs), measured, min(ms_r), max(ms_r), ms,
+                  100 * (ms / measured - 1), fitted_on, best.swap_mb_per_s,
+                  best.cache_factor, best.anon_share, _Simulator.slack(rs) / 1e6, fit_ms,
+                  statistics.median(swapped) if swapped else None,
+                  statistics.median(x.paged_out_bytes for x in res) / 1e6,
+                  paper_budget_mb=k[2], intensity=k[3],
+                  scenario=k[0], exec_scale=best.exec_scale)
