@@ -18,6 +18,7 @@ from .adaptation import SCENARIOS as SCENARIOS
 from .adaptation import AdaptationRun as AdaptationRun
 from .adaptation import OodinPolicy as OodinPolicy
 from .adaptation import RunSummary as RunSummary
+from .adaptation import _role as _role  # benchmarks/bench_carin_runtime.py names designs by it
 from .adaptation import adaptation as adaptation
 from .adaptation import latency_bound_ms as latency_bound_ms
 from .adaptation import paper_events as paper_events
