@@ -51,7 +51,8 @@ def load(root: str | os.PathLike | None = None) -> tuple[np.ndarray, np.ndarray,
     if missing:
         raise WorkbenchError(f"Fashion-MNIST is not installed ({root / missing[0]} is missing): "
                              "apt-get install dataset-fashion-mnist (make setup does it)")
-    return tuple(_idx(root / n) for n in names)  # type: ignore[return-value]
+    x_train, y_train, x_test, y_test = (_idx(root / n) for n in names)
+    return x_train, y_train, x_test, y_test
 
 
 def model(backbone: str = "MobileNetV2-1.0", *, head: tuple[np.ndarray, np.ndarray] | None = None):

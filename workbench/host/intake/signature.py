@@ -47,7 +47,7 @@ def _fixed(dims: Sequence[int | None], given: tuple[int, ...] | None, path: Path
     if any(d is None for d in dims):
         raise InputError(f"the model's input {_show(dims)} has free dimensions: give them with "
                          "--input-shape (without the batch)", file=shown(path))
-    return tuple(int(d) for d in dims)  # type: ignore[arg-type]
+    return tuple(int(d) for d in dims if d is not None)  # none is, as checked above
 
 
 def _show(dims) -> str:

@@ -112,13 +112,13 @@ def add(path: str | os.PathLike, *, name: str, task: str, data: str | os.PathLik
     out_shape = [int(d) for d in outs[k].shape]
     outputs = [OutputRecord(name=o.name, key=o.key, shape=list(o.shape)) for o in outs] \
         if len(outs) > 1 else []
-    if arrays is None:
+    if arrays is None or data_path is None:  # no data (they are given together)
         if metric is not None and not taskmetrics.get(metric).relative:
             raise InputError(f"metric {metric} needs task data: give --data DATA.npz with x and y",
                              where="metric", value=metric)
         metric = metric if metric in RELATIVE else "agreement"
     else:
-        metric = check_data(data_path, arrays, input_shape=fixed, input_dtype=dtype,  # type: ignore[arg-type]
+        metric = check_data(data_path, arrays, input_shape=fixed, input_dtype=dtype,
                             output_shape=out_shape, metric=metric)
     with _locked(name, wait=False):
         _recover(name)
