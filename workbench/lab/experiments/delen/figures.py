@@ -51,12 +51,16 @@ def fig10(rows8: list[dict[str, Any]], *, load: float = 0.8,
     return out
 
 
+# --- Fig. 5: the Pareto frontier of 1000 confidence-threshold vectors ---------------------------
+
 def fig5(b: Built, metric: str = "energy") -> dict[str, Any]:
     pp = ParetoPolicy.fit(b.profile, metric=metric)
     return {"cost": pp.cost.tolist(), "error": pp.error.tolist(), "front": pp.front.tolist(),
             "metric": metric, "vectors": len(pp.thresholds),
             "thresholds": pp.thresholds[pp.front].round(3).tolist()}
 
+
+# --- Fig. 7: policies at a fixed request rate ------------------------------------------------------
 
 def combined_thresholds(b: Built, *, confidence: float = 0.7,
                         response_ms: float | None = None) -> tuple[float, float]:
@@ -137,6 +141,8 @@ def overload_onset(rows: list[dict[str, Any]], *, policy: str = "pR (C>0.7)",
             **{r["policy"]: r["kept_up"] for r in rows if r["load"] == at}}
 
 
+# --- Fig. 8: energy under an accuracy constraint ------------------------------------------------
+
 def fig8(b: Built, accuracy_constraint: float) -> list[dict[str, Any]]:
     """Oracle, Pareto frontier, per-workload and full over the profile's samples (as Delen runs
     the test set at batch 1), under an accuracy constraint."""
@@ -169,6 +175,8 @@ def savings(rows: list[dict[str, Any]]) -> dict[str, float]:
             "pw_vs_full_energy_saving_mean_pct": float(np.mean(pw_full))}
 
 
+# --- Fig. 9: battery levels -> accuracy targets -> Pareto energy ---------------------------------
+
 def fig9(builds: list[Built], targets: dict[str, list[float]]) -> list[dict[str, Any]]:
     """Per battery level (high, medium, low) each app's accuracy target and the Pareto
     frontier's energy and accuracy meeting it."""
@@ -183,6 +191,8 @@ def fig9(builds: list[Built], targets: dict[str, list[float]]) -> list[dict[str,
                          "accuracy": o.accuracy, "energy_mj": o.energy_mj})
     return rows
 
+
+# --- Figs 11-12: changing request rates -------------------------------------------------------
 
 def ended_by(records, *, response_ms: float, confidence: float) -> dict[str, float]:
     """Which criterion of the combined per-request policy (response time OR confidence) ended
@@ -232,6 +242,8 @@ def fig11(b: Built, *, loads=(0.5, 1.0, 1.5, 2.0, 2.5), step: float = 2.0, seed:
     return rows
 
 
+# --- Fig. 13: the resource limiter --------------------------------------------------------------
+
 def fig13(b: Built, *, limit: float = 0.5, loads=(0.25, 0.5, 1.0, 1.5), duration: float = 3.0,
           seed: int = 0, window: float = 1.0, interval: float = 0.1, mode: str = "delay"
           ) -> list[dict[str, Any]]:
@@ -265,6 +277,8 @@ def fig13(b: Built, *, limit: float = 0.5, loads=(0.25, 0.5, 1.0, 1.5), duration
                          "lost": s["requests"] - s["served"] - s["dropped"]})
     return rows
 
+
+# --- Figs 14-15: fair multi-tenancy -----------------------------------------------------------
 
 def fig14_15(builds: list[Built], *, cooperative: bool, phase: float = 3.0, load: float = 0.9,
              seed: int = 0, work_conserving: bool = True, interval: float = 0.1
