@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     from workbench.fileio import atomic_write_json
     from workbench.host import minilm
     from workbench.host import quantise as q
-    from workbench.host.registry import cosine
+    from workbench.taskmetrics import get as task_metric
 
     texts = minilm.sentences()
     x_eval = minilm.encode(texts[0::2][:args.eval], args.seq_len)
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         path = tmp / "m.tflite"
         path.write_bytes(blob)
         try:
-            return round(cosine(q.predict(path, x_eval), ref), 4)
+            return round(task_metric("cosine").score(q.predict(path, x_eval), ref).value, 4)
         except Exception as exc:  # noqa: BLE001 - a variant LiteRT cannot run is a finding
             return "fails: " + " ".join(str(exc).split())[:160]
 

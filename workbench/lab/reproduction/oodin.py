@@ -38,7 +38,7 @@ def _drop(label: str, model: str, prec: str, paper: float) -> Comparison:
 
 
 _MODEL_NOTE = (
-    "MODELLED phones (phones are not here): workbench/profiles/phone_model.py through "
+    "MODELLED phones (phones are not here): workbench/profiles/phone_model/ through "
     "workbench/lab/experiments/oodin_eval.py. ")
 
 ITEMS: tuple[Item, ...] = (
