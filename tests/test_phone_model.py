@@ -143,6 +143,40 @@ def test_edited_parameters_change_the_profile(tmp_path):
     assert slow.provenance.notes != base.provenance.notes  # the parameter digest changes
 
 
+@pytest.mark.parametrize("edit, where", [
+    (lambda P: P.clear(), "model_version"),  # an empty object is not "the defaults"
+    (lambda P: P.pop("spec_defaults"), "spec_defaults"),
+    (lambda P: P["devices"].__setitem__("s20fe", "fast"), "devices.s20fe"),
+    (lambda P: P["devices"]["s20fe"]["engines"]["GPU"].__setitem__("invoke_ms", "1"),
+     "devices.s20fe.engines.GPU.invoke_ms"),
+])
+def test_an_edited_parameters_file_of_the_wrong_shape_is_one_line(tmp_path, capsys, edit, where):
+    """The model reads every key: a missing or mistyped one is named (file and key path), not a
+    KeyError from inside the model, and an empty file does not silently mean the defaults."""
+    from workbench.cli import main
+
+    params = pm.load_parameters()
+    edit(params)
+    f = tmp_path / "edited.json"
+    f.write_text(json.dumps(params))
+    assert main(["profiles", "model", "--device", "s20fe", "--use-case", "uc1",
+                 "--parameters", str(f), "-o", str(tmp_path / "out.json")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"edited.json: {where}:" in err
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_an_unedited_copy_or_a_device_left_out_still_models(tmp_path):
+    params = pm.load_parameters()
+    f = tmp_path / "copy.json"
+    f.write_text(json.dumps(params))
+    assert pm.build_profile("s20fe", use_cases=["uc1"], parameters=pm.load_parameters(f)) == \
+        pm.build_profile("s20fe", use_cases=["uc1"])
+    del params["devices"]["a71"]  # modelled from its spec alone, as any device
+    f.write_text(json.dumps(params))
+    assert pm.build_profile("a71", use_cases=["uc1"], parameters=pm.load_parameters(f)).configs
+
+
 def test_every_parameter_group_has_a_source_note():
     params = json.loads((ROOT / "workbench/data/phones/model_parameters.json").read_text())
     for key, group in params.items():

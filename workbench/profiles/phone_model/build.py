@@ -112,7 +112,7 @@ def build_profile(device: str | Device, *, use_cases: Iterable[str] = USE_CASES,
     Returns:
         A Profile whose every row has ``source='modelled'``. Same inputs, same bytes.
     """
-    P = parameters or _default_parameters()
+    P = _default_parameters() if parameters is None else parameters
     md = model_device(device, P)
     use_cases = tuple(use_cases)
     variants = paper_variants(use_cases)
@@ -162,7 +162,7 @@ def build_oodin_profile(device: str | Device, *, parameters: dict[str, Any] | No
     the recognition rates :data:`OODIN_RATES`.
     A DR8 (OODIn "INT8") model runs on the GPU dequantised to FP16 and on NNAPI through its
     CPU reference path (:func:`_nnapi_dr8`)."""
-    P = parameters or _default_parameters()
+    P = _default_parameters() if parameters is None else parameters
     md = model_device(device, P)
     dev = md.params
     configs: list[Config] = []

@@ -5,6 +5,7 @@ calibration)."""
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -38,7 +39,42 @@ def load_parameters(path: str | Path | None = None) -> dict[str, Any]:
     data = parse_json(read_text(path, what="phone-model parameters file"), file=path)
     if not isinstance(data, dict):
         raise InputError("a parameters file holds a JSON object", file=path)
+    _check_like(data, _default_parameters(), "", path)
     return data
+
+
+def _json_kind(v: Any) -> str | None:
+    if isinstance(v, bool):
+        return "true or false"
+    if isinstance(v, (int, float)):
+        return "a number"
+    for kind, what in ((str, "a string"), (list, "a list"), (dict, "a JSON object")):
+        if isinstance(v, kind):
+            return what
+    return None  # null in the packaged file: any value
+
+
+def _check_like(value: Any, ref: Any, where: str, file: str | Path) -> None:
+    """An edited parameters file has the packaged file's shape: every key it has (a device the
+    copy leaves out apart: that device is then modelled from its spec alone), each value of the
+    same JSON kind, numbers finite. Values are the user's to change; the model reads every key,
+    so a missing or mistyped one would otherwise surface as a KeyError deep in the model."""
+    want = _json_kind(ref)
+    if want and (_json_kind(value) != want
+                 or (isinstance(value, float) and not math.isfinite(value))):
+        shown = value if value is None or isinstance(value, (int, float, str)) \
+            else f"a {type(value).__name__}"
+        raise InputError(f"must be {want}, as in the packaged file", file=file,
+                         where=where or "(top level)", value=shown)
+    if isinstance(ref, dict):
+        for k, r in ref.items():
+            place = f"{where}.{k}" if where else k
+            if k in value:
+                _check_like(value[k], r, place, file)
+            elif where != "devices":
+                raise InputError("missing: the model reads it (copy it from "
+                                 "workbench/data/phones/model_parameters.json)", file=file,
+                                 where=place)
 
 
 def paper_spec(device: str) -> Device:
