@@ -80,6 +80,32 @@ def test_list_and_show(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["device"]["name"] == "s20fe"
 
 
+def test_one_bad_profile_does_not_hide_the_others_from_list(tmp_path, capsys):
+    """`profiles list` is what one runs to see what is wrong: the good profiles are listed, each
+    bad file is one error line after them, and the status says something was wrong."""
+    main(["profiles", "model", "--device", "s20fe", "--use-case", "uc1", "--out-dir",
+          str(tmp_path), "--quiet"])
+    (tmp_path / "broken.json").write_text("{")
+    (tmp_path / "folder.json").mkdir()
+    capsys.readouterr()
+    assert main(["profiles", "list", "--dir", str(tmp_path)]) == 1
+    out, err = capsys.readouterr()
+    assert "Samsung Galaxy S20 FE" in out
+    assert err.count("\n") == 2 and "broken.json" in err and "folder.json" in err
+
+
+@pytest.mark.parametrize("flag, value", [("--task", "nope"), ("--processor", "TPU")])
+def test_show_refuses_a_filter_the_profile_does_not_have(tmp_path, capsys, flag, value):
+    """A typo in --task or --processor is named with what the profile has, not '0 configurations'
+    (which reads as an empty profile)."""
+    main(["profiles", "model", "--device", "s20fe", "--use-case", "uc1", "--out-dir",
+          str(tmp_path), "--quiet"])
+    capsys.readouterr()
+    assert main(["profiles", "show", "s20fe", "--dir", str(tmp_path), flag, value]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and f"error: {flag}: not in the profile; it has " in err and value in err
+
+
 def test_import_csv_and_log_into_one_profile(tmp_path, data_dir, capsys):
     out = tmp_path / "mine.json"
     assert main(["profiles", "import", str(data_dir / "s20fe_uc1_subset.csv"), "--device",

@@ -21,20 +21,35 @@ def list_(args: argparse.Namespace) -> int:
         print(f"no profiles in {args.dir or workspace.profiles_dir()}; create them with "
               "`workbench profiles model`")
         return 0
-    rows = []
+    rows, bad = [], []
     for p in paths:
-        prof = load_profile(p)
+        try:
+            prof = load_profile(p)
+        except WorkbenchError as exc:  # one bad file must not hide the others: listed after them
+            bad.append(exc)
+            continue
         rows.append([p.stem, prof.device.display_name or prof.device.name, prof.source,
                      str(len(prof.configs)), ",".join(e.name for e in prof.engines),
                      ",".join(t.name for t in prof.tasks)])
-    print(table(rows, ["profile", "device", "source", "configs", "engines", "tasks"]))
-    return 0
+    if rows:
+        print(table(rows, ["profile", "device", "source", "configs", "engines", "tasks"]))
+    for exc in bad:
+        print(f"error: {exc}", file=sys.stderr)
+    return 1 if bad else 0
 
 
 def show(args: argparse.Namespace) -> int:
     from ..profiles import load_profile, resolve_profile
 
     prof = load_profile(resolve_profile(args.profile, directory=args.dir))
+    # A filter naming nothing in the profile is a typo, refused as solve refuses it (not "0
+    # configurations", which reads as an empty profile).
+    for flag, value, known in (("--task", args.task, sorted({t.name for t in prof.tasks})),
+                               ("--processor", args.processor,
+                                sorted({c.processor for c in prof.configs}))):
+        if value is not None and value not in known:
+            raise InputError(f"not in the profile; it has {', '.join(known)}", where=flag,
+                             value=value)
     if args.json:
         # The schema holds finite numbers only: strict JSON (allow_nan=False) keeps it so.
         print(json.dumps(prof.model_dump(mode="json", exclude_none=True), indent=1,
