@@ -252,3 +252,26 @@ def test_config_fields_are_the_metric_tables_columns():
     # Every statistic of the table parses in an SLO.
     for stat in STAT_SUFFIX:
         assert slo.SLO.parse(f"min {stat} L").objectives[0].stat == stat
+
+
+def test_a_validator_s_own_error_names_the_value_once(tmp_path):
+    """A check that raises InputError inside the schema (an unknown processor) already ends its
+    text with the value; the profile's error says it once, from a JSON profile and a CSV."""
+    from workbench.errors import InputError
+    from workbench.profiles import load_profile
+    from workbench.profiles.importers import import_csv
+
+    src = tmp_path / "t.csv"
+    src.write_text("config,model,precision,processor,L\na,m,FP32,TPU,1\n")
+    with pytest.raises(InputError) as e:
+        import_csv(src, device="d")
+    assert str(e.value).count("TPU") == 1 and "line 2, column processor" in str(e.value)
+    from conftest import ROOT
+
+    prof = json.loads((ROOT / "profiles" / "s20fe.json").read_text())
+    prof["configs"][3]["processor"] = "TPU"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(prof))
+    with pytest.raises(InputError) as e:
+        load_profile(bad)
+    assert str(e.value).count("TPU") == 1 and "configs[3].processor" in str(e.value)

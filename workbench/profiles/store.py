@@ -44,6 +44,9 @@ def error_from_validation(exc: ValidationError, *, file: Any = None, what: str |
     if isinstance(err, PathError):  # a whole-profile check knows its own JSON path
         prefix = (path + ".") if path else ""
         path, msg, value = prefix + err.where, err.message, err.value
+    elif isinstance(err, InputError):  # its text already ends with the value: say it once
+        msg = err.message
+        value = value if err.value is ... else err.value
     elif first["type"] == "missing":
         msg, value = "required field is missing", ...
     elif first["type"] == "extra_forbidden":
