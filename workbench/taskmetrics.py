@@ -28,6 +28,8 @@ from typing import Callable, Literal
 
 import numpy as np
 
+from .errors import InputError
+
 #: The interval's coverage, and its normal quantile (Wilson).
 LEVEL = 0.95
 Z = 1.959963984540054
@@ -306,12 +308,19 @@ def of_label(label: str) -> TaskMetric | None:
     return BY_LABEL.get(label)
 
 
+class UnknownMetric(InputError, KeyError):
+    """A task metric name not in the table (a KeyError too, as a lookup that failed)."""
+
+    __str__ = InputError.__str__  # KeyError would quote the whole message
+
+
 def get(name: str) -> TaskMetric:
-    """The metric called ``name`` (KeyError naming the known ones)."""
+    """The metric called ``name`` (``UnknownMetric`` naming the known ones)."""
     try:
         return BY_NAME[name]
     except KeyError:
-        raise KeyError(f"unknown metric {name!r}; known: {', '.join(NAMES)}") from None
+        raise UnknownMetric(f"unknown task metric; known: {', '.join(NAMES)}", where="metric",
+                            value=name) from None
 
 
 def higher_is_better(label: str) -> bool:

@@ -33,8 +33,8 @@ def list_(args: argparse.Namespace) -> int:
                      ",".join(t.name for t in prof.tasks)])
     if rows:
         print(table(rows, ["profile", "device", "source", "configs", "engines", "tasks"]))
-    for exc in bad:
-        print(f"error: {exc}", file=sys.stderr)
+    for problem in bad:
+        print(f"error: {problem}", file=sys.stderr)
     return 1 if bad else 0
 
 

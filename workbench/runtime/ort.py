@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import MissingExtra
+from ..errors import MissingExtra, WorkbenchError
 
 #: onnxruntime's tensor type names -> numpy dtypes (the types the workbench's models use).
 _DTYPES: dict[str, type[np.generic]] = {"tensor(float)": np.float32, "tensor(float16)": np.float16,
@@ -42,6 +42,10 @@ XNNPACK_PROVIDER = "XnnpackExecutionProvider"
 SHAPE_KEY = "workbench.input_shape"
 #: ... and the value fed to another input ("workbench.feed.sr" = "16000.0") at every run.
 FEED_PREFIX = "workbench.feed."
+
+
+class NoXnnpack(WorkbenchError, RuntimeError):
+    """XNNPACK was asked for and this onnxruntime build lacks its execution provider."""
 
 
 def is_onnx(model: str | os.PathLike | bytes) -> bool:
@@ -99,7 +103,7 @@ def open_session(model: str | os.PathLike | bytes, *, threads: int = 1, xnnpack:
     if xnnpack:
         have = ort.get_available_providers()
         if XNNPACK_PROVIDER not in have:
-            raise RuntimeError(f"onnxruntime {ort.__version__} here has no XNNPACK execution "
+            raise NoXnnpack(f"onnxruntime {ort.__version__} here has no XNNPACK execution "
                                f"provider (it has {', '.join(have)}); with XNNPACK off it runs "
                                "its own CPU kernels")
         providers = [(XNNPACK_PROVIDER, {"intra_op_num_threads": threads}),
