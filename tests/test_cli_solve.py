@@ -79,7 +79,7 @@ def test_infeasible_is_an_answer_not_an_error(capsys):
     (["solve", "--use-case", "uc1", "--device", "s20fe", "--slo", "max A; max Lat"],
      "unknown metric 'Lat'"),
     (["solve", "--use-case", "uc9", "--device", "s20fe"], "unknown use case"),
-    (["solve", "--use-case", "uc1"], "needs --profile"),
+    (["solve", "--use-case", "uc1"], "needs a device: --device"),
     (["solve", "--use-case", "r1", "--profile", "s20fe", "--table", "x.csv"], "exactly one"),
     (["solve", "--profile", "s20fe"], "--slo is required"),
     (["solve", "--profile", "s20fe", "--slo", "max A"], "choose which to run"),

@@ -53,9 +53,9 @@ def problem_from_args(args: argparse.Namespace):
     profile = args.profile or args.device
     sources = sum(x is not None and x != [] for x in (profile, args.table))
     if sources != 1:
-        raise WorkbenchError("--use-case needs --profile (e.g. --profile s20fe)"
+        raise WorkbenchError("--use-case needs a device: --device (or --profile), e.g. --device s20fe"
                              if args.use_case and not sources else
-                             "give exactly one of --profile or --table")
+                             "give exactly one of --device (or --profile) or --table")
     slo, tasks = args.slo, args.task
     if slo is not None and not slo.strip():  # an empty --slo is a mistake, not "the default"
         raise InputError("--slo is empty (leave it out for the use case's own SLO)",
