@@ -134,3 +134,25 @@ def test_memory_mode_names_have_one_home():
 
     assert get_args(MemoryMode) == MEMORY_MODES == ("bulk", "streamed", "planned")
     assert MODES == PROGRAM_MODES and set(PROGRAM_MODES) < set(MEMORY_MODES)
+
+
+def test_each_vocabulary_has_one_home():
+    """Precisions, engine kinds, row sources, use cases and data kinds are each written once:
+    every other module holds the same object (an `is`, so a list typed out again fails)."""
+    from typing import get_args
+
+    from workbench import papers, precisions, processors
+    from workbench.host import quantise
+    from workbench.host.registry import records
+    from workbench.lab.reproduction import rules
+    from workbench.lab.viz import embed
+    from workbench.moo import usecases
+    from workbench.profiles import schema
+    from workbench.profiles.phone_model import variants
+
+    assert schema.PRECISIONS is records.PRECISIONS is quantise.PRECISIONS \
+        is precisions.PRECISIONS == get_args(precisions.Precision)
+    assert schema.EngineKind is processors.EngineKind
+    assert get_args(processors.EngineKind) == processors.KINDS
+    assert usecases.NAMES is variants.USE_CASES is papers.USE_CASES
+    assert embed.DATA_KINDS is rules.DATA_KINDS

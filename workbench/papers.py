@@ -20,6 +20,8 @@ from typing import Any
 from .errors import InputError
 
 PAPERS = ("carin", "oodin", "delen", "masa", "flexnn")
+#: CARIn's use cases (its section 6), the names every layer uses for them.
+USE_CASES = ("uc1", "uc2", "uc3", "uc4")
 
 
 @lru_cache(maxsize=None)
@@ -61,7 +63,7 @@ def use_case_tasks(use_case: str) -> list[str]:
     """The tasks of a CARIn use case (``uc1`` .. ``uc4``)."""
     ucs = _load("carin")["use_cases"]
     if use_case not in ucs or use_case == "section":
-        raise InputError("unknown use case; known: uc1, uc2, uc3, uc4", value=use_case)
+        raise InputError(f"unknown use case; known: {', '.join(USE_CASES)}", value=use_case)
     return list(ucs[use_case]["tasks"])
 
 

@@ -17,11 +17,13 @@ import functools
 import os
 import re
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 from .errors import InputError
 
 #: Engine kinds, in the order reports list them.
-KINDS: tuple[str, ...] = ("CPU", "GPU", "NPU", "DSP")
+EngineKind = Literal["CPU", "GPU", "NPU", "DSP"]
+KINDS: tuple[EngineKind, ...] = get_args(EngineKind)
 _RE = re.compile(r"^(CPU|GPU|NPU|DSP)(?:\[([0-9]{1,6}(?:,[0-9]{1,6})*)\])?$")
 #: The highest core id a processor id may name (masks are Python ints, so many-core hosts work;
 #: this bounds what a typo can make the solver build).

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from .. import workspace
+from ..host.profiling.options import PROTOCOLS
 from ._format import MAX_THREADS, table, thread_counts, whole
 
 
@@ -162,7 +163,7 @@ def add_parser(sub) -> None:
                    "quantised as needed (default output <workspace>/profiles/host-real.json)")
     p.add_argument("--train-samples", type=whole(1, 60000), default=10000,
                    help="--real: Fashion-MNIST training images for the heads (default 10000)")
-    p.add_argument("--protocol", default=None, choices=["quick", "full"],
+    p.add_argument("--protocol", default=None, choices=list(PROTOCOLS),
                    help="quick: 2 warm-up + 20 timed runs; full: CARIn's 5 + 100 (default full; "
                    "--quick: quick)")
     p.add_argument("--runs", type=whole(1, 100_000), default=None,

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from .. import workspace
 from ..errors import InputError, WorkbenchError
+from ..profiles.schema.base import SOURCES
 from ._format import fmt, table, whole
 
 
@@ -229,7 +230,7 @@ def add_parser(sub) -> None:
     p.add_argument("--processor", default=None, help="benchmark-log: override CPU/GPU/NPU/DSP")
     p.add_argument("--task", default="default", help="benchmark-log: task name")
     p.add_argument("--source", default="imported",
-                   choices=["measured", "modelled", "predicted", "imported"])
+                   choices=SOURCES)
     p.add_argument("--accuracy", action="append", default=None, metavar="SPEC",
                    help="attach A: MODEL=VALUE, MODEL:PRECISION=VALUE, or a CSV with columns "
                    "model, precision, A (repeatable); cite where it comes from")

@@ -30,13 +30,13 @@ import numpy as np
 
 from ..errors import InputError, WorkbenchError
 from ..fileio import atomic_write_json
+from ..precisions import PRECISIONS as PRECISIONS
 from ..runtime.interpreter import from_output as _from_output
 from ..runtime.interpreter import open_interpreter, output_detail, placeholder
 from ..runtime.interpreter import to_input as _to_input
 from .tf import keras as _keras
 from .tf import quiet
 
-PRECISIONS = ("FP32", "FP16", "DR8", "FX8", "FFX8")
 REPRESENTATIVE_SAMPLES = 100
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from .. import papers
 from ..errors import InputError
 
-NAMES = ("uc1", "uc2", "uc3", "uc4")
+NAMES = papers.USE_CASES
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from ... import taskmetrics
 from ...names import validator as name_validator
+from ...precisions import PRECISIONS as PRECISIONS
 from ..intake import Kind
 
-PRECISIONS = ("FP32", "FP16", "DR8", "FX8", "FFX8")
 MetricName = Literal[taskmetrics.NAMES]  # type: ignore[valid-type]
 #: Metrics measured against the FP32 variant's outputs rather than labels.
 RELATIVE = tuple(m.name for m in taskmetrics.TABLE if m.relative)

@@ -9,6 +9,8 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from ..reproduction.rules import DATA_KINDS
+
 #: Set by ``workbench report`` while executing notebooks: figures then load the shared plotly.js.
 REPORT_ENV = "WORKBENCH_REPORT_PLOTLYJS"
 
@@ -54,7 +56,6 @@ if os.environ.get(REPORT_ENV):
 
 #: What a figure's data can be. Every report figure's caption names at least one, so a reader
 #: never takes a modelled or simulated number for a measurement (or the paper's for ours).
-DATA_KINDS = ("measured", "modelled", "simulated", "paper")
 
 
 def data_kinds(caption: str) -> list[str]:

@@ -11,7 +11,7 @@ from ... import papers
 from ..schema import PRECISIONS, Precision
 
 #: CARIn's use cases whose models are profiled by default.
-USE_CASES = ("uc1", "uc2", "uc3", "uc4")
+USE_CASES = papers.USE_CASES
 
 
 @dataclass(frozen=True)

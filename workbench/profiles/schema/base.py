@@ -11,7 +11,7 @@ predictor) or imported (another tool's output).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypeGuard, cast
+from typing import Annotated, Any, Literal, TypeGuard, cast, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, model_validator
 
@@ -19,13 +19,14 @@ from ... import processors
 from ...errors import WorkbenchError
 from ...names import first_control
 from ...names import validator as name_validator
+from ...precisions import PRECISIONS as PRECISIONS
+from ...precisions import Arithmetic as Arithmetic
+from ...precisions import Precision as Precision
+from ...processors import EngineKind as EngineKind
 
-Precision = Literal["FP32", "FP16", "DR8", "FX8", "FFX8"]
-PRECISIONS: tuple[Precision, ...] = ("FP32", "FP16", "DR8", "FX8", "FFX8")
 Source = Literal["measured", "modelled", "predicted", "imported"]
-EngineKind = Literal["CPU", "GPU", "NPU", "DSP"]
-#: The arithmetic an engine runs natively, and a delegate's precision.
-Arithmetic = Literal["fp32", "fp16", "int8"]
+#: Every source a row can have (what the CLI's --source offers).
+SOURCES: tuple[Source, ...] = get_args(Source)
 
 
 def is_precision(text: object) -> TypeGuard[Precision]:

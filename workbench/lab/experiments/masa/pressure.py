@@ -24,12 +24,12 @@ from typing import Any
 from ....memory import masa as M
 from ....timing import blas_threads_env
 from ..memory import Nets
-from .figures import scheduler_of
+from .figures import COMPARED, scheduler_of
 from .table1 import budgets
 
 ALLOWANCE_MB = 64.0  # the interpreter, numpy and the runner beside the scheduler's budget
 
-POLICIES = ("bulk", "deepeye", "masa", "masa-idle")
+POLICIES = COMPARED  # the policies Figs 6-8 compare, run under real pressure
 
 
 @dataclass(frozen=True)
