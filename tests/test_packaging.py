@@ -91,14 +91,18 @@ def test_the_core_alone_installs_and_runs_the_cli(tmp_path):
         assert heavy not in installed, heavy
 
 
-def test_the_package_version_is_the_one_pyproject_states():
+def test_the_package_version_has_one_home():
+    """pyproject.toml reads the version from workbench/version.py; nothing states it again."""
     import tomllib
 
     from workbench import __version__
     from workbench.version import __version__ as home
 
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    assert __version__ is home and meta["project"]["version"] == home
+    assert __version__ is home and "version" not in meta["project"]
+    assert meta["project"]["dynamic"] == ["version"]
+    assert meta["tool"]["setuptools"]["dynamic"]["version"] == {
+        "attr": "workbench.version.__version__"}
 
 
 def test_no_project_module_is_exempt_from_mypy():

@@ -1,4 +1,4 @@
-"""The package's version: one home, read by the front door, bundles and the CLI (pyproject.toml
-states the same number; tests/test_packaging.py checks they agree). Standard library only."""
+"""The package's version: its one home, read by the front door, bundles, the CLI and the build
+(pyproject.toml takes it from here: ``[tool.setuptools.dynamic]``). Standard library only."""
 
 __version__ = "0.1.0"
