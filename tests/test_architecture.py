@@ -213,3 +213,31 @@ def test_every_exception_the_package_defines_derives_from_one_root():
                     and not issubclass(obj, WorkbenchError):
                 strays.append(f"{name}.{c}")
     assert strays == []
+
+
+#: The lab's packages, lowest first (docs/architecture.md, "Inside the lab"): a lab module imports
+#: only from its own package and those before it.
+LAB_ORDER = ("bench", "experiments", "reproduction", "viz", "explorer", "sweep", "reports")
+
+
+def lab_upward_imports(g: dict[str, set[str]]) -> list[str]:
+    def rank(m: str) -> int | None:
+        parts = m.split(".")
+        if len(parts) < 3 or parts[:2] != ["workbench", "lab"]:
+            return None
+        return LAB_ORDER.index(parts[2]) if parts[2] in LAB_ORDER else -1
+
+    bad = [f"{m} imports {t}" for m, ts in g.items() for t in sorted(ts)
+           if rank(m) is not None and rank(t) is not None and rank(t) > rank(m)]
+    # The explorer's computation never loads its drawing (plotly, ipywidgets).
+    computing = ("workbench.lab.explorer.session", "workbench.lab.explorer.state")
+    bad += [f"{m} imports {t}" for m in computing for t in sorted(g.get(m, ()))
+            if t.startswith(("workbench.lab.explorer.widget", "workbench.lab.explorer.figures",
+                             "workbench.lab.viz"))]
+    return bad
+
+
+def test_inside_the_lab_imports_flow_down_its_packages():
+    assert [m for m in modules() if m.startswith("workbench.lab.")
+            and m.split(".")[2] not in LAB_ORDER] == []
+    assert lab_upward_imports(graph()) == []
