@@ -241,3 +241,26 @@ def test_inside_the_lab_imports_flow_down_its_packages():
     assert [m for m in modules() if m.startswith("workbench.lab.")
             and m.split(".")[2] not in LAB_ORDER] == []
     assert lab_upward_imports(graph()) == []
+
+
+#: Modules allowed over MAX_MODULE_LINES, each with its defence (none today), and functions over
+#: MAX_FUNCTION_LINES likewise. A room that grows past its size is split along what it holds.
+MAX_MODULE_LINES, MAX_FUNCTION_LINES = 500, 80
+BIG_MODULES: dict[str, str] = {}
+BIG_FUNCTIONS: dict[str, str] = {}
+
+
+def test_no_room_outgrows_its_size():
+    """docs/development.md: modules up to 500 lines, functions up to 80 (docstring included)."""
+    big_modules, big_functions = [], []
+    for name, path in modules().items():
+        text = path.read_text(encoding="utf-8")
+        if len(text.splitlines()) > MAX_MODULE_LINES and name not in BIG_MODULES:
+            big_modules.append(f"{name}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = (node.end_lineno or node.lineno) - node.lineno + 1
+                where = f"{name}:{node.lineno} {node.name}"
+                if n > MAX_FUNCTION_LINES and f"{name}.{node.name}" not in BIG_FUNCTIONS:
+                    big_functions.append(f"{where}: {n} lines")
+    assert big_modules == [] and big_functions == []
