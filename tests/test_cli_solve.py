@@ -85,6 +85,9 @@ def test_infeasible_is_an_answer_not_an_error(capsys):
     (["solve", "--profile", "s20fe", "--slo", "max A"], "choose which to run"),
     (["solve", "--use-case", "uc1", "--device", "s20fe", "--solver", "simplex"], "unknown solver"),
     (["solve", "--use-case", "uc1", "--device", "s20fe", "--weights", "E=2"], "matches no"),
+    # a task from another use case would solve another problem under uc1's name
+    (["solve", "--use-case", "uc1", "--device", "s20fe", "--task", "uc2"],
+     "--task: not a task of use case uc1"),
 ])
 def test_errors_exit_one_with_a_message(argv, message, capsys):
     assert main(argv) == 1

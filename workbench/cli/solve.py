@@ -64,6 +64,13 @@ def problem_from_args(args: argparse.Namespace):
         if args.table:
             raise WorkbenchError("--use-case takes a profile, not tables")
         uc_tasks, uc_slo = scenario(args.use_case)
+        # --task narrows a use case to some of its tasks; a task from elsewhere would silently
+        # solve another problem under this use case's name and SLO.
+        stray = [t for t in tasks or () if t not in uc_tasks]
+        if stray:
+            raise InputError(f"not a task of use case {args.use_case} (its tasks: "
+                             f"{', '.join(uc_tasks)}); leave out --use-case to solve it",
+                             where="--task", value=stray[0])
         prof = load_profile(profile)
         slo, tasks = slo or uc_slo, tasks or list(uc_tasks)
     elif args.table:
