@@ -71,6 +71,9 @@ def test_totals_and_flat_index_round_trip():
     assert pr.evaluate_flat(np.array([0])).F[0, 0] == 20
     flat = pr.flat_of(["x2", "y1"])
     assert [c.id for c in pr.configs_of(flat)] == ["x2", "y1"]
+    for call in (pr.configs_of, lambda i: pr.metrics([i]), pr.describe):
+        with pytest.raises(InputError, match="out of range 0..3"):  # one line, not a ValueError
+            call(pr.size)
 
 
 def test_bad_problems_are_clear(hand_profile):

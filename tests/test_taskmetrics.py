@@ -153,3 +153,15 @@ def test_wilson_bounds_are_exact_at_none_and_all():
     assert tm.wilson(0, 100)[0] == 0.0 and tm.wilson(100, 100)[1] == 1.0
     s = tm.get("accuracy").score(np.eye(3)[np.zeros(50, int)], np.ones(50, int))
     assert s.value == 0 and s.lo == 0 and s.hi > 0
+
+
+@pytest.mark.parametrize("name, pred, y", [
+    ("accuracy", np.zeros((3, 4)), np.zeros(2, int)),       # 3 predictions, 2 labels
+    ("mae", np.zeros(3), np.zeros(2)),
+    ("miou", np.zeros((2, 4, 4, 3)), np.zeros((2, 5, 5), int)),  # outputs do not fit the labels
+])
+def test_scoring_outputs_that_do_not_fit_the_targets_is_one_input_error(name, pred, y):
+    from workbench.errors import InputError
+
+    with pytest.raises(InputError):
+        tm.get(name).score(pred, y)

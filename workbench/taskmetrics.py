@@ -98,7 +98,12 @@ class TaskMetric:
     def score(self, pred: np.ndarray, target: np.ndarray) -> Score:
         """The value on every sample, its sample count and its 95% interval."""
         pred = np.asarray(pred, dtype=np.float64)
-        parts = self.parts(pred, np.asarray(target))
+        target = np.asarray(target)
+        if pred.ndim == 0 or target.ndim == 0 or len(pred) != len(target):
+            raise InputError(f"{self.name}: {len(pred) if pred.ndim else 'no'} predictions for "
+                             f"{len(target) if target.ndim else 'no'} targets (one per sample)",
+                             where="pred")
+        parts = self.parts(pred, target)
         n = len(pred)
         value = self.combine(tuple(p.sum(axis=0) for p in parts), n)
         if self.interval == "wilson":
@@ -204,7 +209,8 @@ def pixel_classes(pred: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
         return (p > 0.5).astype(np.int64)
     if p.ndim == len(shape) + 1 and p.shape[:-1] == shape:
         return (p[..., 0] > 0.5).astype(np.int64) if p.shape[-1] == 1 else np.argmax(p, axis=-1)
-    raise ValueError(f"outputs of shape {p.shape[1:]} do not fit labels of shape {shape[1:]}")
+    raise InputError(f"outputs of shape {p.shape[1:]} do not fit labels of shape {shape[1:]}",
+                     where="pred")
 
 
 def n_pixel_classes(pred_shape: tuple[int, ...], label_shape: tuple[int, ...]) -> int:

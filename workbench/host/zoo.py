@@ -24,10 +24,15 @@ from typing import Callable
 import numpy as np
 
 from .. import workspace
-from ..errors import InputError
+from ..errors import InputError, WorkbenchError
 from ..fileio import atomic_write_json
 from . import datasets as ds
 from .tf import keras as _keras
+
+
+class TrainingFailed(WorkbenchError, RuntimeError):
+    """A model's training process failed; the message carries the end of its stderr."""
+
 
 # --- building blocks ------------------------------------------------------------------------------
 # BatchNormalization momentum 0.9 (not Keras's 0.99): these datasets give a few hundred training
@@ -309,7 +314,7 @@ def train(spec: Spec, *, quick: bool = False, seed: int = 0, root: Path | None =
                OMP_NUM_THREADS="2", PYTHONHASHSEED=str(seed))
     r = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if r.returncode != 0:
-        raise RuntimeError(f"training {spec.task}/{spec.model} failed:\n{r.stderr[-2000:]}")
+        raise TrainingFailed(f"training {spec.task}/{spec.model} failed:\n{r.stderr[-2000:]}")
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 

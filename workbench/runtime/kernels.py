@@ -31,6 +31,10 @@ def conv_geometry(h: int, w: int, k: tuple[int, int], s: int, padding: str):
     return (h - k[0]) // s + 1, (w - k[1]) // s + 1, (0, 0, 0, 0)
 
 
+#: The activations the kernels apply (None and "linear": none).
+ACTIVATIONS: tuple[str | None, ...] = (None, "linear", "relu", "relu6", "sigmoid", "softmax", "gelu")
+
+
 def activate(o: np.ndarray, act: str | None) -> None:
     """Apply an activation in place."""
     if act in (None, "linear"):
@@ -50,7 +54,7 @@ def activate(o: np.ndarray, act: str | None) -> None:
         o /= o.sum(axis=-1, keepdims=True)
     elif act == "gelu":
         _gelu(o)
-    else:  # pragma: no cover - graph construction rejects unknown activations
+    else:  # pragma: no cover - graphs and the program reader refuse other names (ACTIVATIONS)
         raise ValueError(f"unknown activation {act!r}")
 
 

@@ -202,7 +202,8 @@ class DiscreteProblem(Problem):
         known to be in range, e.g. the problem's own feasible ones)."""
         flat = np.asarray(flat, dtype=np.int64)
         if check and flat.size and (flat.min() < 0 or flat.max() >= self.size):
-            raise ValueError(f"index out of bounds for a space of {self.size}")
+            raise InputError(f"combination index out of range 0..{self.size - 1}", where="index",
+                             value=int(flat.min() if flat.min() < 0 else flat.max()))
         if len(self.shape) == 1:  # one task: the flat index is the row (unravel_index copies)
             return (flat,)
         return np.unravel_index(flat, self.shape)

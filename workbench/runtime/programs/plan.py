@@ -74,8 +74,8 @@ class PlanRunner:
         p = self.program
         x = np.asarray(x, np.float32)
         if x.shape != (p.batch,) + p.input_shape:
-            raise ValueError(f"input shape {x.shape} is not the program's "
-                             f"{(p.batch,) + p.input_shape}")
+            raise InputError(f"input shape {x.shape} is not the program's "
+                             f"{(p.batch,) + p.input_shape}", where="x")
         batch = p.batch
         self._view(self.acts["input"], x.shape)[...] = x
         done = [-1]  # last computed step

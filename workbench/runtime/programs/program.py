@@ -12,6 +12,7 @@ from typing import Any
 from ...errors import InputError
 from ...fileio import parse_json
 from ...memorymodes import PROGRAM_MODES
+from ..kernels import ACTIVATIONS
 from ..layers import OPS, LayerSpec
 
 FORMAT = "workbench-layer-program"
@@ -212,6 +213,10 @@ def _read_layers(raw: list, inp: tuple[int, ...], file
         _get(ly, "weights", lambda v: isinstance(v, dict) and all(
             isinstance(k, str) and _shape(s) for k, s in v.items()),
              "an object of weight shapes", file, w, default={})
+        act = ly["attrs"].get("act") if isinstance(ly.get("attrs"), dict) else None
+        if act not in ACTIVATIONS:
+            raise _bad(f"one of {', '.join(str(a) for a in ACTIVATIONS[1:])} or absent", file,
+                       f"{w}.attrs.act", act)
         try:
             spec = LayerSpec.from_spec(ly)
             if spec.op in ("conv", "dwconv", "pool"):

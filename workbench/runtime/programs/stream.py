@@ -59,8 +59,8 @@ class StreamRunner:
         p = self.program
         x = np.ascontiguousarray(x, np.float32)
         if x.shape != (p.batch,) + p.input_shape:
-            raise ValueError(f"input shape {x.shape} is not the program's "
-                             f"{(p.batch,) + p.input_shape}")
+            raise InputError(f"input shape {x.shape} is not the program's "
+                             f"{(p.batch,) + p.input_shape}", where="x")
         layers, budget = p.layers, p.budget_bytes
         order = [i for i, s in enumerate(p.steps) if s.file]
         weights: dict[int, dict] = {}
