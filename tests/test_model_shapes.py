@@ -325,6 +325,12 @@ def test_a_custom_layer_model_needs_its_file_and_keeps_it(home, tmp_path):
     kept = registry.model_dir("cu") / "custom_objects.py"
     assert kept.read_text() == CUSTOM
     src.unlink()  # quantise loads the copy kept with the model, in its own process
+    from workbench.memory.modes import graph_of
+
+    # The layer executor reads it as the registry does (its custom objects file), so what stops
+    # it is the custom layer itself, named; it used to be "not a Keras model (TypeError)".
+    with pytest.raises(InputError, match="HalfScale"):
+        graph_of("cu")
     rec = registry.quantise("cu", progress=False)
     assert rec.available == ["FP32", "FP16", "DR8", "FX8", "FFX8"]
     bad = tmp_path / "broken.py"

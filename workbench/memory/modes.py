@@ -177,25 +177,21 @@ def graph_of(name: str, *, train: bool = False) -> LayerGraph:
     Raises:
         InputError: no such file or model, not a Keras model, or not trained yet.
     """
-    from .graph import from_keras
-
     path = Path(name).expanduser()
     if path.suffix in (".keras", ".h5") or path.is_file():
         if not path.is_file():
             raise InputError("no such Keras file", file=path)
-        from ..host import zoo
-
-        try:
-            model = zoo._keras().models.load_model(path, compile=False)
-        except Exception as exc:  # Keras raises many types for a file that is not a model
-            raise InputError(f"not a Keras model ({type(exc).__name__})", file=path) from None
-        return from_keras(model, name=path.stem)
+        return _keras_graph(path)
     from ..host import registry
 
-    if (registry.model_dir(name) / registry.RECORD).is_file():
-        rec = registry.get(name)
-        if rec.kind != "keras":
-            raise InputError(f"the layer executor needs a Keras model; this one is {rec.kind}",
-                             value=name)
-        return graph_of(str(registry.model_dir(name) / rec.file))
+    source = registry.keras_source(name)
+    if source is not None:  # read as the registry reads it: safe mode, its custom objects
+        return _keras_graph(*source)
     return zoo_graph(name, train=train)
+
+
+def _keras_graph(path: Path, custom: Path | None = None) -> LayerGraph:
+    from ..host.intake import load_keras
+    from .graph import from_keras
+
+    return from_keras(load_keras(path, custom), name=path.stem)

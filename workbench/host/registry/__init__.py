@@ -43,6 +43,7 @@ from .converting import quantise as quantise
 from .entries import all_output_refs as all_output_refs
 from .entries import check_name as check_name
 from .entries import get as get
+from .entries import keras_source as keras_source
 from .entries import list_models as list_models
 from .entries import model_dir as model_dir
 from .entries import output_refs as output_refs

@@ -141,6 +141,24 @@ def _recover_if_free(name: str) -> None:
         pass
 
 
+def keras_source(name: str) -> tuple[Path, Path | None] | None:
+    """A registered Keras model's source file and its custom-objects file (None without one),
+    for readers outside the registry (the layer executor) that must not know its folder layout;
+    None when no model of that name is registered.
+
+    Raises:
+        InputError: The model is registered but is not a Keras model.
+    """
+    folder = model_dir(name)
+    if not (folder / RECORD).is_file():
+        return None
+    rec = get(name)
+    if rec.kind != "keras":
+        raise InputError(f"the layer executor needs a Keras model; this one is {rec.kind}",
+                         value=name)
+    return folder / rec.file, (folder / rec.custom_objects if rec.custom_objects else None)
+
+
 def get(name: str) -> ModelRecord:
     """The record of a registered model.
 
