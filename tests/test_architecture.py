@@ -15,7 +15,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "workbench"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("workbench.errors", "workbench.fileio", "workbench.processors", "workbench.metrics",
               "workbench.taskmetrics", "workbench.procfs", "workbench.power", "workbench.nativelog",
-              "workbench.timing", "workbench.names", "workbench.memorymodes", "workbench.version", "workbench.precisions",
+              "workbench.timing", "workbench.names", "workbench.memorymodes", "workbench.version",
+              "workbench.precisions",
               "workbench.workspace", "workbench.papers", "workbench.data")),
     ("runtime", ("workbench.runtime",)),
     ("profiles", ("workbench.profiles",)),
