@@ -66,6 +66,13 @@ def test_tables_make_a_multi_dnn_problem(tmp_path, capsys):
     out = _json(capsys, ["solve", "--table", str(tmp_path / "vision.csv"), "--table",
                          str(tmp_path / "audio.csv"), "--slo", "min L; max A", "--json"])
     assert out["status"] == "ok" and len(out["designs"]["d0"]["configs"]) == 2
+    # An id in two tables is named with both files (it said "use replace", which no flag does).
+    (tmp_path / "again.csv").write_text((tmp_path / "vision.csv").read_text().replace("v2", "a1"))
+    assert main(["solve", "--table", str(tmp_path / "audio.csv"), "--table",
+                 str(tmp_path / "again.csv"), "--slo", "min L; max A"]) == 1
+    err = capsys.readouterr().err
+    assert "again.csv: column config: config id also in" in err and "audio.csv" in err
+    assert "'a1'" in err and err.count("\n") == 1
 
 
 def test_infeasible_is_an_answer_not_an_error(capsys):

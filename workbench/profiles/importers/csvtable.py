@@ -145,8 +145,15 @@ def import_tables(paths: list[str | Path], *, device: str = "imported") -> Profi
     """One profile from several CSV tables (one task per table, for multi-DNN problems); a table
     without a ``task`` column becomes a task named after its file."""
     merged: Profile | None = None
+    first_in: dict[str, str | Path] = {}  # config id -> the table that has it
     for path in paths:
         prof = import_csv(path, device=device)
+        for c in prof.configs:  # merge() would say "use replace": no table may shadow another
+            if c.id in first_in:
+                raise InputError(f"config id also in {first_in[c.id]}: ids must be unique across "
+                                 "the tables of one problem", file=path, where="column config",
+                                 value=c.id)
+        first_in.update({c.id: path for c in prof.configs})
         stem = Path(path).stem
         if {c.task for c in prof.configs} == {"default"}:
             data = prof.model_dump()
