@@ -222,3 +222,12 @@ def test_an_output_that_cannot_be_written_is_one_line(target, tmp_path, capsys):
 def test_an_empty_slo_is_refused_not_replaced_by_the_use_cases(capsys):
     assert main(["solve", "--use-case", "uc1", "--device", "s20fe", "--slo", " "]) == 1
     assert "--slo is empty" in capsys.readouterr().err
+
+
+def test_a_design_best_only_in_the_weighted_objectives_says_so(capsys):
+    """With A weighted 0 the distance ignores A: d0 is at the utopia point of TP alone and must
+    not be called best in every objective (its A is not the best)."""
+    assert main(["solve", "--use-case", "uc1", "--device", "s20fe", "--weights", "A=0"]) == 0
+    out = capsys.readouterr().out
+    assert "inf (best in every weighted objective; A weighted 0)" in out
+    assert "best in every objective)" not in out

@@ -113,7 +113,7 @@ def solve(args: argparse.Namespace) -> int:
               "first):")
         print(table([[d.role, " + ".join(d.labels),
                       optimality_text(d.optimality, ".4g", infinity="inf",
-                                      tied=d.tie is not None)]
+                                      tied=d.tie is not None, unweighted=problem.unweighted)]
                      + [fmt(d.objectives[n]) for n in names] for d in front],
                     ["", "design", "optimality"] + names))
     for line in extra_lines(res.extra):
@@ -169,8 +169,9 @@ def _print_unsolved(res: SolveResult) -> None:
 
 def _print_designs(problem: DiscreteProblem, res: SolveResult, names: list[str]) -> None:
     """The designs with their optimality and objectives, and how sure those are."""
-    rows = [[role, " + ".join(d.labels), optimality_text(d.optimality, ".4g", infinity="inf",
-                                                      tied=d.tie is not None)]
+    rows = [[role, " + ".join(d.labels),
+             optimality_text(d.optimality, ".4g", infinity="inf", tied=d.tie is not None,
+                             unweighted=problem.unweighted)]
             + [d.value_text(n, fmt) for n in names] for role, d in res.designs.items()]
     print(table(rows, ["role", "design", "optimality"] + names))
     if problem.noisy:

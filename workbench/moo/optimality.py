@@ -18,7 +18,7 @@ objective from every distance and made a row "best in every objective") nor lose
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
@@ -84,18 +84,23 @@ def _ratio(F: np.ndarray, utopia: np.ndarray, scale: np.ndarray, w: np.ndarray,
 
 
 def optimality_text(value: float | None, spec: str = ".3g", *, infinity: str = "∞",
-                    tied: bool = False) -> str:
+                    tied: bool = False, unweighted: Sequence[str] = ()) -> str:
     """An optimality for people: formatted with ``spec``, ``-`` when missing, and the utopia
     point's infinite value spelt out (a design best in every objective that varies among the
     feasible ones has distance 0, so ``d_max / d`` has no finite value). ``infinity="inf"``
     for text that must stay ASCII (a terminal's encoding is not known). ``tied``: the design
     ties with others within the values' 95% intervals, so "best" holds for the point values
-    only."""
+    only. ``unweighted``: objectives of weight 0, which the distance ignores (a design best in
+    the others is "best" without being best in these)."""
     if value is None or value != value:
         return "-"
     if np.isinf(value):
-        return (f"{infinity} (best on the values alone; tied within their intervals)" if tied
-                else f"{infinity} (best in every objective)")
+        if tied:
+            return f"{infinity} (best on the values alone; tied within their intervals)"
+        if unweighted:
+            return (f"{infinity} (best in every weighted objective; "
+                    f"{', '.join(unweighted)} weighted 0)")
+        return f"{infinity} (best in every objective)"
     return format(value, spec)
 
 

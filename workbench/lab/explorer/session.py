@@ -93,6 +93,8 @@ class Exploration:
     #: The edited SLO's objectives; the front is theirs, so it is a 2-D front only when they
     #: are exactly the two plotted metrics.
     objective_names: list[str] = field(default_factory=list)
+    #: The edited SLO's objectives of weight 0 (optimality ignores them).
+    unweighted: list[str] = field(default_factory=list)
     #: Each point's hover: its configuration(s) and every metric of the problem with its unit.
     hover: list[str] = field(default_factory=list)
     #: Set when NSGA-II was stopped before its last generation (its front is partial).
@@ -263,7 +265,8 @@ class Session:
         picked = res.decide(flags) if res.ok else None
         return Exploration(
             x_unit=self._units[xi], y_unit=self._units[yi],
-            bounds=self._bounds_on_axes(pb, xi, yi), objective_names=list(pb.objective_names), hover=hover,
+            bounds=self._bounds_on_axes(pb, xi, yi), objective_names=list(pb.objective_names),
+            unweighted=pb.unweighted, hover=hover,
             metrics=xs, axis_names=list(self.axis_names), axis_units=list(self._units),
             index=index, x=xs[:, xi], y=xs[:, yi], x_name=self.axis_names[xi],
             y_name=self.axis_names[yi], labels=labels, feasible=feasible, pareto=pareto,

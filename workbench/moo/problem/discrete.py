@@ -186,6 +186,11 @@ class DiscreteProblem(Problem):
         return np.array([t.maximise for t in self.objective_terms], dtype=bool)
 
     @property
+    def unweighted(self) -> list[str]:
+        """The objectives of weight 0 (optimality ignores them)."""
+        return [t.name for t in self.objective_terms if t.weight == 0]
+
+    @property
     def weights(self) -> np.ndarray:
         return np.array([t.weight for t in self.objective_terms], dtype=float)
 

@@ -38,7 +38,8 @@ def designs_html(e: Exploration) -> tuple[str, str, str]:
                 f"constraint. Nearest: {html.escape(near)}",
                 '<span class="wb-picked">runtime runs: nothing</span>', "")
     rows = [{"role": r, "design": " + ".join(d.labels),
-             "optimality": optimality_text(d.optimality, tied=d.tie is not None),
+             "optimality": optimality_text(d.optimality, tied=d.tie is not None,
+                                           unweighted=e.unweighted),
              **{k: d.value_text(k) for k in d.objectives}}
             for r, d in e.result.designs.items()]
     od = e.oodin_design
