@@ -141,3 +141,18 @@ def test_console_script_runs(tmp_path):
     r = subprocess.run([sys.executable, "-m", "workbench", "profiles", "validate",
                         str(tmp_path / "missing.json")], capture_output=True, text=True)
     assert r.returncode == 1 and "no such profile file" in r.stderr
+
+
+def test_a_narrower_model_run_does_not_quietly_replace_a_wider_profile(tmp_path, capsys):
+    """`profiles model --use-case uc1` without -o would drop the profile's other use cases from
+    its default file: refused, naming what would go; -o writes it elsewhere."""
+    d = ["--out-dir", str(tmp_path), "--quiet"]
+    assert main(["profiles", "model", "--device", "s20fe", *d]) == 0
+    before = (tmp_path / "s20fe.json").read_bytes()
+    assert main(["profiles", "model", "--device", "s20fe", "--use-case", "uc1", *d]) == 1
+    err = capsys.readouterr().err
+    assert "s20fe.json: would be replaced by a profile without uc2," in err
+    assert (tmp_path / "s20fe.json").read_bytes() == before
+    assert main(["profiles", "model", "--device", "s20fe", "--use-case", "uc1", "-o",
+                 str(tmp_path / "uc1.json")]) == 0
+    assert [t.name for t in load_profile(tmp_path / "uc1.json").tasks] == ["uc1"]

@@ -148,6 +148,25 @@ def import_(args: argparse.Namespace) -> int:
 _FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
+def _keep_wider(target: Path, use_cases) -> None:
+    """Refuse to replace a profile in its default place by one of fewer tasks (``--use-case``
+    without ``-o`` would otherwise quietly drop the others, and a later solve of them fails)."""
+    from .. import papers
+    from ..profiles import load_profile
+
+    if not target.is_file():
+        return
+    try:
+        have = {t.name for t in load_profile(target).tasks}
+    except WorkbenchError:
+        return  # a file that is no profile is replaced, as before
+    lost = sorted(have - {t for uc in use_cases for t in papers.use_case_tasks(uc)})
+    if lost:
+        raise InputError(f"would be replaced by a profile without {', '.join(lost)}: write "
+                         "the narrower one elsewhere with -o FILE (or delete this one first)",
+                         file=target)
+
+
 def model(args: argparse.Namespace) -> int:
     from ..profiles import phone_model
     from ..profiles.store import save_profile
@@ -155,6 +174,11 @@ def model(args: argparse.Namespace) -> int:
     params = phone_model.load_parameters(args.parameters) if args.parameters else None
     use_cases = args.use_case or phone_model.USE_CASES
     out_dir = Path(args.out_dir) if args.out_dir else workspace.profiles_dir()
+    if args.use_case and not args.output:
+        names = [phone_model.load_spec(f).name for f in args.spec] if args.spec else \
+            list(args.device or phone_model.DEVICES)
+        for name in names:
+            _keep_wider(out_dir / f"{name}.json", use_cases)
     if args.spec:
         specs = [phone_model.load_spec(f) for f in args.spec]
         if args.output and len(specs) > 1:
